@@ -1,0 +1,120 @@
+// Facilitator wire schemas shared by the facilitator (which validates with them and generates
+// its OpenAPI document from them), the meter and the sdk (which parse replies with them).
+import { z } from 'zod';
+import { REASON_STATUS } from './codes.js';
+import type { ReasonCode } from './codes.js';
+import { zAccount, zAddress, zChannelId, zContract, zHex32, zHttpUrl, zNetwork, zUnits } from './schemas.js';
+import { PaymentRequirementsSchema, PaymentResponseSchema } from './x402.js';
+
+const reasonCodes = Object.keys(REASON_STATUS) as [ReasonCode, ...ReasonCode[]];
+export const zReasonCode = z.enum(reasonCodes);
+
+export const ErrorBodySchema = z
+  .object({
+    error: zReasonCode,
+    source: z.enum(['gateway', 'facilitator', 'ledger']),
+    message: z.string(),
+    tx: z.string().optional(),
+  })
+  .meta({ id: 'Error' });
+
+/**
+ * POST /verify and POST /settle. `paymentPayload` is decoded separately, so that a malformed
+ * payment is a rejection (isValid: false, PAYMENT_MALFORMED) rather than a broken request.
+ * `method` and `requestHash` are svc extensions the meter sends for the receipt.
+ */
+export const VerifyRequestSchema = z
+  .object({
+    x402Version: z.union([z.literal(1), z.literal(2)]),
+    paymentPayload: z.record(z.string(), z.unknown()),
+    paymentRequirements: PaymentRequirementsSchema,
+    method: z.string().regex(/^[A-Z]{1,16}$/).optional(),
+    requestHash: zHex32.nullable().optional(),
+  })
+  .meta({ id: 'VerifyRequest' });
+export type VerifyRequest = z.infer<typeof VerifyRequestSchema>;
+
+export const VerifyValidSchema = z.object({ isValid: z.literal(true), payer: zAddress, receipt: PaymentResponseSchema });
+export const VerifyInvalidSchema = z.object({
+  isValid: z.literal(false),
+  invalidReason: zReasonCode,
+  invalidMessage: z.string(),
+  payer: zAddress.optional(),
+});
+export const VerifyResponseSchema = z.union([VerifyValidSchema, VerifyInvalidSchema]).meta({ id: 'VerifyResponse' });
+export type VerifyResponse = z.infer<typeof VerifyResponseSchema>;
+
+export const SettleFailureSchema = z.object({
+  success: z.literal(false),
+  errorReason: zReasonCode,
+  errorMessage: z.string(),
+  transaction: z.literal(''),
+  network: zNetwork,
+});
+export const SettleResponseSchema = z.union([PaymentResponseSchema, SettleFailureSchema]).meta({ id: 'SettleResponse' });
+export type SettleResponse = z.infer<typeof SettleResponseSchema>;
+
+export const SupportedKindSchema = z.object({
+  x402Version: z.union([z.literal(1), z.literal(2)]),
+  scheme: z.literal('channel'),
+  network: zNetwork,
+  extra: z.object({
+    asset: zContract,
+    assetCode: z.string(),
+    decimals: z.number().int(),
+    channelContract: zContract,
+    areFeesSponsored: z.boolean(),
+    facilitator: zHttpUrl,
+    receiptSigner: zAccount,
+  }),
+});
+export const SupportedResponseSchema = z
+  .object({
+    kinds: z.array(SupportedKindSchema),
+    extensions: z.array(z.string()),
+    signers: z.record(z.string(), z.array(z.string())),
+  })
+  .meta({ id: 'Supported' });
+export type SupportedResponse = z.infer<typeof SupportedResponseSchema>;
+
+export const CHANNEL_STATUSES = ['open', 'closed'] as const;
+
+/** The facilitator's channel view (PROTOCOL.md §7). */
+export const ChannelViewSchema = z
+  .object({
+    id: zChannelId,
+    network: zNetwork,
+    channelContract: zContract,
+    payer: zAddress,
+    payee: zAddress,
+    asset: zContract,
+    voucherKey: zHex32,
+    deposit: zUnits,
+    claimed: zUnits,
+    lastAccepted: zUnits,
+    unclaimed: zUnits,
+    remaining: zUnits,
+    expiryLedger: z.number().int(),
+    expiresInLedgers: z.number().int(),
+    status: z.enum(CHANNEL_STATUSES),
+    vouchers: z.number().int(),
+    vouchersSinceClaim: z.number().int(),
+    openedAt: z.string().nullable(),
+    lastVoucherAt: z.string().nullable(),
+    closedAt: z.string().nullable(),
+    refunded: zUnits.nullable(),
+  })
+  .meta({ id: 'Channel' });
+export type ChannelView = z.infer<typeof ChannelViewSchema>;
+
+export const ClaimResponseSchema = z
+  .object({
+    channelId: zChannelId,
+    amount: zUnits,
+    cumulative: zUnits,
+    vouchersCovered: z.number().int(),
+    tx: z.string(),
+    ledger: z.number().int(),
+  })
+  .meta({ id: 'ClaimResult' });
+export type ClaimResponse = z.infer<typeof ClaimResponseSchema>;

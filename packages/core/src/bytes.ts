@@ -1,0 +1,85 @@
+// Byte helpers that work the same in Node and in browsers (no Buffer).
+
+const HEX_RE = /^(?:[0-9a-fA-F]{2})*$/;
+const BASE64_RE = /^[A-Za-z0-9+/]*={0,2}$/;
+
+export function toHex(bytes: Uint8Array): string {
+  let out = '';
+  for (const b of bytes) out += b.toString(16).padStart(2, '0');
+  return out;
+}
+
+/** Decodes hex of an exact byte length (either case); throws on anything else. */
+export function fromHex(hex: string, length?: number): Uint8Array {
+  if (!HEX_RE.test(hex)) throw new TypeError('not hex');
+  if (length !== undefined && hex.length !== length * 2) throw new TypeError(`expected ${length} bytes of hex`);
+  const out = new Uint8Array(hex.length / 2);
+  for (let i = 0; i < out.length; i++) out[i] = parseInt(hex.slice(i * 2, i * 2 + 2), 16);
+  return out;
+}
+
+export function concatBytes(...parts: Uint8Array[]): Uint8Array {
+  const out = new Uint8Array(parts.reduce((n, p) => n + p.length, 0));
+  let at = 0;
+  for (const p of parts) {
+    out.set(p, at);
+    at += p.length;
+  }
+  return out;
+}
+
+export function equalBytes(a: Uint8Array, b: Uint8Array): boolean {
+  if (a.length !== b.length) return false;
+  let diff = 0;
+  for (let i = 0; i < a.length; i++) diff |= a[i]! ^ b[i]!;
+  return diff === 0;
+}
+
+const encoder = new TextEncoder();
+const decoder = new TextDecoder('utf-8', { fatal: true });
+
+export function utf8(text: string): Uint8Array {
+  return encoder.encode(text);
+}
+
+/** Strict UTF-8 decoding: invalid sequences throw instead of becoming U+FFFD. */
+export function fromUtf8(bytes: Uint8Array): string {
+  return decoder.decode(bytes);
+}
+
+/** Standard base64 (RFC 4648 §4, with `+/=`). */
+export function toBase64(bytes: Uint8Array): string {
+  let bin = '';
+  for (let i = 0; i < bytes.length; i += 0x8000) {
+    bin += String.fromCharCode(...bytes.subarray(i, i + 0x8000));
+  }
+  return btoa(bin);
+}
+
+/** Standard base64; padding may be omitted. Throws on any other character. */
+export function fromBase64(text: string): Uint8Array {
+  if (!BASE64_RE.test(text) || text.length % 4 === 1) throw new TypeError('not base64');
+  const padded = text.padEnd(text.length + ((4 - (text.length % 4)) % 4), '=');
+  const bin = atob(padded);
+  const out = new Uint8Array(bin.length);
+  for (let i = 0; i < bin.length; i++) out[i] = bin.charCodeAt(i);
+  return out;
+}
+
+/** u64 big-endian. */
+export function u64be(value: bigint): Uint8Array {
+  if (value < 0n || value > 0xffff_ffff_ffff_ffffn) throw new RangeError('u64 out of range');
+  const out = new Uint8Array(8);
+  new DataView(out.buffer).setBigUint64(0, value);
+  return out;
+}
+
+/** i128 big-endian two's complement. */
+export function i128be(value: bigint): Uint8Array {
+  const out = new Uint8Array(16);
+  const view = new DataView(out.buffer);
+  const twos = BigInt.asUintN(128, value);
+  view.setBigUint64(0, twos >> 64n);
+  view.setBigUint64(8, twos & 0xffff_ffff_ffff_ffffn);
+  return out;
+}

@@ -1,0 +1,60 @@
+// Header codec: standard base64 of UTF-8 JSON (PROTOCOL.md §3). Decoding never throws: a bad
+// payment header is the reason code PAYMENT_MALFORMED, never a 500.
+import type { z } from 'zod';
+import { parseUnits } from './amount.js';
+import { fromBase64, fromUtf8, toBase64, utf8 } from './bytes.js';
+import { PaymentPayloadSchema } from './x402.js';
+import type { Payment } from './x402.js';
+
+export const MAX_PAYMENT_HEADER_BYTES = 8 * 1024;
+
+export type Decoded<T> = { ok: true; value: T } | { ok: false; code: 'PAYMENT_MALFORMED'; message: string };
+
+export function encodeJsonHeader(value: unknown): string {
+  return toBase64(utf8(JSON.stringify(value)));
+}
+
+/** Base64 JSON → value; refuses over `maxBytes`, bad base64, bad UTF-8 and bad JSON. */
+export function decodeJsonHeader(header: string, maxBytes = MAX_PAYMENT_HEADER_BYTES): Decoded<unknown> {
+  if (typeof header !== 'string' || header.length === 0) return malformed('the header is empty');
+  if (header.length > maxBytes) return malformed(`the header is larger than ${maxBytes} bytes`);
+  try {
+    return { ok: true, value: JSON.parse(fromUtf8(fromBase64(header.trim()))) as unknown };
+  } catch {
+    return malformed('the header is not standard base64 of UTF-8 JSON');
+  }
+}
+
+/** A decoded JSON payment payload (either form) → Payment. */
+export function decodePayment(value: unknown): Decoded<Payment> {
+  const parsed = PaymentPayloadSchema.safeParse(value);
+  if (!parsed.success) return malformed(describe(parsed.error));
+  const p = parsed.data;
+  const payment: Payment = {
+    x402Version: p.x402Version,
+    network: 'accepted' in p ? p.accepted.network : p.network,
+    channelId: BigInt(p.payload.channelId),
+    cumulative: parseUnits(p.payload.cumulative),
+    signature: p.payload.signature.toLowerCase(),
+  };
+  if ('accepted' in p) payment.accepted = p.accepted;
+  if ('extensions' in p && p.extensions) payment.extensions = p.extensions;
+  return { ok: true, value: payment };
+}
+
+/** PAYMENT-SIGNATURE (or v1 X-PAYMENT) header → Payment. */
+export function decodePaymentHeader(header: string): Decoded<Payment> {
+  const json = decodeJsonHeader(header);
+  return json.ok ? decodePayment(json.value) : json;
+}
+
+function malformed(message: string): Decoded<never> {
+  return { ok: false, code: 'PAYMENT_MALFORMED', message: `Malformed payment: ${message}.` };
+}
+
+function describe(error: z.ZodError): string {
+  const issue = error.issues[0];
+  if (!issue) return 'invalid payload';
+  const path = issue.path.length ? issue.path.join('.') : 'payload';
+  return `${path}: ${issue.message}`.slice(0, 200);
+}

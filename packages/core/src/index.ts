@@ -1,0 +1,16 @@
+export * from './amount.js';
+export * from './api.js';
+export * from './bytes.js';
+export * from './codes.js';
+export * from './ed25519.js';
+export * from './header.js';
+export * from './keys.js';
+export * from './network.js';
+export * from './receipt.js';
+export * from './schemas.js';
+export * from './strkey.js';
+export * from './tx.js';
+export * from './voucher.js';
+export * from './x402.js';
+export { sha256, randomBytes, backend as cryptoBackend } from '#crypto';
+export type { Ed25519Signer } from '#crypto';
