@@ -35,5 +35,5 @@ export default tseslint.config(
       '@typescript-eslint/no-unsafe-call': 'off',
     },
   },
-  { files: ['eslint.config.js'], ...tseslint.configs.disableTypeChecked },
+  { files: ['eslint.config.js', '**/bin/*.js'], ...tseslint.configs.disableTypeChecked },
 );

@@ -54,6 +54,8 @@ export function ed25519VerifyAsync(publicKey: Uint8Array, message: Uint8Array, s
 export interface Ed25519Signer {
   readonly publicKey: Uint8Array;
   sign(message: Uint8Array): Uint8Array;
+  /** The same signature, computed off the calling thread where the backend can. */
+  signAsync(message: Uint8Array): Promise<Uint8Array>;
 }
 
 export function ed25519Signer(seed: Uint8Array): Ed25519Signer {
@@ -64,5 +66,9 @@ export function ed25519Signer(seed: Uint8Array): Ed25519Signer {
   return {
     publicKey,
     sign: (message) => new Uint8Array(crypto.sign(null, message, privateKey)),
+    signAsync: (message) =>
+      new Promise((resolve, reject) => {
+        crypto.sign(null, message, privateKey, (err, sig) => (err ? reject(err) : resolve(new Uint8Array(sig))));
+      }),
   };
 }

@@ -28,10 +28,12 @@ export function ed25519VerifyAsync(publicKey: Uint8Array, message: Uint8Array, s
 export interface Ed25519Signer {
   readonly publicKey: Uint8Array;
   sign(message: Uint8Array): Uint8Array;
+  signAsync(message: Uint8Array): Promise<Uint8Array>;
 }
 
 export function ed25519Signer(seed: Uint8Array): Ed25519Signer {
   if (seed.length !== 32) throw new TypeError('an ed25519 seed is 32 bytes');
   const secret = Uint8Array.from(seed);
-  return { publicKey: ed25519.getPublicKey(secret), sign: (message) => ed25519.sign(message, secret) };
+  const sign = (message: Uint8Array) => ed25519.sign(message, secret);
+  return { publicKey: ed25519.getPublicKey(secret), sign, signAsync: (message) => Promise.resolve(sign(message)) };
 }

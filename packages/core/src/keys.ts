@@ -19,6 +19,7 @@ export function keypairFromSeed(seed: Uint8Array): Keypair {
   return {
     publicKey: signer.publicKey,
     sign: (message) => signer.sign(message),
+    signAsync: (message) => signer.signAsync(message),
     address: accountFromPublicKey(signer.publicKey),
     publicKeyHex: toHex(signer.publicKey),
     secret: () => secretFromSeed(copy),

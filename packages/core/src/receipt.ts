@@ -24,6 +24,13 @@ export function signReceipt(signer: Ed25519Signer, body: ReceiptBody): Receipt {
   return { v: body.v, id: toHex(sha256(bytes)), ...withoutV(body), signature: toHex(signer.sign(bytes)) };
 }
 
+/** signReceipt with the signature computed off the calling thread (Node's threadpool). */
+export async function signReceiptAsync(signer: Ed25519Signer, body: ReceiptBody): Promise<Receipt> {
+  const bytes = receiptBytes(body);
+  const signature = await signer.signAsync(bytes);
+  return { v: body.v, id: toHex(sha256(bytes)), ...withoutV(body), signature: toHex(signature) };
+}
+
 export type ReceiptCheck = { ok: true } | { ok: false; reason: string };
 
 /**

@@ -16,7 +16,8 @@ export const zUnits = z
 export const zChannelId = z
   .string()
   .regex(/^[0-9]{1,20}$/, 'a decimal u64')
-  .refine((v) => BigInt(v) <= U64_MAX, 'exceeds u64')
+  // zod runs refinements even after the regex failed: never BigInt() an unchecked string.
+  .refine((v) => /^[0-9]{1,20}$/.test(v) && BigInt(v) <= U64_MAX, 'exceeds u64')
   .meta({ description: 'Channel id (u64) as a decimal string.', example: '42' });
 
 export const zSignatureHex = z

@@ -52,3 +52,10 @@ describe('receipts (PROTOCOL.md §5)', () => {
     expect(requestHash('GET', 'http://a/', null)).toBe(toHex(sha256(utf8('GET\nhttp://a/\n'))));
   });
 });
+
+describe('receipt signing off the main thread', () => {
+  it('signReceiptAsync gives the same receipt as signReceipt', async () => {
+    const { signReceiptAsync } = await import('@svc/core');
+    expect(await signReceiptAsync(facilitator, body)).toEqual(signReceipt(facilitator, body));
+  });
+});
