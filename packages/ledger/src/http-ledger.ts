@@ -1,0 +1,128 @@
+// HttpLedger: the Ledger port over HTTP, for a local ledger running as its own process (or
+// inside a facilitator) and reached by URL. Replies are parsed with the wire schemas; anything
+// that is not a proper answer (connection refused, timeout, 5xx, a malformed reply) is
+// LedgerUnavailable.
+//
+//   const ledger = new HttpLedger({ url: 'http://127.0.0.1:4021/ledger' });
+//   const res = await ledger.submit(signedTx);
+//
+// A submit that times out may still have been applied: look it up with getTx(txHash(…)).
+import { ErrorBodySchema, SvcError, U64_MAX } from '@svc/core';
+import type { SignedLedgerTx } from '@svc/core';
+import type { z } from 'zod';
+import type { LedgerFaucet } from './faucet.js';
+import { LedgerTxRefused, LedgerUnavailable } from './port.js';
+import type { Ledger, LedgerAccount, LedgerChannel, LedgerEvent, LedgerInfo, TxResult } from './port.js';
+import { AccountWireSchema, ChannelWireSchema, EventsPageSchema, InfoSchema, MAX_EVENTS_PAGE, TxResultSchema } from './wire.js';
+
+export const DEFAULT_HTTP_LEDGER_TIMEOUT_MS = 10_000;
+
+export interface HttpLedgerOptions {
+  /** Base URL of the routes, prefix included: `http://127.0.0.1:4021/ledger`. */
+  url: string;
+  timeoutMs?: number;
+  fetch?: typeof fetch;
+}
+
+interface Reply {
+  status: number;
+  body: unknown;
+  headers: Headers;
+}
+
+export class HttpLedger implements Ledger, LedgerFaucet {
+  readonly url: string;
+  readonly #timeoutMs: number;
+  readonly #fetch: typeof fetch;
+
+  constructor(options: HttpLedgerOptions) {
+    this.url = options.url.replace(/\/+$/, '');
+    this.#timeoutMs = options.timeoutMs ?? DEFAULT_HTTP_LEDGER_TIMEOUT_MS;
+    this.#fetch = options.fetch ?? globalThis.fetch;
+  }
+
+  async info(): Promise<LedgerInfo> {
+    return this.#expect(await this.#request('GET', '/info'), InfoSchema);
+  }
+
+  async latestLedger(): Promise<number> {
+    return (await this.info()).latestLedger;
+  }
+
+  async getChannel(id: bigint): Promise<LedgerChannel | null> {
+    if (id < 1n || id > U64_MAX) return null;
+    const reply = await this.#request('GET', `/channels/${id}`);
+    return reply.status === 404 ? null : this.#expect(reply, ChannelWireSchema);
+  }
+
+  async getAccount(address: string): Promise<LedgerAccount> {
+    const reply = await this.#request('GET', `/accounts/${encodeURIComponent(address)}`);
+    if (reply.status === 400) throw this.#svcError(reply);
+    return this.#expect(reply, AccountWireSchema);
+  }
+
+  async getTx(hash: string): Promise<TxResult | null> {
+    if (!/^[0-9a-fA-F]{64}$/.test(hash)) return null;
+    const reply = await this.#request('GET', `/tx/${hash.toLowerCase()}`);
+    return reply.status === 404 ? null : this.#expect(reply, TxResultSchema);
+  }
+
+  async submit(tx: SignedLedgerTx): Promise<TxResult> {
+    const reply = await this.#request('POST', '/tx', tx);
+    // 413: a transaction too large to read is refused like any malformed one, with no effect.
+    if (reply.status === 400 || reply.status === 413) throw new LedgerTxRefused(this.#message(reply));
+    return this.#expect(reply, TxResultSchema);
+  }
+
+  async events(after: number, limit: number): Promise<LedgerEvent[]> {
+    const cursor = Number.isFinite(after) ? Math.max(0, Math.floor(after)) : 0;
+    const count = Number.isFinite(limit) ? Math.min(MAX_EVENTS_PAGE, Math.max(0, Math.floor(limit))) : 0;
+    if (count === 0) return [];
+    return this.#expect(await this.#request('GET', `/events?cursor=${cursor}&limit=${count}`), EventsPageSchema).events;
+  }
+
+  async faucet(address: string, amount?: bigint): Promise<TxResult> {
+    const reply = await this.#request('POST', '/faucet', { address, ...(amount !== undefined ? { amount: amount.toString() } : {}) });
+    if (reply.status === 400 || reply.status === 429) throw this.#svcError(reply);
+    return this.#expect(reply, TxResultSchema);
+  }
+
+  /** Nothing to release: requests share the global fetch agent. */
+  close(): Promise<void> {
+    return Promise.resolve();
+  }
+
+  async #request(method: 'GET' | 'POST', path: string, body?: unknown): Promise<Reply> {
+    const target = `${this.url}${path}`;
+    try {
+      const response = await this.#fetch(target, {
+        method,
+        ...(body !== undefined ? { headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) } : {}),
+        signal: AbortSignal.timeout(this.#timeoutMs),
+      });
+      const text = await response.text();
+      return { status: response.status, body: text ? (JSON.parse(text) as unknown) : null, headers: response.headers };
+    } catch (err) {
+      throw new LedgerUnavailable(`the ledger at ${this.url} did not answer ${method} ${path}: ${err instanceof Error ? err.message : String(err)}`, { cause: err });
+    }
+  }
+
+  #expect<S extends z.ZodType>(reply: Reply, schema: S): z.output<S> {
+    if (reply.status !== 200) throw new LedgerUnavailable(`the ledger answered ${reply.status}: ${this.#message(reply)}`);
+    const parsed = schema.safeParse(reply.body);
+    if (!parsed.success) throw new LedgerUnavailable(`the ledger sent a malformed reply: ${parsed.error.message}`);
+    return parsed.data;
+  }
+
+  #message(reply: Reply): string {
+    const body = ErrorBodySchema.safeParse(reply.body);
+    return body.success ? body.data.message : `HTTP ${reply.status}`;
+  }
+
+  #svcError(reply: Reply): SvcError {
+    const body = ErrorBodySchema.safeParse(reply.body);
+    const code = body.success ? body.data.error : reply.status === 429 ? 'RATE_LIMITED' : 'BAD_REQUEST';
+    const retry = Number(reply.headers.get('retry-after'));
+    return new SvcError(code, this.#message(reply), { source: 'ledger', ...(code === 'RATE_LIMITED' && retry > 0 ? { retryAfter: retry } : {}) });
+  }
+}

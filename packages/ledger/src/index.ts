@@ -1,0 +1,24 @@
+// @svc/ledger: the Ledger port and its adapters (ARCHITECTURE.md): LocalLedger (embedded,
+// durable), its HTTP routes and standalone server, and HttpLedger to reach one by URL.
+export * from './port.js';
+export { LocalLedger, DEFAULT_LEDGER_SECONDS } from './local-ledger.js';
+export type { LocalLedgerOptions } from './local-ledger.js';
+export { ledgerRoutes, sendLedgerError, LEDGER_BODY_LIMIT } from './http-routes.js';
+export type { LedgerRoutesOptions } from './http-routes.js';
+export { HttpLedger, DEFAULT_HTTP_LEDGER_TIMEOUT_MS } from './http-ledger.js';
+export type { HttpLedgerOptions } from './http-ledger.js';
+export { startLedgerServer, LEDGER_PREFIX } from './server.js';
+export type { LedgerServer, LedgerServerOptions } from './server.js';
+export { ledgerConfigFromEnv, ConfigError } from './config.js';
+export type { LedgerServerConfig } from './config.js';
+export { DEFAULT_FAUCET_AMOUNT, DEFAULT_FAUCET_PER_ADDRESS_PER_HOUR, DEFAULT_FAUCET_PER_HOUR } from './faucet.js';
+export type { FaucetOptions, LedgerFaucet } from './faucet.js';
+export { SYSTEM_CLOCK } from './ledger-clock.js';
+export type { Clock } from './ledger-clock.js';
+export { ASSET_CODE, ASSET_DECIMALS, GENESIS_LEDGER, LOCAL_NETWORK, LOCAL_PASSPHRASE, PAYER_CLOSE_DELAY_LEDGERS, localContracts } from './contracts.js';
+export type { LocalContracts } from './contracts.js';
+export { DEFAULT_OPS } from './ops/index.js';
+export { ContractError, defineOp, fail, opRegistry } from './ops/registry.js';
+export type { OpDefinition, OpRegistry, OpResult } from './ops/registry.js';
+export { OpContext } from './ops/context.js';
+export type { LedgerEnv } from './ops/context.js';

@@ -1,0 +1,96 @@
+// The local ledger's SQLite file: opened in WAL mode with synchronous = FULL (this is money: a
+// transaction reported as applied must survive a power cut, not only a process crash). Amounts
+// are non-negative i128 held as TEXT of decimal digits; a CHECK refuses anything else (a STRICT
+// TEXT column alone would quietly store the float 1.5 as '1.5').
+import fs from 'node:fs';
+import path from 'node:path';
+import Database from 'better-sqlite3';
+
+export const LEDGER_DB_FILE = 'ledger.sqlite';
+const SCHEMA_VERSION = 1;
+const BUSY_TIMEOUT_MS = 5_000;
+
+/** Balances, deposits and claimed amounts are never negative and fit i128 (39 digits). */
+const AMOUNT = (column: string) => `${column} TEXT NOT NULL CHECK (length(${column}) BETWEEN 1 AND 39 AND ${column} NOT GLOB '*[^0-9]*')`;
+
+const SCHEMA = `
+CREATE TABLE IF NOT EXISTS meta (
+  key   TEXT PRIMARY KEY,
+  value TEXT NOT NULL
+) STRICT;
+CREATE TABLE IF NOT EXISTS accounts (
+  address TEXT PRIMARY KEY,
+  seq     INTEGER NOT NULL
+) STRICT;
+CREATE TABLE IF NOT EXISTS balances (
+  address TEXT NOT NULL,
+  asset   TEXT NOT NULL,
+  ${AMOUNT('amount')},
+  PRIMARY KEY (address, asset)
+) STRICT;
+CREATE TABLE IF NOT EXISTS channels (
+  id            INTEGER PRIMARY KEY,
+  payer         TEXT NOT NULL,
+  payee         TEXT NOT NULL,
+  asset         TEXT NOT NULL,
+  ${AMOUNT('deposit')},
+  ${AMOUNT('claimed')},
+  voucher_key   TEXT NOT NULL,
+  expiry_ledger INTEGER NOT NULL,
+  open          INTEGER NOT NULL
+) STRICT;
+CREATE TABLE IF NOT EXISTS txs (
+  hash      TEXT PRIMARY KEY,
+  source    TEXT NOT NULL,
+  seq       INTEGER,
+  op        TEXT NOT NULL,
+  args      TEXT NOT NULL,
+  signature TEXT,
+  status    TEXT NOT NULL,
+  code      INTEGER,
+  message   TEXT,
+  result    TEXT,
+  ledger    INTEGER NOT NULL,
+  ts        TEXT NOT NULL
+) STRICT;
+CREATE TABLE IF NOT EXISTS events (
+  id     INTEGER PRIMARY KEY AUTOINCREMENT,
+  tx     TEXT NOT NULL,
+  ledger INTEGER NOT NULL,
+  ts     TEXT NOT NULL,
+  type   TEXT NOT NULL,
+  data   TEXT NOT NULL
+) STRICT;
+CREATE INDEX IF NOT EXISTS events_by_tx ON events (tx, id);
+CREATE TABLE IF NOT EXISTS faucet_grants (
+  id      INTEGER PRIMARY KEY AUTOINCREMENT,
+  address TEXT NOT NULL,
+  at_ms   INTEGER NOT NULL,
+  tx      TEXT NOT NULL
+) STRICT;
+CREATE INDEX IF NOT EXISTS faucet_grants_by_time ON faucet_grants (at_ms);
+CREATE INDEX IF NOT EXISTS faucet_grants_by_address ON faucet_grants (address, at_ms);
+`;
+
+export function openLedgerDb(dataDir: string): Database.Database {
+  fs.mkdirSync(dataDir, { recursive: true });
+  const db = new Database(path.join(dataDir, LEDGER_DB_FILE));
+  try {
+    db.pragma('journal_mode = WAL');
+    db.pragma('synchronous = FULL');
+    db.pragma(`busy_timeout = ${BUSY_TIMEOUT_MS}`);
+    db.pragma('foreign_keys = ON');
+    const version = db.pragma('user_version', { simple: true }) as number;
+    if (version > SCHEMA_VERSION) {
+      throw new Error(`${LEDGER_DB_FILE} has schema version ${version}; this build knows ${SCHEMA_VERSION}`);
+    }
+    db.transaction(() => {
+      db.exec(SCHEMA);
+      db.pragma(`user_version = ${SCHEMA_VERSION}`);
+    }).immediate();
+    return db;
+  } catch (err) {
+    db.close();
+    throw err;
+  }
+}

@@ -1,0 +1,114 @@
+// The Ledger port: what the facilitator needs from a ledger network. Adapters: LocalLedger (the
+// embedded simulation, in-process), later an HTTP client of a standalone local ledger and
+// StellarLedger over Soroban RPC. Every method is asynchronous so any adapter fits.
+//
+//   const ledger: Ledger = await LocalLedger.open({ dataDir, ledgerSeconds: 5 });
+//   const ch = await ledger.getChannel(42n);
+//   const res = await ledger.submit(signLedgerTx(facilitatorKeys, passphrase, { source, seq, op: 'channel.claim', args }));
+import type { NetworkName, SignedLedgerTx } from '@svc/core';
+
+export interface LedgerInfo {
+  network: NetworkName;
+  passphrase: string;
+  latestLedger: number;
+  ledgerSeconds: number;
+  contracts: { channel: string; asset: string; creditPool?: string };
+  asset: { code: string; decimals: number };
+}
+
+/** The channel contract's own record (PROTOCOL.md §9 GET /ledger/channels/:id). */
+export interface LedgerChannel {
+  id: bigint;
+  payer: string;
+  payee: string;
+  asset: string;
+  deposit: bigint;
+  claimed: bigint;
+  /** 64 lowercase hex characters. */
+  voucherKey: string;
+  expiryLedger: number;
+  open: boolean;
+}
+
+export interface LedgerBalance {
+  asset: string;
+  amount: bigint;
+}
+
+export interface LedgerAccount {
+  address: string;
+  /** The sequence number of the account's last transaction (0 for a new account). */
+  seq: number;
+  balances: LedgerBalance[];
+}
+
+export type LedgerEventType =
+  | 'asset.minted'
+  | 'asset.transferred'
+  | 'channel.opened'
+  | 'channel.topped_up'
+  | 'channel.claimed'
+  | 'channel.closed'
+  | (string & {});
+
+/** One entry of the ledger's ordered event log. Amounts in `data` are decimal strings. */
+export interface LedgerEvent {
+  /** Strictly increasing; pass the last one seen as the cursor. */
+  id: number;
+  ledger: number;
+  tx: string;
+  ts: string;
+  type: LedgerEventType;
+  data: Record<string, unknown>;
+}
+
+export type TxStatus = 'SUCCESS' | 'FAILED';
+
+export interface TxResult {
+  hash: string;
+  status: TxStatus;
+  ledger: number;
+  source: string;
+  op: string;
+  result?: Record<string, unknown>;
+  /** Contract error code when FAILED (PROTOCOL.md §7: 20–27 channel, 1–7 smart account). */
+  code?: number;
+  /** Why the contract refused it, in English (FAILED only). */
+  message?: string;
+  events: LedgerEvent[];
+  ts: string;
+}
+
+/** A transaction the ledger refused outright (bad signature, sequence or shape): no effect. */
+export class LedgerTxRefused extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'LedgerTxRefused';
+  }
+}
+
+/** The ledger could not be reached or did not answer. */
+export class LedgerUnavailable extends Error {
+  constructor(message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.name = 'LedgerUnavailable';
+  }
+}
+
+export interface Ledger {
+  info(): Promise<LedgerInfo>;
+  latestLedger(): Promise<number>;
+  getChannel(id: bigint): Promise<LedgerChannel | null>;
+  /** Every address exists implicitly (seq 0, no balances) until it transacts. */
+  getAccount(address: string): Promise<LedgerAccount>;
+  getTx(hash: string): Promise<TxResult | null>;
+  /**
+   * Applies a signed transaction. Resolves with SUCCESS or FAILED (FAILED consumes the sequence
+   * number, as on the real network); rejects with LedgerTxRefused when the signature, sequence
+   * or shape is wrong (no effect), or LedgerUnavailable.
+   */
+  submit(tx: SignedLedgerTx): Promise<TxResult>;
+  /** Events with id > `after` (0 for the beginning), in order, at most `limit`. */
+  events(after: number, limit: number): Promise<LedgerEvent[]>;
+  close(): Promise<void>;
+}

@@ -1,0 +1,33 @@
+// The contract suite of the Ledger port (STYLE.md 3): every adapter runs it. It pins the rules
+// of PROTOCOL.md §7 and §9: refusals have no effect, failures consume the seq and carry their
+// code, money is conserved, events are complete and in order.
+//
+//   runLedgerContract({ name: 'LocalLedger', create: async () => ({ ledger, advance, close }) });
+import { afterEach, beforeEach, describe } from 'vitest';
+import { accountCases } from './contract/accounts.js';
+import { channelCases } from './contract/channels.js';
+import { ContractFixture } from './contract/fixture.js';
+import type { CreateHarness } from './contract/fixture.js';
+import { moneyAndEventCases } from './contract/money-events.js';
+import { transactionCases } from './contract/transactions.js';
+
+export type { CreateHarness, LedgerHarness } from './contract/fixture.js';
+
+export interface LedgerContractOptions {
+  name: string;
+  /** A fresh, empty ledger with ledgerSeconds 5 and a fake clock (optionally other faucet limits). */
+  create: CreateHarness;
+}
+
+export function runLedgerContract({ name, create }: LedgerContractOptions): void {
+  describe(`Ledger contract: ${name}`, () => {
+    const f = new ContractFixture(create);
+    beforeEach(() => f.setUp());
+    afterEach(() => f.tearDown());
+
+    accountCases(f);
+    transactionCases(f);
+    channelCases(f);
+    moneyAndEventCases(f);
+  });
+}

@@ -1,0 +1,95 @@
+import { describe, expect, it } from 'vitest';
+import { randomKeypair } from '@svc/core';
+import type { SignedLedgerTx } from '@svc/core';
+import { z } from 'zod';
+import { DEFAULT_OPS, defineOp, fail, LedgerTxRefused, LocalLedger, LedgerUnavailable, opRegistry } from '../src/index.js';
+import { Actor, tempDir } from './helpers/actors.js';
+import { FakeClock } from './helpers/fake-clock.js';
+import { runLedgerContract } from './ledger-contract.js';
+
+const LEDGER_SECONDS = 5;
+
+runLedgerContract({
+  name: 'LocalLedger (in-process)',
+  async create(options = {}) {
+    const tmp = tempDir();
+    const clock = new FakeClock();
+    const ledger = await LocalLedger.open({ dataDir: tmp.dir, ledgerSeconds: LEDGER_SECONDS, clock, ...(options.faucet ? { faucet: options.faucet } : {}) });
+    return {
+      ledger,
+      advance: (ledgers) => clock.advance(ledgers * LEDGER_SECONDS * 1000),
+      close: async () => {
+        await ledger.close();
+        tmp.remove();
+      },
+    };
+  },
+});
+
+describe('LocalLedger', () => {
+  it('refuses work once closed with LedgerUnavailable', async () => {
+    const tmp = tempDir();
+    const ledger = await LocalLedger.open({ dataDir: tmp.dir, clock: new FakeClock() });
+    await ledger.close();
+    await ledger.close();
+    await expect(ledger.latestLedger()).rejects.toBeInstanceOf(LedgerUnavailable);
+    await expect(ledger.getChannel(1n)).rejects.toBeInstanceOf(LedgerUnavailable);
+    tmp.remove();
+  });
+
+  it('refuses a nonsensical ledgerSeconds or faucet limit at open', async () => {
+    const tmp = tempDir();
+    await expect(LocalLedger.open({ dataDir: tmp.dir, ledgerSeconds: 0 })).rejects.toThrow(/ledgerSeconds/);
+    await expect(LocalLedger.open({ dataDir: tmp.dir, ledgerSeconds: Number.NaN })).rejects.toThrow(/ledgerSeconds/);
+    await expect(LocalLedger.open({ dataDir: tmp.dir, faucet: { perAddressPerHour: -1 } })).rejects.toThrow(/perAddressPerHour/);
+    await expect(LocalLedger.open({ dataDir: tmp.dir, faucet: { amount: 0n } })).rejects.toThrow(/amount/);
+    tmp.remove();
+  });
+});
+
+describe('LocalLedger in-process callers', () => {
+  it('refuses a tx whose args cannot be hashed (NaN, Infinity, bigint) instead of throwing', async () => {
+    const tmp = tempDir();
+    const ledger = await LocalLedger.open({ dataDir: tmp.dir, clock: new FakeClock() });
+    const keys = randomKeypair();
+    for (const amount of [Number.NaN, Number.POSITIVE_INFINITY, 5n]) {
+      const tx = { source: keys.address, seq: 1, op: 'transfer', args: { to: keys.address, amount }, signature: 'ab'.repeat(64) };
+      await expect(ledger.submit(tx)).rejects.toBeInstanceOf(LedgerTxRefused);
+    }
+    await expect(ledger.submit(null as unknown as SignedLedgerTx)).rejects.toBeInstanceOf(LedgerTxRefused);
+    expect(await ledger.getAccount(keys.address)).toEqual({ address: keys.address, seq: 0, balances: [] });
+    await ledger.close();
+    tmp.remove();
+  });
+});
+
+describe('the core loop (one SQLite transaction per ledger transaction)', () => {
+  const SCRATCH = 'test.write_then_fail';
+  // Writes a balance and an event, then fails or throws: neither effect may survive.
+  const writeThenFail = defineOp(SCRATCH, z.strictObject({ mode: z.enum(['fail', 'crash']) }), (ctx, args) => {
+    ctx.mint(ctx.source, 999n);
+    if (args.mode === 'fail') fail(27, 'failed after writing');
+    throw new Error('a bug in the op');
+  });
+
+  it('a contract failure after writes undoes them and still consumes the seq; a bug undoes everything', async () => {
+    const tmp = tempDir();
+    const ledger = await LocalLedger.open({ dataDir: tmp.dir, clock: new FakeClock(), ops: opRegistry([...DEFAULT_OPS.values(), writeThenFail]) });
+    const actor = new Actor(ledger);
+    const failed = await actor.send(SCRATCH, { mode: 'fail' });
+    expect(failed).toMatchObject({ status: 'FAILED', code: 27, message: 'failed after writing', events: [] });
+    expect(await ledger.getAccount(actor.address)).toEqual({ address: actor.address, seq: 1, balances: [] });
+    expect(await ledger.events(0, 10)).toEqual([]);
+
+    await expect(actor.send(SCRATCH, { mode: 'crash' })).rejects.toThrow('a bug in the op');
+    expect(await ledger.getAccount(actor.address)).toEqual({ address: actor.address, seq: 1, balances: [] });
+    expect(await ledger.events(0, 10)).toEqual([]);
+    expect((await actor.send('transfer', { to: actor.address, amount: '1' })).status).toBe('FAILED');
+    await ledger.close();
+    tmp.remove();
+  });
+
+  it('an op name can be defined only once', () => {
+    expect(() => opRegistry([writeThenFail, writeThenFail])).toThrow(/twice/);
+  });
+});
