@@ -1,0 +1,116 @@
+// Store write throughput: accepted vouchers per second (compare-and-set advance + receipt + event,
+// one write() each) with many in flight, so group commit has something to group.
+//
+//   node --import tsx bench/store.ts [postgres://postgres@127.0.0.1:5432/postgres]
+//
+// SQLite runs in a temp file (WAL, synchronous = FULL); PostgreSQL in a throwaway database that
+// is dropped afterwards (skipped when no server answers). Receipts are signed before the clock
+// starts: this measures the store, not ed25519.
+import { randomBytes } from 'node:crypto';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import postgres from 'postgres';
+import { fromHex, keypairFromSeed, signReceipt } from '@svc/core';
+import { PostgresStore, SqliteStore } from '../packages/facilitator/src/store/index.js';
+import type { ChannelRecord, Store, WriteOp } from '../packages/facilitator/src/store/index.js';
+
+const CHANNELS = 512;
+const IN_FLIGHT = 256;
+const VOUCHERS = 30_000;
+const STEP = 5_000n;
+const PG_URL = process.argv[2] ?? 'postgres://postgres@127.0.0.1:5432/postgres';
+
+const signer = keypairFromSeed(fromHex('11'.repeat(32), 32));
+const party = keypairFromSeed(fromHex('22'.repeat(32), 32)).address;
+const at = new Date(Date.UTC(2026, 0, 1)).toISOString();
+
+function channel(id: bigint): ChannelRecord {
+  return {
+    id, network: 'stellar:local', channelContract: 'C', payer: party, payee: party, asset: 'A', voucherKey: 'ab'.repeat(32),
+    deposit: 10n ** 30n, claimed: 0n, lastAccepted: 0n, lastSignature: null, expiryLedger: 1_000_000, status: 'open',
+    vouchers: 0, vouchersClaimed: 0, openedAt: at, lastVoucherAt: null, closedAt: null, refunded: null, createdAt: at,
+  };
+}
+
+/** Per channel, the ops of its vouchers in order (each expects the previous one's cumulative). */
+function buildVouchers(): WriteOp[][][] {
+  const perChannel: WriteOp[][][] = Array.from({ length: CHANNELS }, () => []);
+  for (let n = 0; n < VOUCHERS; n++) {
+    const list = perChannel[n % CHANNELS]!;
+    const id = BigInt((n % CHANNELS) + 1);
+    const expected = BigInt(list.length) * STEP;
+    const cumulative = expected + STEP;
+    const receipt = signReceipt(signer, {
+      v: 1, network: 'stellar:local', signer: signer.address, channelId: id.toString(), payer: party, payee: party,
+      resource: 'https://seller.example/api', method: 'GET', unit: 'request', amount: STEP.toString(),
+      cumulative: cumulative.toString(), requestHash: null, ts: at,
+    });
+    list.push([
+      { op: 'channel.advance', channelId: id, expected, cumulative, signature: receipt.signature, at },
+      { op: 'receipt', receipt },
+      { op: 'event', event: { type: 'voucher.accepted', source: 'facilitator', ts: at, channelId: id, accounts: [party, party], data: { receiptId: receipt.id } } },
+    ]);
+  }
+  return perChannel;
+}
+
+async function run(name: string, store: Store, vouchers: WriteOp[][][]): Promise<void> {
+  await store.write(vouchers.map((_, i): WriteOp => ({ op: 'channel.insert', channel: channel(BigInt(i + 1)) })));
+  let next = 0;
+  const queue = vouchers.flatMap((list, ch) => list.map((ops, i) => ({ ch, i, ops })));
+  queue.sort((a, b) => a.i - b.i || a.ch - b.ch);
+  const lastDone = new Array<number>(CHANNELS).fill(-1);
+  // Each worker takes the next voucher whose predecessor on its channel has committed.
+  const worker = async (): Promise<void> => {
+    while (next < queue.length) {
+      const item = queue[next++]!;
+      while (lastDone[item.ch]! < item.i - 1) await new Promise((r) => setImmediate(r));
+      const out = await store.write(item.ops);
+      if (!out.ok) throw new Error(`unexpected ${out.reason}`);
+      lastDone[item.ch] = item.i;
+    }
+  };
+  const start = process.hrtime.bigint();
+  await Promise.all(Array.from({ length: IN_FLIGHT }, worker));
+  const seconds = Number(process.hrtime.bigint() - start) / 1e9;
+  console.log(`${name}: ${VOUCHERS} vouchers in ${seconds.toFixed(2)} s = ${Math.round(VOUCHERS / seconds).toLocaleString('en')} vouchers/s (${IN_FLIGHT} in flight)`);
+}
+
+async function benchSqlite(vouchers: WriteOp[][][]): Promise<void> {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'svc-bench-'));
+  const store = await SqliteStore.open({ file: path.join(dir, 'facilitator.sqlite') });
+  try {
+    await store.migrate();
+    await run('sqlite (WAL, synchronous=FULL, group commit)', store, vouchers);
+  } finally {
+    await store.close();
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+async function benchPostgres(vouchers: WriteOp[][][]): Promise<void> {
+  const admin = postgres(PG_URL, { max: 1, connect_timeout: 2, onnotice: () => undefined });
+  const name = `svc_bench_${randomBytes(5).toString('hex')}`;
+  try {
+    await admin.unsafe(`CREATE DATABASE ${name}`);
+  } catch (error) {
+    console.warn(`postgres: skipped (${(error as Error).message})`);
+    await admin.end({ timeout: 0 });
+    return;
+  }
+  const url = new URL(PG_URL);
+  url.pathname = `/${name}`;
+  const store = await PostgresStore.open({ url: url.toString() });
+  try {
+    await store.migrate();
+    await run('postgres (group commit, one instance)', store, vouchers);
+  } finally {
+    await store.close();
+    await admin.unsafe(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+    await admin.end({ timeout: 5 });
+  }
+}
+
+await benchSqlite(buildVouchers());
+await benchPostgres(buildVouchers());

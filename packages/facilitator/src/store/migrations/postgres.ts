@@ -1,0 +1,127 @@
+// PostgreSQL schema, as versioned migrations. Amounts are numeric(39,0) (i128 does not fit int8,
+// and never a float); channel ids numeric(20,0) (u64 does not fit int8 either). Timestamps stay
+// the ISO text they were given (COLLATE "C": byte order, which is time order for ISO UTC), so
+// they come back exactly as issued. Event data is `json`, not `jsonb`: json keeps the text as
+// written, key order included.
+import type { Sql } from 'postgres';
+import { checkedMigrations, refuseNewerSchema } from './migration.js';
+import type { Migration } from './migration.js';
+
+/** First key of every advisory lock svc takes ("svc\x01"); the second key is per schema. */
+export const MIGRATION_LOCK_CLASS = 0x73766301;
+
+const INITIAL = `
+CREATE TABLE channels (
+  id               numeric(20,0) PRIMARY KEY,
+  network          text NOT NULL,
+  channel_contract text NOT NULL,
+  payer            text NOT NULL,
+  payee            text NOT NULL,
+  asset            text NOT NULL,
+  voucher_key      text NOT NULL,
+  deposit          numeric(39,0) NOT NULL,
+  claimed          numeric(39,0) NOT NULL,
+  last_accepted    numeric(39,0) NOT NULL,
+  last_signature   text,
+  expiry_ledger    bigint NOT NULL,
+  status           text NOT NULL CHECK (status IN ('open', 'closed')),
+  vouchers         bigint NOT NULL,
+  vouchers_claimed bigint NOT NULL,
+  opened_at        text,
+  last_voucher_at  text,
+  closed_at        text,
+  refunded         numeric(39,0),
+  created_at       text COLLATE "C" NOT NULL
+);
+CREATE INDEX channels_by_created ON channels (created_at, id);
+CREATE INDEX channels_by_payer ON channels (payer, created_at, id);
+CREATE INDEX channels_by_payee ON channels (payee, created_at, id);
+CREATE INDEX channels_by_status ON channels (status, created_at, id);
+
+CREATE TABLE events (
+  id         bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+  type       text NOT NULL,
+  source     text NOT NULL,
+  ts         text NOT NULL,
+  channel_id numeric(20,0),
+  account    text,
+  accounts   text[] NOT NULL,
+  data       json NOT NULL
+);
+CREATE INDEX events_by_channel ON events (channel_id, id);
+
+CREATE TABLE event_accounts (
+  account  text NOT NULL,
+  event_id bigint NOT NULL REFERENCES events (id),
+  PRIMARY KEY (account, event_id)
+);
+
+CREATE TABLE receipts (
+  position   bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+  id         text NOT NULL UNIQUE,
+  channel_id numeric(20,0) NOT NULL,
+  cumulative numeric(39,0) NOT NULL,
+  payee      text NOT NULL,
+  body       text NOT NULL
+);
+CREATE INDEX receipts_by_channel_cumulative ON receipts (channel_id, cumulative);
+CREATE INDEX receipts_by_channel ON receipts (channel_id, position);
+CREATE INDEX receipts_by_payee ON receipts (payee, position);
+
+CREATE TABLE idempotency (
+  key         text PRIMARY KEY,
+  fingerprint text NOT NULL,
+  response    text NOT NULL,
+  at          text NOT NULL
+);
+
+CREATE TABLE meta (
+  key   text PRIMARY KEY,
+  value text NOT NULL
+);
+`;
+
+export const POSTGRES_MIGRATIONS: readonly Migration[] = checkedMigrations([{ version: 1, name: 'initial', sql: INITIAL }]);
+
+const SCHEMA_NAME_RE = /^[a-z_][a-z0-9_]{0,62}$/;
+
+/** Schema names are spliced into DDL and search_path, so only plain identifiers are allowed. */
+export function checkSchemaName(schema: string): string {
+  if (!SCHEMA_NAME_RE.test(schema)) throw new Error(`schema must match ${SCHEMA_NAME_RE.source}: ${JSON.stringify(schema)}`);
+  return schema;
+}
+
+/**
+ * Applies what is missing, one migration per transaction. Each transaction first takes an
+ * advisory lock for this schema, then reads the version: two instances starting at once queue on
+ * the lock, and the second finds the work done.
+ */
+export async function migratePostgres(sql: Sql, schema: string, migrations: readonly Migration[] = POSTGRES_MIGRATIONS): Promise<void> {
+  checkSchemaName(schema);
+  for (;;) {
+    const applied = await sql.begin(async (tx) => {
+      await tx`SELECT pg_advisory_xact_lock(${MIGRATION_LOCK_CLASS}, hashtext(${schema}))`;
+      await tx.unsafe(`CREATE SCHEMA IF NOT EXISTS ${schema}`);
+      await tx.unsafe(`CREATE TABLE IF NOT EXISTS ${schema}.schema_migrations (
+        version    integer PRIMARY KEY,
+        name       text NOT NULL,
+        applied_at timestamptz NOT NULL DEFAULT now()
+      )`);
+      const [row] = await tx.unsafe<{ v: number }[]>(`SELECT COALESCE(MAX(version), 0)::integer AS v FROM ${schema}.schema_migrations`);
+      const current = row?.v ?? 0;
+      refuseNewerSchema(current, migrations);
+      const next = migrations.find((m) => m.version > current);
+      if (!next) return false;
+      await tx.unsafe(`SET LOCAL search_path TO ${schema}`);
+      await tx.unsafe(next.sql).simple();
+      await tx.unsafe(`INSERT INTO ${schema}.schema_migrations (version, name) VALUES ($1, $2)`, [next.version, next.name]);
+      return true;
+    });
+    if (!applied) return;
+  }
+}
+
+export async function appliedPostgresVersions(sql: Sql, schema: string): Promise<number[]> {
+  const rows = await sql.unsafe<{ version: number }[]>(`SELECT version FROM ${checkSchemaName(schema)}.schema_migrations ORDER BY version`);
+  return rows.map((r) => r.version);
+}

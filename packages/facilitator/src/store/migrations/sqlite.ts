@@ -1,0 +1,117 @@
+// SQLite schema, as versioned migrations. Tables are STRICT so a value of the wrong type is an
+// error, not a silent conversion. Amounts are canonical decimal TEXT (i128 does not fit an
+// INTEGER, and REAL would round); channel ids are TEXT zero-padded to 20 digits, because u64
+// does not fit SQLite's signed INTEGER and padding keeps text order equal to numeric order.
+// Timestamps are the ISO text they were given, so they come back exactly as issued.
+import type Database from 'better-sqlite3';
+import { checkedMigrations, refuseNewerSchema } from './migration.js';
+import type { Migration } from './migration.js';
+
+const INITIAL = `
+CREATE TABLE channels (
+  id               TEXT PRIMARY KEY,
+  network          TEXT NOT NULL,
+  channel_contract TEXT NOT NULL,
+  payer            TEXT NOT NULL,
+  payee            TEXT NOT NULL,
+  asset            TEXT NOT NULL,
+  voucher_key      TEXT NOT NULL,
+  deposit          TEXT NOT NULL,
+  claimed          TEXT NOT NULL,
+  last_accepted    TEXT NOT NULL,
+  last_signature   TEXT,
+  expiry_ledger    INTEGER NOT NULL,
+  status           TEXT NOT NULL CHECK (status IN ('open', 'closed')),
+  vouchers         INTEGER NOT NULL,
+  vouchers_claimed INTEGER NOT NULL,
+  opened_at        TEXT,
+  last_voucher_at  TEXT,
+  closed_at        TEXT,
+  refunded         TEXT,
+  created_at       TEXT NOT NULL
+) STRICT, WITHOUT ROWID;
+CREATE INDEX channels_by_created ON channels (created_at, id);
+CREATE INDEX channels_by_payer ON channels (payer, created_at, id);
+CREATE INDEX channels_by_payee ON channels (payee, created_at, id);
+CREATE INDEX channels_by_status ON channels (status, created_at, id);
+
+-- AUTOINCREMENT: an id is never handed out twice, even after the newest event is gone.
+CREATE TABLE events (
+  id         INTEGER PRIMARY KEY AUTOINCREMENT,
+  type       TEXT NOT NULL,
+  source     TEXT NOT NULL,
+  ts         TEXT NOT NULL,
+  channel_id TEXT,
+  account    TEXT,
+  accounts   TEXT NOT NULL,
+  data       TEXT NOT NULL
+) STRICT;
+CREATE INDEX events_by_channel ON events (channel_id, id);
+
+-- One row per (account, event): "every event of this account" is a range scan, in id order.
+CREATE TABLE event_accounts (
+  account  TEXT NOT NULL,
+  event_id INTEGER NOT NULL REFERENCES events (id),
+  PRIMARY KEY (account, event_id)
+) STRICT, WITHOUT ROWID;
+
+-- body is the receipt's JSON text exactly as issued; the other columns only index it.
+CREATE TABLE receipts (
+  position   INTEGER PRIMARY KEY AUTOINCREMENT,
+  id         TEXT NOT NULL UNIQUE,
+  channel_id TEXT NOT NULL,
+  cumulative TEXT NOT NULL,
+  payee      TEXT NOT NULL,
+  body       TEXT NOT NULL
+) STRICT;
+CREATE INDEX receipts_by_channel_cumulative ON receipts (channel_id, cumulative);
+CREATE INDEX receipts_by_channel ON receipts (channel_id, position);
+CREATE INDEX receipts_by_payee ON receipts (payee, position);
+
+CREATE TABLE idempotency (
+  key         TEXT PRIMARY KEY,
+  fingerprint TEXT NOT NULL,
+  response    TEXT NOT NULL,
+  at          TEXT NOT NULL
+) STRICT, WITHOUT ROWID;
+
+CREATE TABLE meta (
+  key   TEXT PRIMARY KEY,
+  value TEXT NOT NULL
+) STRICT, WITHOUT ROWID;
+`;
+
+export const SQLITE_MIGRATIONS: readonly Migration[] = checkedMigrations([{ version: 1, name: 'initial', sql: INITIAL }]);
+
+const CREATE_MIGRATIONS_TABLE = `
+CREATE TABLE IF NOT EXISTS schema_migrations (
+  version    INTEGER PRIMARY KEY,
+  name       TEXT NOT NULL,
+  applied_at TEXT NOT NULL
+) STRICT`;
+
+/**
+ * Applies what is missing, each migration in its own BEGIN IMMEDIATE transaction: the write lock
+ * is taken before the version is read, so two processes opening one file apply each version once.
+ */
+export function migrateSqlite(db: Database.Database, migrations: readonly Migration[] = SQLITE_MIGRATIONS): void {
+  const applyNext = db.transaction((): boolean => {
+    db.exec(CREATE_MIGRATIONS_TABLE);
+    const row = db.prepare('SELECT COALESCE(MAX(version), 0) AS v FROM schema_migrations').get() as { v: number };
+    refuseNewerSchema(row.v, migrations);
+    const next = migrations.find((m) => m.version > row.v);
+    if (!next) return false;
+    db.exec(next.sql);
+    db.prepare('INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)').run(next.version, next.name, new Date().toISOString());
+    return true;
+  });
+  while (applyNext.immediate()) {
+    // one version per transaction, until none is missing
+  }
+}
+
+/** Versions recorded in the file, for tests and `svc doctor`-style checks. */
+export function appliedSqliteVersions(db: Database.Database): number[] {
+  const rows = db.prepare('SELECT version FROM schema_migrations ORDER BY version').all() as { version: number }[];
+  return rows.map((r) => r.version);
+}

@@ -1,0 +1,161 @@
+// The Store port: everything the facilitator keeps. Adapters: SqliteStore (better-sqlite3, the
+// embedded default) and PostgresStore (shared by several instances), both passing one contract
+// suite (test/store-contract.ts).
+//
+// Writes go through one method, `write(ops)`: the ops of one call are applied atomically (all or
+// none), and the promise resolves only once they are durable. Adapters group many concurrent
+// write() calls into one database transaction (group commit), each call isolated by a savepoint,
+// so durability does not cost throughput. A failed precondition (the compare-and-set of
+// `channel.advance`, a duplicate idempotency key) rolls back that call alone and resolves
+// { ok: false }; a database failure rejects every call of the group (nothing acknowledged).
+//
+//   const out = await store.write([
+//     { op: 'channel.advance', channelId: 42n, expected: 130000n, cumulative: 135000n, signature, at },
+//     { op: 'receipt', receipt },
+//     { op: 'event', event: { type: 'voucher.accepted', source: 'facilitator', ts: at, channelId: 42n, accounts: [payer, payee], data } },
+//   ]);
+//   if (!out.ok) … // another copy of the voucher won the race
+import type { Receipt } from '@svc/core';
+
+export type ChannelStatus = 'open' | 'closed';
+
+/** The facilitator's record of a channel: the ledger's facts plus what the facilitator accepted. */
+export interface ChannelRecord {
+  id: bigint;
+  network: string;
+  channelContract: string;
+  payer: string;
+  payee: string;
+  asset: string;
+  /** 64 lowercase hex characters. */
+  voucherKey: string;
+  deposit: bigint;
+  /** Claimed on the ledger (as far as the facilitator knows). */
+  claimed: bigint;
+  /** Highest accepted cumulative. Never decreases. */
+  lastAccepted: bigint;
+  /** Signature of the voucher at lastAccepted (hex), needed to claim it; null before any voucher. */
+  lastSignature: string | null;
+  expiryLedger: number;
+  status: ChannelStatus;
+  /** Vouchers accepted in total, and how many of them claims have covered. */
+  vouchers: number;
+  vouchersClaimed: number;
+  openedAt: string | null;
+  lastVoucherAt: string | null;
+  closedAt: string | null;
+  refunded: bigint | null;
+  /** When the facilitator first stored it (ISO); orders GET /channels, newest first. */
+  createdAt: string;
+}
+
+export interface NewEvent {
+  type: string;
+  source: 'gateway' | 'facilitator' | 'ledger';
+  /** ISO 8601 with milliseconds. */
+  ts: string;
+  channelId?: bigint;
+  /** Every account the event concerns (payer, payee, …); the first is the event's `account`. */
+  accounts?: string[];
+  data: Record<string, unknown>;
+}
+
+export interface StoredEvent {
+  /** Strictly increasing in the order events are stored. */
+  id: number;
+  type: string;
+  source: 'gateway' | 'facilitator' | 'ledger';
+  ts: string;
+  channelId: bigint | null;
+  account: string | null;
+  accounts: string[];
+  data: Record<string, unknown>;
+}
+
+export type WriteOp =
+  /** Insert a channel first seen on the ledger; no effect when the id is already stored. */
+  | { op: 'channel.insert'; channel: ChannelRecord }
+  /**
+   * The compare-and-set advance: lastAccepted := cumulative, lastSignature := signature,
+   * vouchers += 1, lastVoucherAt := at — only if the channel is open and its lastAccepted
+   * equals `expected` (and `cumulative` > `expected`). Otherwise the call fails with 'conflict'.
+   */
+  | { op: 'channel.advance'; channelId: bigint; expected: bigint; cumulative: bigint; signature: string; at: string }
+  /**
+   * Ledger facts about a channel, applied monotonically: deposit and expiryLedger only grow,
+   * claimed := max(claimed, value), a closed channel never reopens. Missing channel: no effect.
+   */
+  | {
+      op: 'channel.ledger';
+      channelId: bigint;
+      deposit?: bigint;
+      expiryLedger?: number;
+      claimed?: bigint;
+      closed?: { at: string; refunded: bigint };
+    }
+  /** A confirmed claim: claimed := max(claimed, cumulative), vouchersClaimed := max(…, vouchersCovered). */
+  | { op: 'channel.claimed'; channelId: bigint; cumulative: bigint; vouchersClaimed: number }
+  | { op: 'event'; event: NewEvent }
+  /** A receipt exactly as issued (stored once; a second copy of the same id is ignored). */
+  | { op: 'receipt'; receipt: Receipt }
+  /** Remember a response under an idempotency key; fails with 'duplicate' when the key exists. */
+  | { op: 'idempotency'; key: string; fingerprint: string; response: string; at: string }
+  | { op: 'meta.set'; key: string; value: string };
+
+export type WriteResult =
+  | { ok: true; events: StoredEvent[] }
+  | { ok: false; reason: 'conflict' | 'duplicate'; op: number };
+
+export interface ChannelFilter {
+  payer?: string;
+  payee?: string;
+  status?: ChannelStatus;
+}
+
+export interface EventQuery {
+  /** Only events with id > after (ascending order). */
+  after?: number;
+  /** Only events with id < before (descending order, newest first). */
+  before?: number;
+  /** Ascending (default, for feeds) or descending (newest first, for ledgers). */
+  order?: 'asc' | 'desc';
+  limit: number;
+  account?: string;
+  channelId?: bigint;
+  types?: string[];
+}
+
+export interface ReceiptQuery {
+  payee?: string;
+  channelId?: bigint;
+  /** Receipts stored before this cursor (opaque to callers; the adapter's own position). */
+  before?: number;
+  limit: number;
+}
+
+export interface IdempotentRecord {
+  key: string;
+  fingerprint: string;
+  response: string;
+  at: string;
+}
+
+export interface Store {
+  readonly kind: 'sqlite' | 'postgres';
+  /** Applies pending versioned migrations; safe to call on every start. */
+  migrate(): Promise<void>;
+  write(ops: WriteOp[]): Promise<WriteResult>;
+  getChannel(id: bigint): Promise<ChannelRecord | null>;
+  /** Newest first (createdAt, then id, descending). */
+  listChannels(filter?: ChannelFilter): Promise<ChannelRecord[]>;
+  events(query: EventQuery): Promise<StoredEvent[]>;
+  lastEventId(): Promise<number>;
+  getReceipt(id: string): Promise<Receipt | null>;
+  /** The receipt issued for a channel at a cumulative amount, if any. */
+  findReceipt(channelId: bigint, cumulative: bigint): Promise<Receipt | null>;
+  /** Newest first, with each receipt's cursor position. */
+  listReceipts(query: ReceiptQuery): Promise<{ receipt: Receipt; position: number }[]>;
+  getIdempotent(key: string): Promise<IdempotentRecord | null>;
+  getMeta(key: string): Promise<string | null>;
+  close(): Promise<void>;
+}

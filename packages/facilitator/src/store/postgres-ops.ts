@@ -1,0 +1,161 @@
+// The ops of one write() call on PostgreSQL, inside the caller's savepoint. Every statement is
+// handed to the connection synchronously, in op order (`execute()` now, results later), so the
+// caller can pipeline many calls and the server still runs each call's statements in order. A
+// failed precondition reports { ok: false }; the caller rolls the savepoint back, which also undoes
+// the statements that ran after it.
+// Numbers cross as decimal text with explicit casts: i128 and u64 do not fit an int8 parameter.
+import type { PendingQuery, Row, RowList, Sql } from 'postgres';
+import type { ChannelRecord, StoredEvent, WriteOp, WriteResult } from './port.js';
+import { storedEvent } from './records.js';
+import { distinctAccounts, eventDataText, receiptChannelId, receiptCumulative } from './values.js';
+
+type StepResult = 'ok' | 'conflict' | 'duplicate' | StoredEvent;
+
+type Op<K extends WriteOp['op']> = Extract<WriteOp, { op: K }>;
+
+const text = (value: bigint | null | undefined): string | null => (value === null || value === undefined ? null : value.toString());
+
+/** Sends the statement now; the returned promise reads its result whenever it arrives. */
+function issue<T extends Row[]>(query: PendingQuery<T>, read: (rows: RowList<T>) => StepResult): Promise<StepResult> {
+  return query.execute().then(read);
+}
+
+const OK = (): StepResult => 'ok';
+
+function insertChannel(sql: Sql, c: ChannelRecord): Promise<StepResult> {
+  return issue(
+    sql`
+      INSERT INTO channels (id, network, channel_contract, payer, payee, asset, voucher_key, deposit, claimed, last_accepted,
+        last_signature, expiry_ledger, status, vouchers, vouchers_claimed, opened_at, last_voucher_at, closed_at, refunded, created_at)
+      VALUES (${text(c.id)}::numeric, ${c.network}, ${c.channelContract}, ${c.payer}, ${c.payee}, ${c.asset}, ${c.voucherKey},
+        ${text(c.deposit)}::numeric, ${text(c.claimed)}::numeric, ${text(c.lastAccepted)}::numeric, ${c.lastSignature},
+        ${c.expiryLedger}::bigint, ${c.status}, ${c.vouchers}::bigint, ${c.vouchersClaimed}::bigint, ${c.openedAt},
+        ${c.lastVoucherAt}, ${c.closedAt}, ${text(c.refunded)}::numeric, ${c.createdAt})
+      ON CONFLICT (id) DO NOTHING`,
+    OK,
+  );
+}
+
+/** The compare-and-set (PROTOCOL.md §6): 0 rows means another copy of the voucher won, or the channel closed. */
+function advance(sql: Sql, op: Op<'channel.advance'>): Promise<StepResult> {
+  if (op.cumulative <= op.expected) return Promise.resolve('conflict');
+  return issue(
+    sql`
+      UPDATE channels SET last_accepted = ${text(op.cumulative)}::numeric, last_signature = ${op.signature},
+        vouchers = vouchers + 1, last_voucher_at = ${op.at}
+      WHERE id = ${text(op.channelId)}::numeric AND last_accepted = ${text(op.expected)}::numeric AND status = 'open'`,
+    (rows) => (rows.count === 1 ? 'ok' : 'conflict'),
+  );
+}
+
+// GREATEST ignores NULL, so an absent field leaves the column as it is; the first close is final.
+function ledger(sql: Sql, op: Op<'channel.ledger'>): Promise<StepResult> {
+  const closing = op.closed !== undefined;
+  return issue(
+    sql`
+      UPDATE channels SET
+        deposit = GREATEST(deposit, ${text(op.deposit)}::numeric),
+        expiry_ledger = GREATEST(expiry_ledger, ${op.expiryLedger ?? null}::bigint),
+        claimed = GREATEST(claimed, ${text(op.claimed)}::numeric),
+        closed_at = CASE WHEN ${closing}::boolean AND status = 'open' THEN ${op.closed?.at ?? null} ELSE closed_at END,
+        refunded = CASE WHEN ${closing}::boolean AND status = 'open' THEN ${text(op.closed?.refunded)}::numeric ELSE refunded END,
+        status = CASE WHEN ${closing}::boolean THEN 'closed' ELSE status END
+      WHERE id = ${text(op.channelId)}::numeric`,
+    OK,
+  );
+}
+
+function claimed(sql: Sql, op: Op<'channel.claimed'>): Promise<StepResult> {
+  return issue(
+    sql`
+      UPDATE channels SET claimed = GREATEST(claimed, ${text(op.cumulative)}::numeric),
+        vouchers_claimed = GREATEST(vouchers_claimed, ${op.vouchersClaimed}::bigint)
+      WHERE id = ${text(op.channelId)}::numeric`,
+    OK,
+  );
+}
+
+// One statement stores the event and its account index rows. Text parameters cast to json keep
+// the JSON exactly as written (a json-typed parameter would be re-serialised by the driver).
+function insertEvent(sql: Sql, op: Op<'event'>): Promise<StepResult> {
+  const e = op.event;
+  const dataText = eventDataText(e.data);
+  const accounts = e.accounts ?? [];
+  return issue(
+    sql<{ id: string }[]>`
+      WITH e AS (
+        INSERT INTO events (type, source, ts, channel_id, account, accounts, data)
+        VALUES (${e.type}, ${e.source}, ${e.ts}, ${text(e.channelId)}::numeric, ${accounts[0] ?? null},
+          ARRAY(SELECT json_array_elements_text(${JSON.stringify(accounts)}::text::json)), ${dataText}::text::json)
+        RETURNING id
+      ), indexed AS (
+        INSERT INTO event_accounts (account, event_id)
+        SELECT a, e.id FROM e, json_array_elements_text(${JSON.stringify(distinctAccounts(accounts))}::text::json) AS a
+      )
+      SELECT id FROM e`,
+    ([row]) => {
+      if (!row) throw new Error('event insert returned no id');
+      return storedEvent(Number(row.id), e, dataText);
+    },
+  );
+}
+
+function insertReceipt(sql: Sql, op: Op<'receipt'>): Promise<StepResult> {
+  const r = op.receipt;
+  return issue(
+    sql`
+      INSERT INTO receipts (id, channel_id, cumulative, payee, body)
+      VALUES (${r.id}, ${text(receiptChannelId(r.channelId))}::numeric, ${text(receiptCumulative(r.cumulative))}::numeric,
+        ${r.payee}, ${JSON.stringify(r)})
+      ON CONFLICT (id) DO NOTHING`,
+    OK,
+  );
+}
+
+function idempotency(sql: Sql, op: Op<'idempotency'>): Promise<StepResult> {
+  return issue(
+    sql`
+      INSERT INTO idempotency (key, fingerprint, response, at) VALUES (${op.key}, ${op.fingerprint}, ${op.response}, ${op.at})
+      ON CONFLICT (key) DO NOTHING`,
+    (rows) => (rows.count === 1 ? 'ok' : 'duplicate'),
+  );
+}
+
+function metaSet(sql: Sql, op: Op<'meta.set'>): Promise<StepResult> {
+  return issue(sql`INSERT INTO meta (key, value) VALUES (${op.key}, ${op.value}) ON CONFLICT (key) DO UPDATE SET value = EXCLUDED.value`, OK);
+}
+
+function step(sql: Sql, op: WriteOp): Promise<StepResult> {
+  switch (op.op) {
+    case 'channel.insert':
+      return insertChannel(sql, op.channel);
+    case 'channel.advance':
+      return advance(sql, op);
+    case 'channel.ledger':
+      return ledger(sql, op);
+    case 'channel.claimed':
+      return claimed(sql, op);
+    case 'event':
+      return insertEvent(sql, op);
+    case 'receipt':
+      return insertReceipt(sql, op);
+    case 'idempotency':
+      return idempotency(sql, op);
+    case 'meta.set':
+      return metaSet(sql, op);
+  }
+}
+
+/**
+ * Sends every op of the call now (synchronously, in order) and returns the outcome: the first
+ * failed precondition, if any. Throws synchronously only if an op cannot be turned into SQL.
+ */
+export function sendPostgresOps(sql: Sql, ops: readonly WriteOp[]): Promise<WriteResult> {
+  const steps = ops.map((op) => step(sql, op));
+  return Promise.all(steps).then((results): WriteResult => {
+    const failed = results.findIndex((r) => r === 'conflict' || r === 'duplicate');
+    const reason = results[failed];
+    if (reason === 'conflict' || reason === 'duplicate') return { ok: false, reason, op: failed };
+    return { ok: true, events: results.filter((r): r is StoredEvent => typeof r === 'object') };
+  });
+}

@@ -1,0 +1,85 @@
+// Reads for PostgresStore. They run on pooled connections outside any write transaction, so they
+// only ever see committed data. Optional filters are postgres.js fragments; every value is a
+// parameter.
+import type { Receipt } from '@svc/core';
+import type { Sql } from 'postgres';
+import type { ChannelFilter, ChannelRecord, EventQuery, IdempotentRecord, ReceiptQuery, StoredEvent } from './port.js';
+import { channelFromRow, eventFromRow, positionedReceipt, receiptFromBody } from './records.js';
+import type { ChannelRow, EventRow, ReceiptRow } from './records.js';
+import { checkLimit, eventOrder } from './values.js';
+
+// numeric comes back as text ("42"), never through a float; ids are cast to text explicitly.
+// The casts shadow the column names in ORDER BY, so sort keys are written table-qualified.
+const CHANNEL_COLUMNS = `id::text AS id, network, channel_contract, payer, payee, asset, voucher_key, deposit::text AS deposit,
+  claimed::text AS claimed, last_accepted::text AS last_accepted, last_signature, expiry_ledger, status, vouchers,
+  vouchers_claimed, opened_at, last_voucher_at, closed_at, refunded::text AS refunded, created_at`;
+
+export async function getChannel(sql: Sql, id: bigint): Promise<ChannelRecord | null> {
+  const [row] = await sql<ChannelRow[]>`SELECT ${sql.unsafe(CHANNEL_COLUMNS)} FROM channels WHERE id = ${id.toString()}::numeric`;
+  return row ? channelFromRow(row) : null;
+}
+
+export async function listChannels(sql: Sql, filter: ChannelFilter = {}): Promise<ChannelRecord[]> {
+  const rows = await sql<ChannelRow[]>`
+    SELECT ${sql.unsafe(CHANNEL_COLUMNS)} FROM channels WHERE true
+      ${filter.payer === undefined ? sql`` : sql`AND payer = ${filter.payer}`}
+      ${filter.payee === undefined ? sql`` : sql`AND payee = ${filter.payee}`}
+      ${filter.status === undefined ? sql`` : sql`AND status = ${filter.status}`}
+    ORDER BY channels.created_at DESC, channels.id DESC`;
+  return rows.map(channelFromRow);
+}
+
+export async function queryEvents(sql: Sql, q: EventQuery): Promise<StoredEvent[]> {
+  const byAccount = q.account !== undefined;
+  // With an account, walk that account's index rows (already in id order) and join the events.
+  const from = byAccount ? sql`event_accounts a JOIN events e ON e.id = a.event_id` : sql`events e`;
+  const id = byAccount ? sql`a.event_id` : sql`e.id`;
+  const rows = await sql<EventRow[]>`
+    SELECT e.id, e.type, e.source, e.ts, e.channel_id::text AS channel_id, e.account, e.accounts, e.data
+    FROM ${from} WHERE true
+      ${q.account === undefined ? sql`` : sql`AND a.account = ${q.account}`}
+      ${q.after === undefined ? sql`` : sql`AND ${id} > ${q.after}`}
+      ${q.before === undefined ? sql`` : sql`AND ${id} < ${q.before}`}
+      ${q.channelId === undefined ? sql`` : sql`AND e.channel_id = ${q.channelId.toString()}::numeric`}
+      ${q.types === undefined ? sql`` : sql`AND e.type IN (SELECT json_array_elements_text(${JSON.stringify(q.types)}::text::json))`}
+    ORDER BY ${id} ${eventOrder(q) === 'desc' ? sql`DESC` : sql`ASC`}
+    LIMIT ${checkLimit(q.limit)}`;
+  return rows.map(eventFromRow);
+}
+
+export async function lastEventId(sql: Sql): Promise<number> {
+  const [row] = await sql<{ id: string }[]>`SELECT COALESCE(MAX(id), 0) AS id FROM events`;
+  return Number(row?.id ?? 0);
+}
+
+export async function getReceipt(sql: Sql, id: string): Promise<Receipt | null> {
+  const [row] = await sql<{ body: string }[]>`SELECT body FROM receipts WHERE id = ${id}`;
+  return row ? receiptFromBody(row.body) : null;
+}
+
+export async function findReceipt(sql: Sql, channelId: bigint, cumulative: bigint): Promise<Receipt | null> {
+  const [row] = await sql<{ body: string }[]>`
+    SELECT body FROM receipts WHERE channel_id = ${channelId.toString()}::numeric AND cumulative = ${cumulative.toString()}::numeric
+    ORDER BY position LIMIT 1`;
+  return row ? receiptFromBody(row.body) : null;
+}
+
+export async function listReceipts(sql: Sql, q: ReceiptQuery): Promise<{ receipt: Receipt; position: number }[]> {
+  const rows = await sql<ReceiptRow[]>`
+    SELECT position, body FROM receipts WHERE true
+      ${q.payee === undefined ? sql`` : sql`AND payee = ${q.payee}`}
+      ${q.channelId === undefined ? sql`` : sql`AND channel_id = ${q.channelId.toString()}::numeric`}
+      ${q.before === undefined ? sql`` : sql`AND position < ${q.before}`}
+    ORDER BY position DESC LIMIT ${checkLimit(q.limit)}`;
+  return rows.map(positionedReceipt);
+}
+
+export async function getIdempotent(sql: Sql, key: string): Promise<IdempotentRecord | null> {
+  const [row] = await sql<IdempotentRecord[]>`SELECT key, fingerprint, response, at FROM idempotency WHERE key = ${key}`;
+  return row ? { key: row.key, fingerprint: row.fingerprint, response: row.response, at: row.at } : null;
+}
+
+export async function getMeta(sql: Sql, key: string): Promise<string | null> {
+  const [row] = await sql<{ value: string }[]>`SELECT value FROM meta WHERE key = ${key}`;
+  return row ? row.value : null;
+}

@@ -1,0 +1,119 @@
+// Rows to port records, for both adapters. The two databases hand back slightly different shapes
+// (SQLite: padded id text, JSON text columns; PostgreSQL: numeric and int8 as text, text[] and
+// json parsed), so each mapper accepts either and always returns bigint for ids and amounts.
+import type { Receipt } from '@svc/core';
+import type { ChannelRecord, ChannelStatus, NewEvent, StoredEvent } from './port.js';
+import { toBigint, toBigintOrNull } from './values.js';
+
+export interface ChannelRow {
+  id: string;
+  network: string;
+  channel_contract: string;
+  payer: string;
+  payee: string;
+  asset: string;
+  voucher_key: string;
+  deposit: string;
+  claimed: string;
+  last_accepted: string;
+  last_signature: string | null;
+  expiry_ledger: number | string;
+  status: string;
+  vouchers: number | string;
+  vouchers_claimed: number | string;
+  opened_at: string | null;
+  last_voucher_at: string | null;
+  closed_at: string | null;
+  refunded: string | null;
+  created_at: string;
+}
+
+export interface EventRow {
+  id: number | string;
+  type: string;
+  source: string;
+  ts: string;
+  channel_id: string | null;
+  account: string | null;
+  accounts: string | string[];
+  data: string | Record<string, unknown>;
+}
+
+export interface ReceiptRow {
+  position: number | string;
+  body: string;
+}
+
+/** Counts (ledger numbers, voucher tallies) are far below 2^53; amounts never come through here. */
+function count(value: number | string, column: string): number {
+  const n = typeof value === 'number' ? value : Number(value);
+  if (!Number.isSafeInteger(n)) throw new TypeError(`column ${column} holds no safe integer`);
+  return n;
+}
+
+export function channelFromRow(r: ChannelRow): ChannelRecord {
+  return {
+    id: toBigint(r.id, 'id'),
+    network: r.network,
+    channelContract: r.channel_contract,
+    payer: r.payer,
+    payee: r.payee,
+    asset: r.asset,
+    voucherKey: r.voucher_key,
+    deposit: toBigint(r.deposit, 'deposit'),
+    claimed: toBigint(r.claimed, 'claimed'),
+    lastAccepted: toBigint(r.last_accepted, 'last_accepted'),
+    lastSignature: r.last_signature,
+    expiryLedger: count(r.expiry_ledger, 'expiry_ledger'),
+    status: r.status as ChannelStatus,
+    vouchers: count(r.vouchers, 'vouchers'),
+    vouchersClaimed: count(r.vouchers_claimed, 'vouchers_claimed'),
+    openedAt: r.opened_at,
+    lastVoucherAt: r.last_voucher_at,
+    closedAt: r.closed_at,
+    refunded: toBigintOrNull(r.refunded, 'refunded'),
+    createdAt: r.created_at,
+  };
+}
+
+export function eventFromRow(r: EventRow): StoredEvent {
+  const accounts = typeof r.accounts === 'string' ? (JSON.parse(r.accounts) as string[]) : r.accounts;
+  const data = typeof r.data === 'string' ? (JSON.parse(r.data) as Record<string, unknown>) : r.data;
+  return {
+    id: count(r.id, 'events.id'),
+    type: r.type,
+    source: r.source as StoredEvent['source'],
+    ts: r.ts,
+    channelId: toBigintOrNull(r.channel_id, 'channel_id'),
+    account: r.account,
+    accounts,
+    data,
+  };
+}
+
+/** The stored text is the receipt exactly as issued, so parsing it gives back the same fields in the same order. */
+export function receiptFromBody(body: string): Receipt {
+  return JSON.parse(body) as Receipt;
+}
+
+export function positionedReceipt(r: ReceiptRow): { receipt: Receipt; position: number } {
+  return { receipt: receiptFromBody(r.body), position: count(r.position, 'position') };
+}
+
+/**
+ * An event as write() reports it, equal to what events() later reads: `account` is the first of
+ * `accounts`, and `data` is the stored JSON text parsed back (so an `undefined` field is gone in both).
+ */
+export function storedEvent(id: number, event: NewEvent, dataText: string): StoredEvent {
+  const accounts = [...(event.accounts ?? [])];
+  return {
+    id,
+    type: event.type,
+    source: event.source,
+    ts: event.ts,
+    channelId: event.channelId ?? null,
+    account: accounts[0] ?? null,
+    accounts,
+    data: JSON.parse(dataText) as Record<string, unknown>,
+  };
+}

@@ -1,0 +1,166 @@
+// The ops of one write() call, applied synchronously on a better-sqlite3 connection that is
+// inside a transaction and a savepoint (the caller owns both). A failed precondition returns
+// { ok: false } and leaves the rollback to the caller; anything else throws.
+// The write lock is held for the whole batch (BEGIN IMMEDIATE), so the read-then-write of the
+// monotonic ledger updates cannot race another writer, in this process or another.
+import type Database from 'better-sqlite3';
+import type { ChannelRecord, StoredEvent, WriteOp, WriteResult } from './port.js';
+import { storedEvent } from './records.js';
+import { distinctAccounts, eventDataText, paddedId, receiptChannelId, receiptCumulative, toBigint, toBigintOrNull } from './values.js';
+
+/** Prepared statements by SQL text: each shape is compiled once per connection. */
+export class StatementCache {
+  readonly #db: Database.Database;
+  readonly #cache = new Map<string, Database.Statement>();
+
+  constructor(db: Database.Database) {
+    this.#db = db;
+  }
+
+  get(sql: string): Database.Statement {
+    let stmt = this.#cache.get(sql);
+    if (!stmt) {
+      stmt = this.#db.prepare(sql);
+      this.#cache.set(sql, stmt);
+    }
+    return stmt;
+  }
+}
+
+const INSERT_CHANNEL = `INSERT INTO channels (id, network, channel_contract, payer, payee, asset, voucher_key, deposit, claimed,
+  last_accepted, last_signature, expiry_ledger, status, vouchers, vouchers_claimed, opened_at, last_voucher_at, closed_at,
+  refunded, created_at)
+VALUES (@id, @network, @channelContract, @payer, @payee, @asset, @voucherKey, @deposit, @claimed, @lastAccepted,
+  @lastSignature, @expiryLedger, @status, @vouchers, @vouchersClaimed, @openedAt, @lastVoucherAt, @closedAt, @refunded, @createdAt)
+ON CONFLICT (id) DO NOTHING`;
+// The compare-and-set: amounts are canonical decimal text, so text equality is numeric equality.
+const ADVANCE = `UPDATE channels SET last_accepted = ?, last_signature = ?, vouchers = vouchers + 1, last_voucher_at = ?
+WHERE id = ? AND last_accepted = ? AND status = 'open'`;
+const SELECT_LEDGER_FIELDS = 'SELECT deposit, claimed, expiry_ledger, status, closed_at, refunded, vouchers_claimed FROM channels WHERE id = ?';
+const UPDATE_LEDGER_FIELDS = `UPDATE channels SET deposit = ?, claimed = ?, expiry_ledger = ?, status = ?, closed_at = ?, refunded = ?,
+  vouchers_claimed = ? WHERE id = ?`;
+const INSERT_EVENT = 'INSERT INTO events (type, source, ts, channel_id, account, accounts, data) VALUES (?, ?, ?, ?, ?, ?, ?)';
+const INSERT_EVENT_ACCOUNT = 'INSERT INTO event_accounts (account, event_id) VALUES (?, ?)';
+const INSERT_RECEIPT = 'INSERT INTO receipts (id, channel_id, cumulative, payee, body) VALUES (?, ?, ?, ?, ?) ON CONFLICT (id) DO NOTHING';
+const INSERT_IDEMPOTENCY = 'INSERT INTO idempotency (key, fingerprint, response, at) VALUES (?, ?, ?, ?) ON CONFLICT (key) DO NOTHING';
+const UPSERT_META = 'INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value';
+
+interface LedgerFields {
+  deposit: bigint;
+  claimed: bigint;
+  expiryLedger: number;
+  status: string;
+  closedAt: string | null;
+  refunded: bigint | null;
+  vouchersClaimed: number;
+}
+
+type LedgerOp = Extract<WriteOp, { op: 'channel.ledger' }>;
+type ClaimedOp = Extract<WriteOp, { op: 'channel.claimed' }>;
+
+const max = (a: bigint, b: bigint | undefined): bigint => (b !== undefined && b > a ? b : a);
+
+/** channel.ledger: everything only grows, and the first close is final (port.ts). */
+function applyLedger(f: LedgerFields, op: LedgerOp): LedgerFields {
+  const closing = op.closed !== undefined && f.status === 'open';
+  return {
+    ...f,
+    deposit: max(f.deposit, op.deposit),
+    claimed: max(f.claimed, op.claimed),
+    expiryLedger: Math.max(f.expiryLedger, op.expiryLedger ?? 0),
+    status: op.closed !== undefined ? 'closed' : f.status,
+    closedAt: closing ? (op.closed?.at ?? null) : f.closedAt,
+    refunded: closing ? (op.closed?.refunded ?? null) : f.refunded,
+  };
+}
+
+function applyClaimed(f: LedgerFields, op: ClaimedOp): LedgerFields {
+  return { ...f, claimed: max(f.claimed, op.cumulative), vouchersClaimed: Math.max(f.vouchersClaimed, op.vouchersClaimed) };
+}
+
+function insertChannel(s: StatementCache, c: ChannelRecord): void {
+  s.get(INSERT_CHANNEL).run({
+    ...c,
+    id: paddedId(c.id),
+    deposit: c.deposit.toString(),
+    claimed: c.claimed.toString(),
+    lastAccepted: c.lastAccepted.toString(),
+    refunded: c.refunded === null ? null : c.refunded.toString(),
+  });
+}
+
+function advance(s: StatementCache, op: Extract<WriteOp, { op: 'channel.advance' }>): boolean {
+  if (op.cumulative <= op.expected) return false;
+  const args = [op.cumulative.toString(), op.signature, op.at, paddedId(op.channelId), op.expected.toString()];
+  return s.get(ADVANCE).run(...args).changes === 1;
+}
+
+function updateLedgerFields(s: StatementCache, channelId: bigint, patch: (f: LedgerFields) => LedgerFields): void {
+  const id = paddedId(channelId);
+  const row = s.get(SELECT_LEDGER_FIELDS).get(id) as Record<string, string | number | null> | undefined;
+  if (!row) return;
+  const f = patch({
+    deposit: toBigint(row.deposit, 'deposit'),
+    claimed: toBigint(row.claimed, 'claimed'),
+    expiryLedger: Number(row.expiry_ledger),
+    status: String(row.status),
+    closedAt: row.closed_at as string | null,
+    refunded: toBigintOrNull(row.refunded, 'refunded'),
+    vouchersClaimed: Number(row.vouchers_claimed),
+  });
+  const refunded = f.refunded === null ? null : f.refunded.toString();
+  s.get(UPDATE_LEDGER_FIELDS).run(f.deposit.toString(), f.claimed.toString(), f.expiryLedger, f.status, f.closedAt, refunded, f.vouchersClaimed, id);
+}
+
+function insertEvent(s: StatementCache, op: Extract<WriteOp, { op: 'event' }>): StoredEvent {
+  const e = op.event;
+  const dataText = eventDataText(e.data);
+  const accounts = e.accounts ?? [];
+  const channelId = e.channelId === undefined ? null : paddedId(e.channelId);
+  const info = s.get(INSERT_EVENT).run(e.type, e.source, e.ts, channelId, accounts[0] ?? null, JSON.stringify(accounts), dataText);
+  const id = Number(info.lastInsertRowid);
+  for (const account of distinctAccounts(accounts)) s.get(INSERT_EVENT_ACCOUNT).run(account, id);
+  return storedEvent(id, e, dataText);
+}
+
+function insertReceipt(s: StatementCache, op: Extract<WriteOp, { op: 'receipt' }>): void {
+  const r = op.receipt;
+  const channelId = paddedId(receiptChannelId(r.channelId));
+  s.get(INSERT_RECEIPT).run(r.id, channelId, receiptCumulative(r.cumulative).toString(), r.payee, JSON.stringify(r));
+}
+
+/** Applies one call's ops in order; stops at the first failed precondition. */
+export function applySqliteOps(s: StatementCache, ops: readonly WriteOp[]): WriteResult {
+  const events: StoredEvent[] = [];
+  for (const [i, op] of ops.entries()) {
+    switch (op.op) {
+      case 'channel.insert':
+        insertChannel(s, op.channel);
+        break;
+      case 'channel.advance':
+        if (!advance(s, op)) return { ok: false, reason: 'conflict', op: i };
+        break;
+      case 'channel.ledger':
+        updateLedgerFields(s, op.channelId, (f) => applyLedger(f, op));
+        break;
+      case 'channel.claimed':
+        updateLedgerFields(s, op.channelId, (f) => applyClaimed(f, op));
+        break;
+      case 'event':
+        events.push(insertEvent(s, op));
+        break;
+      case 'receipt':
+        insertReceipt(s, op);
+        break;
+      case 'idempotency':
+        if (s.get(INSERT_IDEMPOTENCY).run(op.key, op.fingerprint, op.response, op.at).changes === 0) {
+          return { ok: false, reason: 'duplicate', op: i };
+        }
+        break;
+      case 'meta.set':
+        s.get(UPSERT_META).run(op.key, op.value);
+        break;
+    }
+  }
+  return { ok: true, events };
+}

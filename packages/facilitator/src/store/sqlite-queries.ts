@@ -1,0 +1,109 @@
+// Reads for SqliteStore, synchronous. Queries with optional filters are built from a fixed set of
+// fragments, so the statement cache holds a bounded number of shapes.
+import type { Receipt } from '@svc/core';
+import type { ChannelFilter, ChannelRecord, EventQuery, IdempotentRecord, ReceiptQuery, StoredEvent } from './port.js';
+import { channelFromRow, eventFromRow, positionedReceipt, receiptFromBody } from './records.js';
+import type { ChannelRow, EventRow, ReceiptRow } from './records.js';
+import type { StatementCache } from './sqlite-ops.js';
+import { checkLimit, eventOrder, paddedId } from './values.js';
+
+const EVENT_COLUMNS = 'e.id, e.type, e.source, e.ts, e.channel_id, e.account, e.accounts, e.data';
+
+export function getChannel(s: StatementCache, id: bigint): ChannelRecord | null {
+  const row = s.get('SELECT * FROM channels WHERE id = ?').get(paddedId(id)) as ChannelRow | undefined;
+  return row ? channelFromRow(row) : null;
+}
+
+export function listChannels(s: StatementCache, filter: ChannelFilter = {}): ChannelRecord[] {
+  const where: string[] = [];
+  const args: string[] = [];
+  for (const key of ['payer', 'payee', 'status'] as const) {
+    const value = filter[key];
+    if (value === undefined) continue;
+    where.push(`${key} = ?`);
+    args.push(value);
+  }
+  const clause = where.length ? `WHERE ${where.join(' AND ')}` : '';
+  const rows = s.get(`SELECT * FROM channels ${clause} ORDER BY created_at DESC, id DESC`).all(...args) as ChannelRow[];
+  return rows.map(channelFromRow);
+}
+
+export function queryEvents(s: StatementCache, q: EventQuery): StoredEvent[] {
+  const where: string[] = [];
+  const args: (string | number)[] = [];
+  // With an account, walk that account's index rows (already in id order) and join the events.
+  const from = q.account === undefined ? 'events e' : 'event_accounts a JOIN events e ON e.id = a.event_id';
+  const idColumn = q.account === undefined ? 'e.id' : 'a.event_id';
+  if (q.account !== undefined) {
+    where.push('a.account = ?');
+    args.push(q.account);
+  }
+  if (q.after !== undefined) {
+    where.push(`${idColumn} > ?`);
+    args.push(q.after);
+  }
+  if (q.before !== undefined) {
+    where.push(`${idColumn} < ?`);
+    args.push(q.before);
+  }
+  if (q.channelId !== undefined) {
+    where.push('e.channel_id = ?');
+    args.push(paddedId(q.channelId));
+  }
+  if (q.types !== undefined) {
+    // json_each keeps one statement shape whatever the number of types.
+    where.push('e.type IN (SELECT value FROM json_each(?))');
+    args.push(JSON.stringify(q.types));
+  }
+  const clause = where.length ? `WHERE ${where.join(' AND ')}` : '';
+  const order = eventOrder(q) === 'desc' ? 'DESC' : 'ASC';
+  const sql = `SELECT ${EVENT_COLUMNS} FROM ${from} ${clause} ORDER BY ${idColumn} ${order} LIMIT ?`;
+  const rows = s.get(sql).all(...args, checkLimit(q.limit)) as EventRow[];
+  return rows.map(eventFromRow);
+}
+
+export function lastEventId(s: StatementCache): number {
+  const row = s.get('SELECT COALESCE(MAX(id), 0) AS id FROM events').get() as { id: number };
+  return row.id;
+}
+
+export function getReceipt(s: StatementCache, id: string): Receipt | null {
+  const row = s.get('SELECT body FROM receipts WHERE id = ?').get(id) as { body: string } | undefined;
+  return row ? receiptFromBody(row.body) : null;
+}
+
+export function findReceipt(s: StatementCache, channelId: bigint, cumulative: bigint): Receipt | null {
+  const sql = 'SELECT body FROM receipts WHERE channel_id = ? AND cumulative = ? ORDER BY position LIMIT 1';
+  const row = s.get(sql).get(paddedId(channelId), cumulative.toString()) as { body: string } | undefined;
+  return row ? receiptFromBody(row.body) : null;
+}
+
+export function listReceipts(s: StatementCache, q: ReceiptQuery): { receipt: Receipt; position: number }[] {
+  const where: string[] = [];
+  const args: (string | number)[] = [];
+  if (q.payee !== undefined) {
+    where.push('payee = ?');
+    args.push(q.payee);
+  }
+  if (q.channelId !== undefined) {
+    where.push('channel_id = ?');
+    args.push(paddedId(q.channelId));
+  }
+  if (q.before !== undefined) {
+    where.push('position < ?');
+    args.push(q.before);
+  }
+  const clause = where.length ? `WHERE ${where.join(' AND ')}` : '';
+  const rows = s.get(`SELECT position, body FROM receipts ${clause} ORDER BY position DESC LIMIT ?`).all(...args, checkLimit(q.limit)) as ReceiptRow[];
+  return rows.map(positionedReceipt);
+}
+
+export function getIdempotent(s: StatementCache, key: string): IdempotentRecord | null {
+  const row = s.get('SELECT key, fingerprint, response, at FROM idempotency WHERE key = ?').get(key) as IdempotentRecord | undefined;
+  return row ?? null;
+}
+
+export function getMeta(s: StatementCache, key: string): string | null {
+  const row = s.get('SELECT value FROM meta WHERE key = ?').get(key) as { value: string } | undefined;
+  return row ? row.value : null;
+}

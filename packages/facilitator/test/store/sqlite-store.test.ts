@@ -1,0 +1,173 @@
+import { spawn } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import Database from 'better-sqlite3';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { SqliteStore } from '../../src/store/index.js';
+import type { Store } from '../../src/store/index.js';
+import { acceptOps, channel } from './builders.js';
+import { runStoreContract } from './store-contract.js';
+
+const HERE = path.dirname(fileURLToPath(import.meta.url));
+const REPO_ROOT = path.resolve(HERE, '../../../..');
+const WRITER_SCRIPT = path.join(HERE, 'sqlite-writer.script.ts');
+const ACKS_BEFORE_KILL = 400;
+
+function tempDir(): string {
+  return fs.mkdtempSync(path.join(os.tmpdir(), 'svc-store-'));
+}
+
+async function openMigrated(file: string, options: { busyTimeoutMs?: number } = {}): Promise<SqliteStore> {
+  const store = await SqliteStore.open({ file, ...options });
+  await store.migrate();
+  return store;
+}
+
+runStoreContract({
+  name: 'sqlite',
+  create: () => {
+    const dir = tempDir();
+    const opened: Store[] = [];
+    return Promise.resolve({
+      open: async () => {
+        const store = await openMigrated(path.join(dir, 'data', 'facilitator.sqlite'));
+        opened.push(store);
+        return store;
+      },
+      dispose: async () => {
+        for (const store of opened) await store.close();
+        fs.rmSync(dir, { recursive: true, force: true });
+      },
+    });
+  },
+});
+
+describe('SqliteStore', () => {
+  let dir: string;
+  let file: string;
+  let store: SqliteStore;
+
+  beforeEach(async () => {
+    dir = tempDir();
+    file = path.join(dir, 'facilitator.sqlite');
+    store = await openMigrated(file, { busyTimeoutMs: 50 });
+    await store.write([{ op: 'channel.insert', channel: channel(1n) }, { op: 'channel.insert', channel: channel(2n) }]);
+  });
+
+  afterEach(async () => {
+    await store.close();
+    fs.rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('opens the file in WAL mode and records each migration once', async () => {
+    const raw = new Database(file, { readonly: true });
+    expect(raw.pragma('journal_mode', { simple: true })).toBe('wal');
+    raw.close();
+    await store.migrate();
+    expect(await store.appliedMigrations()).toEqual([1]);
+  });
+
+  it('migrates safely when two stores open one new file at once', async () => {
+    const shared = path.join(dir, 'twice.sqlite');
+    const [a, b] = await Promise.all([SqliteStore.open({ file: shared }), SqliteStore.open({ file: shared })]);
+    await Promise.all([a.migrate(), b.migrate()]);
+    expect(await a.appliedMigrations()).toEqual([1]);
+    await Promise.all([a.close(), b.close()]);
+  });
+
+  it('rejects every call of a batch whose COMMIT fails, and stores none of them', async () => {
+    // A deferred foreign key is checked at COMMIT: the poisoned meta row makes COMMIT itself fail.
+    const raw = new Database(file);
+    raw.exec(`
+      CREATE TABLE trap_parent (id INTEGER PRIMARY KEY);
+      CREATE TABLE trap_child (parent INTEGER REFERENCES trap_parent (id) DEFERRABLE INITIALLY DEFERRED);
+      CREATE TRIGGER trap AFTER INSERT ON meta WHEN NEW.key = 'poison' BEGIN INSERT INTO trap_child VALUES (1); END;`);
+    const voucher = acceptOps(1n, 0n, 5_000n);
+    const calls = [
+      store.write(voucher.ops),
+      store.write([{ op: 'meta.set', key: 'poison', value: 'x' }]),
+      store.write([{ op: 'channel.advance', channelId: 2n, expected: 9n, cumulative: 10n, signature: '00', at: 'now' }]),
+    ];
+    const settled = await Promise.allSettled(calls);
+    expect(settled.map((s) => s.status)).toEqual(['rejected', 'rejected', 'rejected']);
+    expect(String((settled[0] as PromiseRejectedResult).reason)).toMatch(/FOREIGN KEY/);
+    expect((await store.getChannel(1n))?.lastAccepted).toBe(0n);
+    expect(await store.getReceipt(voucher.receipt.id)).toBeNull();
+    expect(await store.lastEventId()).toBe(0);
+    expect(await store.getMeta('poison')).toBeNull();
+    raw.exec('DROP TRIGGER trap');
+    raw.close();
+    expect((await store.write(voucher.ops)).ok).toBe(true);
+  });
+
+  it('rejects every call of a batch that cannot take the write lock, then recovers', async () => {
+    const other = new Database(file);
+    other.exec('BEGIN IMMEDIATE');
+    const settled = await Promise.allSettled([store.write(acceptOps(1n, 0n, 5n).ops), store.write(acceptOps(2n, 0n, 5n).ops)]);
+    expect(settled.map((s) => s.status)).toEqual(['rejected', 'rejected']);
+    expect(String((settled[0] as PromiseRejectedResult).reason)).toMatch(/locked|busy/i);
+    other.exec('ROLLBACK');
+    other.close();
+    const [a, b] = await Promise.all([store.write(acceptOps(1n, 0n, 5n).ops), store.write(acceptOps(2n, 0n, 5n).ops)]);
+    expect([a.ok, b.ok]).toEqual([true, true]);
+  });
+
+  it('rolls back and rejects only the call whose statement fails inside a batch', async () => {
+    const raw = new Database(file);
+    raw.exec(`CREATE TRIGGER refuse BEFORE INSERT ON meta WHEN NEW.key = 'refused' BEGIN SELECT RAISE(ABORT, 'refused by trigger'); END;`);
+    raw.close();
+    const settled = await Promise.allSettled([
+      store.write(acceptOps(1n, 0n, 5n).ops),
+      store.write([{ op: 'channel.advance', channelId: 2n, expected: 0n, cumulative: 5n, signature: '00', at: 'now' }, { op: 'meta.set', key: 'refused', value: 'x' }]),
+      store.write([{ op: 'meta.set', key: 'fine', value: 'y' }]),
+    ]);
+    expect(settled.map((s) => s.status)).toEqual(['fulfilled', 'rejected', 'fulfilled']);
+    expect((await store.getChannel(1n))?.lastAccepted).toBe(5n);
+    expect((await store.getChannel(2n))?.lastAccepted).toBe(0n);
+    expect(await store.getMeta('fine')).toBe('y');
+  });
+
+  it('keeps every acknowledged voucher after kill -9 of the writing process', async () => {
+    const killFile = path.join(dir, 'killed', 'facilitator.sqlite');
+    const child = spawn(process.execPath, ['--import', 'tsx', WRITER_SCRIPT, killFile], { cwd: REPO_ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
+    let out = '';
+    let err = '';
+    child.stderr.on('data', (chunk: Buffer) => (err += chunk.toString()));
+    const exited = new Promise<NodeJS.Signals | null>((resolve) => child.on('exit', (_code, signal) => resolve(signal)));
+    const drained = new Promise((resolve) => child.stdout.once('close', resolve));
+    await new Promise<void>((resolve, reject) => {
+      child.stdout.on('data', (chunk: Buffer) => {
+        out += chunk.toString();
+        if ((out.match(/^ack /gm) ?? []).length >= ACKS_BEFORE_KILL) {
+          child.kill('SIGKILL');
+          resolve();
+        }
+      });
+      child.on('exit', () => reject(new Error(`writer exited early: ${err}`)));
+    });
+    expect(await exited).toBe('SIGKILL');
+    await drained;
+    const acks = out
+      .split('\n')
+      .filter((line) => line.startsWith('ack ') && line.split(' ').length === 5)
+      .map((line) => {
+        const [, id, cumulative, eventId, receiptId] = line.split(' ');
+        return { id: BigInt(id!), cumulative: BigInt(cumulative!), eventId: Number(eventId), receiptId: receiptId! };
+      });
+    expect(acks.length).toBeGreaterThanOrEqual(ACKS_BEFORE_KILL);
+
+    const reopened = await openMigrated(killFile);
+    try {
+      for (const ack of acks) {
+        expect((await reopened.getChannel(ack.id))!.lastAccepted >= ack.cumulative).toBe(true);
+        expect((await reopened.findReceipt(ack.id, ack.cumulative))?.id).toBe(ack.receiptId);
+        const [e] = await reopened.events({ after: ack.eventId - 1, limit: 1 });
+        expect(e).toMatchObject({ id: ack.eventId, channelId: ack.id, data: { cumulative: ack.cumulative.toString() } });
+      }
+    } finally {
+      await reopened.close();
+    }
+  });
+});
