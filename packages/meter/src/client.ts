@@ -1,0 +1,83 @@
+// svc({ facilitator, payTo, publicUrl }) → { meter, stream, acceptVoucher }.
+//
+//   import express from 'express';
+//   import { svc } from '@svc/meter';
+//   const { meter } = svc({ facilitator: 'http://127.0.0.1:4020', payTo: 'G…' });
+//   app.get('/book', meter({ price: 5000n, unit: 'request' }), (req, res) => res.json({ paid: req.payment }));
+import { UNITS, isAddress } from '@svc/core';
+import { FacilitatorClient } from './facilitator-client.js';
+import { Gate } from './gate.js';
+import { nodeMiddleware } from './node.js';
+import type { NodeMiddleware } from './node.js';
+import type { MeterOptions } from './terms.js';
+
+const DEFAULT_TIMEOUT_MS = 10_000;
+
+export interface SvcOptions {
+  /** Base URL of the facilitator that verifies and settles vouchers. */
+  facilitator: string;
+  /** Ledger address of the seller; channels must name it as payee (else WRONG_PAYEE). */
+  payTo: string;
+  /** Public origin of the seller's server; derived from each request when omitted (set it behind a proxy). */
+  publicUrl?: string;
+  /** For tests and unusual runtimes. */
+  fetch?: typeof fetch;
+  timeoutMs?: number;
+}
+
+export interface SvcClient {
+  /** The middleware factory: (req, res, next) for node:http, Express and compatible frameworks. */
+  meter(options: MeterOptions): NodeMiddleware;
+  /** The framework-neutral gate behind meter(), for the Fastify and Hono bindings. */
+  gate(options: MeterOptions): Gate;
+  stream(...args: unknown[]): never;
+  /** Sends a bare voucher to the facilitator (POST /channels/:id/voucher). */
+  acceptVoucher(channelId: string, voucher: { streamId?: string; cumulative: string; signature: string }): Promise<unknown>;
+  readonly facilitator: FacilitatorClient;
+  readonly payTo: string;
+  readonly publicUrl: string | undefined;
+}
+
+export function svc(options: SvcOptions): SvcClient {
+  const facilitatorUrl = checkUrl('facilitator', options.facilitator);
+  const publicUrl = options.publicUrl === undefined ? undefined : checkUrl('publicUrl', options.publicUrl);
+  if (!isAddress(options.payTo)) throw new TypeError(`svc: payTo must be a Stellar address (G… or C…), got ${JSON.stringify(options.payTo)}`);
+  const facilitator = new FacilitatorClient(facilitatorUrl, options.fetch ?? fetch, options.timeoutMs ?? DEFAULT_TIMEOUT_MS);
+  const gate = (meterOptions: MeterOptions) => new Gate({ facilitator, payTo: options.payTo }, checkMeterOptions(meterOptions));
+  return {
+    meter: (meterOptions) => nodeMiddleware(gate(meterOptions), publicUrl),
+    gate,
+    stream: () => {
+      throw new Error('svc: client.stream() is not available yet (streaming sessions for external sellers are coming)');
+    },
+    acceptVoucher: (channelId, voucher) => facilitator.postVoucher(channelId, voucher),
+    facilitator,
+    payTo: options.payTo,
+    publicUrl,
+  };
+}
+
+function checkUrl(name: string, value: unknown): string {
+  try {
+    const url = new URL(String(value));
+    if (url.protocol === 'http:' || url.protocol === 'https:') return url.href.replace(/\/+$/, '');
+  } catch {
+    // fall through
+  }
+  throw new TypeError(`svc: ${name} must be an http(s) URL, got ${JSON.stringify(value)}`);
+}
+
+function checkMeterOptions(o: MeterOptions): MeterOptions {
+  if (typeof o.price !== 'bigint' || o.price <= 0n) {
+    throw new TypeError(`meter: price must be a positive bigint of base units (e.g. 5000n), got ${typeof o.price === 'bigint' ? o.price : JSON.stringify(o.price)}`);
+  }
+  if (!UNITS.includes(o.unit)) throw new TypeError(`meter: unit must be one of ${UNITS.join(', ')}, got ${JSON.stringify(o.unit)}`);
+  for (const key of ['sliceTokens', 'sliceSeconds'] as const) {
+    const v = o[key];
+    if (v !== undefined && (!Number.isInteger(v) || v <= 0)) throw new TypeError(`meter: ${key} must be a positive whole number`);
+  }
+  if (o.description !== undefined && (typeof o.description !== 'string' || o.description.length > 1024)) {
+    throw new TypeError('meter: description must be a string of at most 1024 characters');
+  }
+  return o;
+}

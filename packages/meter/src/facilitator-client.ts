@@ -1,0 +1,111 @@
+// The meter's only dependency: the facilitator, over HTTP. `/supported` is cached (it tells the
+// asset, the channel contract and the receipt signer); `/verify` carries an Idempotency-Key so a
+// retry after a lost answer returns the first answer instead of VOUCHER_NOT_INCREASING.
+import { SupportedResponseSchema, VerifyResponseSchema, randomBytes, toHex } from '@svc/core';
+import type { ErrorBody, SupportedResponse, VerifyRequest, VerifyResponse } from '@svc/core';
+
+const SUPPORTED_TTL_MS = 5 * 60_000;
+const SUPPORTED_RETRY_MS = 2_000;
+
+export type VerifyReply =
+  | { kind: 'verdict'; verdict: VerifyResponse }
+  | { kind: 'error'; status: number; body: ErrorBody | null; retryAfter: string | null }
+  | { kind: 'unreachable'; message: string };
+
+export class FacilitatorUnavailable extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'FacilitatorUnavailable';
+  }
+}
+
+export class FacilitatorClient {
+  private supportedCache: { value: SupportedResponse; at: number } | null = null;
+  private supportedFailedAt = 0;
+  private supportedPending: Promise<SupportedResponse> | null = null;
+
+  constructor(
+    readonly baseUrl: string,
+    private readonly fetchImpl: typeof fetch,
+    private readonly timeoutMs: number,
+  ) {}
+
+  /** Cached; throws FacilitatorUnavailable when it cannot be read. */
+  async supported(): Promise<SupportedResponse> {
+    const now = Date.now();
+    if (this.supportedCache && now - this.supportedCache.at < SUPPORTED_TTL_MS) return this.supportedCache.value;
+    if (!this.supportedCache && now - this.supportedFailedAt < SUPPORTED_RETRY_MS) {
+      throw new FacilitatorUnavailable('the facilitator did not answer GET /supported');
+    }
+    this.supportedPending ??= this.loadSupported().finally(() => {
+      this.supportedPending = null;
+    });
+    try {
+      return await this.supportedPending;
+    } catch (err) {
+      // A stale answer beats none: the facilitator's terms rarely change.
+      if (this.supportedCache) return this.supportedCache.value;
+      this.supportedFailedAt = Date.now();
+      throw err;
+    }
+  }
+
+  private async loadSupported(): Promise<SupportedResponse> {
+    let res: Response;
+    try {
+      res = await this.fetchImpl(`${this.baseUrl}/supported`, { signal: AbortSignal.timeout(this.timeoutMs) });
+    } catch (err) {
+      throw new FacilitatorUnavailable(`the facilitator at ${this.baseUrl} is unreachable: ${(err as Error).message}`);
+    }
+    const parsed = SupportedResponseSchema.safeParse(res.ok ? await res.json().catch(() => null) : null);
+    if (!parsed.success) throw new FacilitatorUnavailable(`GET ${this.baseUrl}/supported answered ${res.status} without a valid body`);
+    this.supportedCache = { value: parsed.data, at: Date.now() };
+    return parsed.data;
+  }
+
+  /** POST /verify; a network failure is retried once with the same Idempotency-Key. */
+  async verify(body: VerifyRequest): Promise<VerifyReply> {
+    const key = toHex(randomBytes(16));
+    let last = '';
+    for (let attempt = 0; attempt < 2; attempt++) {
+      try {
+        const res = await this.fetchImpl(`${this.baseUrl}/verify`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json', 'idempotency-key': key },
+          body: JSON.stringify(body),
+          signal: AbortSignal.timeout(this.timeoutMs),
+        });
+        const json: unknown = await res.json().catch(() => null);
+        if (res.ok) {
+          const verdict = VerifyResponseSchema.safeParse(json);
+          if (verdict.success) return { kind: 'verdict', verdict: verdict.data };
+          return { kind: 'unreachable', message: 'the facilitator answered /verify with an unexpected body' };
+        }
+        return { kind: 'error', status: res.status, body: isErrorBody(json) ? json : null, retryAfter: res.headers.get('retry-after') };
+      } catch (err) {
+        last = (err as Error).message;
+      }
+    }
+    return { kind: 'unreachable', message: `the facilitator at ${this.baseUrl} is unreachable: ${last}` };
+  }
+
+  /** POST /channels/:id/voucher — a bare voucher, outside any request (streams). */
+  async postVoucher(channelId: string, voucher: { streamId?: string; cumulative: string; signature: string }): Promise<unknown> {
+    const res = await this.fetchImpl(`${this.baseUrl}/channels/${encodeURIComponent(channelId)}/voucher`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify(voucher),
+      signal: AbortSignal.timeout(this.timeoutMs),
+    });
+    const json: unknown = await res.json().catch(() => null);
+    if (!res.ok) {
+      const message = isErrorBody(json) ? `${json.error}: ${json.message}` : `HTTP ${res.status}`;
+      throw new Error(`the facilitator refused the voucher (${message})`);
+    }
+    return json;
+  }
+}
+
+function isErrorBody(value: unknown): value is ErrorBody {
+  return typeof value === 'object' && value !== null && typeof (value as ErrorBody).error === 'string' && typeof (value as ErrorBody).message === 'string';
+}

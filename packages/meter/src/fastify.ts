@@ -1,0 +1,36 @@
+// Binding for Fastify: a preHandler hook.
+//
+//   app.get('/book', { preHandler: fastifyMeter(client, { price: 5000n, unit: 'request' }) }, (req) => req.payment);
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { PaymentResponse } from '@svc/core';
+import type { SvcClient } from './client.js';
+import type { MeterOptions } from './terms.js';
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    payment?: PaymentResponse;
+  }
+}
+
+export function fastifyMeter(client: SvcClient, options: MeterOptions) {
+  const gate = client.gate(options);
+  return async function svcMeter(request: FastifyRequest, reply: FastifyReply): Promise<void> {
+    const origin = client.publicUrl ?? `${request.protocol}://${request.host}`;
+    const body: unknown = request.body;
+    const outcome = await gate.handle({
+      method: request.method,
+      url: `${origin}${request.url}`,
+      header: (name) => {
+        const v = request.headers[name.toLowerCase()];
+        return Array.isArray(v) ? v[0] : v;
+      },
+      rawBody: typeof body === 'string' || body instanceof Uint8Array ? body : null,
+    });
+    void reply.headers(outcome.headers);
+    if (outcome.kind === 'paid') {
+      request.payment = outcome.payment;
+      return;
+    }
+    await reply.code(outcome.status).send(outcome.body);
+  };
+}

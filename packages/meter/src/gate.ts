@@ -1,0 +1,115 @@
+// The neutral core of the middleware: given a request, decide whether it is paid. Framework
+// bindings (node.ts, fastify.ts, hono.ts) only translate requests and outcomes.
+//
+// Seller-side behaviour (spec "Endpoints", 1–4 and 6): no payment → 402 PAYMENT_REQUIRED with the
+// terms in the body and PAYMENT-REQUIRED; a payment present but rejected → 402 with the reason
+// code and the same accepts; a valid payment → the receipt (PAYMENT-RESPONSE) and on to the handler.
+import { DEFAULT_MESSAGES, decodePayment, decodeJsonHeader, encodeJsonHeader, requestHash } from '@svc/core';
+import type { ErrorBody, PaymentRequired, PaymentResponse, VerifyRequest } from '@svc/core';
+import type { FacilitatorClient } from './facilitator-client.js';
+import { bazaarFor, mimeTypeOf, paymentRequired, requirementsFor } from './terms.js';
+import type { MeterOptions } from './terms.js';
+
+/** Headers a browser must be allowed to read on a metered API (spec rule 6). */
+export const EXPOSED_HEADERS = 'PAYMENT-REQUIRED, PAYMENT-RESPONSE, X-PAYMENT-RESPONSE, Retry-After';
+
+export interface GateRequest {
+  method: string;
+  /** The public URL of the request: origin + path + query. */
+  url: string;
+  header(name: string): string | undefined;
+  /** The raw body when the framework has it (Buffer, Uint8Array or string), for requestHash. */
+  rawBody?: Uint8Array | string | null;
+}
+
+export type GateOutcome =
+  | { kind: 'paid'; payment: PaymentResponse; headers: Record<string, string> }
+  | { kind: 'respond'; status: number; headers: Record<string, string>; body: PaymentRequired | ErrorBody };
+
+export interface GateDeps {
+  facilitator: FacilitatorClient;
+  payTo: string;
+}
+
+export class Gate {
+  constructor(
+    private readonly deps: GateDeps,
+    readonly options: MeterOptions,
+  ) {}
+
+  async handle(req: GateRequest): Promise<GateOutcome> {
+    let supported;
+    try {
+      supported = await this.deps.facilitator.supported();
+    } catch (err) {
+      return unavailable((err as Error).message);
+    }
+    const url = new URL(req.url);
+    const resourceUrl = `${url.origin}${url.pathname}`;
+    const requirements = requirementsFor(this.options, this.deps.payTo, supported);
+    const bazaar = bazaarFor(this.options, req.method.toUpperCase(), url.searchParams);
+    const terms = (error: string, source: 'gateway' | 'facilitator', message: string) =>
+      payment402(paymentRequired({ error, source, message, resourceUrl, requirements, bazaar, options: this.options }));
+
+    const v2Header = req.header('payment-signature');
+    const header = v2Header ?? req.header('x-payment');
+    if (header === undefined) return terms('PAYMENT_REQUIRED', 'gateway', DEFAULT_MESSAGES.PAYMENT_REQUIRED);
+    const json = decodeJsonHeader(header);
+    const decoded = json.ok ? decodePayment(json.value) : json;
+    if (!json.ok || !decoded.ok) return terms('PAYMENT_MALFORMED', 'gateway', decoded.ok ? '' : decoded.message);
+
+    const body: VerifyRequest = {
+      x402Version: decoded.value.x402Version,
+      // The seller, not the buyer, says which resource and what discovery metadata this is.
+      paymentPayload: { ...(json.value as Record<string, unknown>), resource: { url: resourceUrl, description: this.options.description ?? '', mimeType: mimeTypeOf(this.options.unit) }, extensions: { bazaar } },
+      paymentRequirements: requirements,
+      method: req.method.toUpperCase(),
+      requestHash: requestHash(req.method, req.url, req.rawBody ?? null),
+    };
+    const reply = await this.deps.facilitator.verify(body);
+    if (reply.kind === 'unreachable') return unavailable(reply.message);
+    if (reply.kind === 'error') {
+      if (reply.status === 429) return passError(429, reply.body, { 'retry-after': reply.retryAfter ?? '60' });
+      if (reply.status === 400) return terms('PAYMENT_MALFORMED', 'facilitator', reply.body?.message ?? DEFAULT_MESSAGES.PAYMENT_MALFORMED);
+      if (reply.status === 503 && reply.body) return passError(503, reply.body, {});
+      return unavailable(`the facilitator answered HTTP ${reply.status}`);
+    }
+    const { verdict } = reply;
+    if (!verdict.isValid) return terms(verdict.invalidReason, 'facilitator', verdict.invalidMessage);
+    if (verdict.receipt.receipt.payee !== this.deps.payTo) return unavailable('the facilitator returned a receipt for another payee');
+    const headers: Record<string, string> = { 'payment-response': encodeJsonHeader(verdict.receipt), 'access-control-expose-headers': EXPOSED_HEADERS };
+    if (v2Header === undefined) headers['x-payment-response'] = headers['payment-response']!;
+    return { kind: 'paid', payment: verdict.receipt, headers };
+  }
+}
+
+function payment402(body: PaymentRequired): GateOutcome {
+  return {
+    kind: 'respond',
+    status: 402,
+    headers: {
+      'content-type': 'application/json; charset=utf-8',
+      'payment-required': encodeJsonHeader(body),
+      'cache-control': 'no-store',
+      'access-control-expose-headers': EXPOSED_HEADERS,
+    },
+    body,
+  };
+}
+
+function unavailable(detail: string): GateOutcome {
+  return passError(503, {
+    error: 'FACILITATOR_UNAVAILABLE',
+    source: 'gateway',
+    message: `${DEFAULT_MESSAGES.FACILITATOR_UNAVAILABLE.replace(/\.$/, '')} (${detail}).`,
+  }, { 'retry-after': '5' });
+}
+
+function passError(status: number, body: ErrorBody | null, extra: Record<string, string>): GateOutcome {
+  return {
+    kind: 'respond',
+    status,
+    headers: { 'content-type': 'application/json; charset=utf-8', 'cache-control': 'no-store', 'access-control-expose-headers': EXPOSED_HEADERS, ...extra },
+    body: body ?? { error: 'FACILITATOR_UNAVAILABLE', source: 'gateway', message: DEFAULT_MESSAGES.FACILITATOR_UNAVAILABLE },
+  };
+}

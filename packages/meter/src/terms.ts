@@ -1,0 +1,93 @@
+// Payment terms: the 402 body (spec "402 body"; PROTOCOL.md §4) built from the meter's options and
+// the facilitator's /supported answer.
+import { X402_VERSION, formatUnits } from '@svc/core';
+import type { Bazaar, PaymentRequired, PaymentRequirements, SupportedResponse, Unit } from '@svc/core';
+
+export const MAX_TIMEOUT_SECONDS = 60;
+/** extra.minDeposit: 1000 × the unit price, or 100 × the slice price for sliced units. */
+export const MIN_DEPOSIT_UNITS = 1000n;
+export const MIN_DEPOSIT_SLICES = 100n;
+export const DEFAULT_SLICE_TOKENS = 50;
+export const DEFAULT_SLICE_SECONDS = 10;
+
+export interface MeterOptions {
+  /** Price of one unit, in the asset's base units. */
+  price: bigint;
+  unit: Unit;
+  description?: string;
+  /** For `token`: tokens paid per voucher (default 50). */
+  sliceTokens?: number;
+  /** For `second`: seconds paid per voucher (default 10). */
+  sliceSeconds?: number;
+  bazaar?: { info?: Partial<Bazaar['info']>; schema?: Record<string, unknown> };
+}
+
+export function sliceOf(options: MeterOptions): number {
+  if (options.unit === 'token') return options.sliceTokens ?? DEFAULT_SLICE_TOKENS;
+  if (options.unit === 'second') return options.sliceSeconds ?? DEFAULT_SLICE_SECONDS;
+  return 1;
+}
+
+export function requirementsFor(options: MeterOptions, payTo: string, supported: SupportedResponse): PaymentRequirements {
+  const kind = supported.kinds.find((k) => k.x402Version === X402_VERSION) ?? supported.kinds[0];
+  if (!kind) throw new Error('the facilitator supports no payment kind');
+  const slice = BigInt(sliceOf(options));
+  const sliceAmount = options.price * slice;
+  const sliced = options.unit !== 'request';
+  return {
+    scheme: 'channel',
+    network: kind.network,
+    asset: kind.extra.asset,
+    payTo,
+    amount: formatUnits(options.price),
+    unit: options.unit,
+    maxTimeoutSeconds: MAX_TIMEOUT_SECONDS,
+    extra: {
+      channelContract: kind.extra.channelContract,
+      minDeposit: formatUnits(sliced ? sliceAmount * MIN_DEPOSIT_SLICES : options.price * MIN_DEPOSIT_UNITS),
+      facilitator: kind.extra.facilitator,
+      areFeesSponsored: kind.extra.areFeesSponsored,
+      ...(options.unit === 'token' ? { sliceTokens: Number(slice) } : {}),
+      ...(options.unit === 'second' ? { sliceSeconds: Number(slice) } : {}),
+      ...(sliced ? { sliceAmount: formatUnits(sliceAmount) } : {}),
+    },
+  };
+}
+
+export function mimeTypeOf(unit: Unit): string {
+  return unit === 'request' ? 'application/json' : 'text/event-stream';
+}
+
+/** Discovery metadata; derived from the HTTP method and unit where the seller gave none. */
+export function bazaarFor(options: MeterOptions, method: string, query: URLSearchParams): Bazaar {
+  const given = options.bazaar?.info;
+  return {
+    info: {
+      input: given?.input ?? { type: 'http', method, queryParams: Object.fromEntries(query) },
+      output: given?.output ?? { type: 'json', mimeType: mimeTypeOf(options.unit) },
+    },
+    schema: options.bazaar?.schema ?? {},
+  };
+}
+
+export interface TermsContext {
+  error: string;
+  source: 'gateway' | 'facilitator';
+  message: string;
+  resourceUrl: string;
+  requirements: PaymentRequirements;
+  bazaar: Bazaar;
+  options: MeterOptions;
+}
+
+export function paymentRequired(c: TermsContext): PaymentRequired {
+  return {
+    x402Version: X402_VERSION,
+    error: c.error,
+    source: c.source,
+    message: c.message,
+    resource: { url: c.resourceUrl, description: c.options.description ?? '', mimeType: mimeTypeOf(c.options.unit) },
+    accepts: [c.requirements],
+    extensions: { bazaar: c.bazaar },
+  };
+}
