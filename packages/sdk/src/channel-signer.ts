@@ -1,0 +1,142 @@
+// Signs a channel's vouchers and keeps its books: the cumulative amount only grows and never
+// exceeds the deposit (spec, Protocol constraints). One payment at a time per channel: vouchers
+// of one channel racing each other would make the later one overpay or the earlier one fail.
+import { formatUnits, keypairFromSecret, toHex, voucherContext } from '@svc/core';
+import type { ChannelPayload, Keypair, VoucherContext } from '@svc/core';
+
+export class ChannelLimitError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'ChannelLimitError';
+  }
+}
+
+export interface ChannelSignerOptions {
+  channelId: bigint;
+  deposit: bigint;
+  /** The channel's own voucher key (chosen at open). */
+  voucherKey: Keypair;
+  networkPassphrase: string;
+  channelContract: string;
+  network: string;
+  payee: string;
+  asset: string;
+  /** The last cumulative the facilitator accepted (0 for a new channel). */
+  cumulative?: bigint;
+}
+
+export interface SignerState {
+  channelId: string;
+  deposit: string;
+  cumulative: string;
+  voucherSecret: string;
+  networkPassphrase: string;
+  channelContract: string;
+  network: string;
+  payee: string;
+  asset: string;
+}
+
+export class ChannelSigner {
+  readonly channelId: bigint;
+  readonly network: string;
+  readonly payee: string;
+  readonly asset: string;
+  readonly channelContract: string;
+  private depositValue: bigint;
+  private accepted: bigint;
+  private readonly voucherKey: Keypair;
+  private readonly context: VoucherContext;
+  private lock: Promise<unknown> = Promise.resolve();
+
+  constructor(o: ChannelSignerOptions) {
+    this.channelId = o.channelId;
+    this.network = o.network;
+    this.payee = o.payee;
+    this.asset = o.asset;
+    this.channelContract = o.channelContract;
+    this.depositValue = o.deposit;
+    this.accepted = o.cumulative ?? 0n;
+    this.voucherKey = o.voucherKey;
+    this.context = voucherContext(o.networkPassphrase, o.channelContract);
+    if (this.accepted > this.depositValue) throw new ChannelLimitError('cumulative exceeds the deposit');
+  }
+
+  /** The last cumulative the facilitator accepted, as far as this signer knows. */
+  get cumulative(): bigint {
+    return this.accepted;
+  }
+
+  get deposit(): bigint {
+    return this.depositValue;
+  }
+
+  get remaining(): bigint {
+    return this.depositValue - this.accepted;
+  }
+
+  /** Signs a voucher for exactly `cumulative`; refuses to exceed the deposit or to go backwards. */
+  sign(cumulative: bigint): ChannelPayload {
+    if (cumulative > this.depositValue) {
+      throw new ChannelLimitError(`channel ${this.channelId}: ${cumulative} would exceed the deposit ${this.depositValue}; top up or open a new channel`);
+    }
+    if (cumulative <= 0n) throw new ChannelLimitError('a voucher must be for a positive cumulative amount');
+    return {
+      channelId: this.channelId.toString(),
+      cumulative: formatUnits(cumulative),
+      signature: toHex(this.context.sign(this.voucherKey, this.channelId, cumulative)),
+    };
+  }
+
+  /** The voucher that adds `amount` to what was accepted. */
+  next(amount: bigint): ChannelPayload {
+    if (amount <= 0n) throw new ChannelLimitError('the amount owed must be positive');
+    return this.sign(this.accepted + amount);
+  }
+
+  /** Records that the facilitator accepted `cumulative` (never moves backwards). */
+  confirm(cumulative: bigint): void {
+    if (cumulative > this.accepted) this.accepted = cumulative;
+  }
+
+  /** After a top-up on the ledger. */
+  setDeposit(deposit: bigint): void {
+    if (deposit > this.depositValue) this.depositValue = deposit;
+  }
+
+  /** Runs `fn` with this channel to itself (one voucher in flight at a time). */
+  exclusive<T>(fn: () => Promise<T>): Promise<T> {
+    const run = this.lock.then(fn);
+    this.lock = run.catch(() => undefined);
+    return run;
+  }
+
+  /** For a wallet file. Contains the voucher secret: store it like a private key. */
+  toState(): SignerState {
+    return {
+      channelId: this.channelId.toString(),
+      deposit: this.depositValue.toString(),
+      cumulative: this.accepted.toString(),
+      voucherSecret: this.voucherKey.secret(),
+      networkPassphrase: this.context.networkPassphrase,
+      channelContract: this.channelContract,
+      network: this.network,
+      payee: this.payee,
+      asset: this.asset,
+    };
+  }
+
+  static fromState(s: SignerState): ChannelSigner {
+    return new ChannelSigner({
+      channelId: BigInt(s.channelId),
+      deposit: BigInt(s.deposit),
+      cumulative: BigInt(s.cumulative),
+      voucherKey: keypairFromSecret(s.voucherSecret),
+      networkPassphrase: s.networkPassphrase,
+      channelContract: s.channelContract,
+      network: s.network,
+      payee: s.payee,
+      asset: s.asset,
+    });
+  }
+}

@@ -1,0 +1,10 @@
+export { ChannelSigner, ChannelLimitError } from './channel-signer.js';
+export type { ChannelSignerOptions, SignerState } from './channel-signer.js';
+export { LocalLedgerClient, LedgerError, DEFAULT_CHANNEL_LEDGERS } from './ledger-client.js';
+export type { LedgerChannelWire, LedgerInfoWire, TxResultWire } from './ledger-client.js';
+export { payFetch, PaymentError, facilitatorSigners } from './pay-fetch.js';
+export type { PaidResponse, PayFetchOptions } from './pay-fetch.js';
+export { Wallet } from './wallet.js';
+export type { WalletOptions } from './wallet.js';
+export { keypairFromSecret, randomKeypair } from '@svc/core';
+export type { Keypair } from '@svc/core';

@@ -1,0 +1,135 @@
+// payFetch: fetch that pays. On a 402 it reads the terms, signs exactly what is owed with the
+// channel's signer, retries once with PAYMENT-SIGNATURE, and returns the response with the receipt
+// after checking the receipt offline against the facilitator's published signer.
+//
+//   const res = await payFetch('http://127.0.0.1:4020/demo/book', {}, { signer });
+//   res.status === 200; res.payment?.receipt.cumulative
+import { ChannelViewSchema, PaymentRequiredSchema, PaymentResponseSchema, SupportedResponseSchema, decodeJsonHeader, encodeJsonHeader, verifyReceipt } from '@svc/core';
+import type { PaymentRequired, PaymentRequirements, PaymentResponse } from '@svc/core';
+import type { ChannelSigner } from './channel-signer.js';
+
+export type PaidResponse = Response & { payment: PaymentResponse | null };
+
+export interface PayFetchOptions {
+  /** The channel to pay from, or a function choosing one for the terms (opening one if need be). */
+  signer: ChannelSigner | ((terms: PaymentRequirements) => Promise<ChannelSigner>);
+  fetch?: typeof fetch;
+  /** Refuse to pay more than this for one request (a guard against a misconfigured seller). */
+  maxAmount?: bigint;
+  /** Receipt signers to trust; read from the facilitator's /supported when omitted. */
+  trustedSigners?: readonly string[];
+}
+
+export class PaymentError extends Error {
+  constructor(
+    message: string,
+    readonly code: string,
+    readonly response?: Response,
+  ) {
+    super(message);
+    this.name = 'PaymentError';
+  }
+}
+
+const signerCache = new Map<string, Promise<readonly string[]>>();
+
+export async function payFetch(url: string | URL, init: RequestInit = {}, options: PayFetchOptions): Promise<PaidResponse> {
+  const doFetch = options.fetch ?? fetch;
+  const first = await doFetch(url, init);
+  if (first.status !== 402) return withPayment(first, null);
+  const terms = await readTerms(first);
+  const accept = terms.accepts.find((a) => a.scheme === 'channel');
+  if (!accept) throw new PaymentError('the seller offers no `channel` payment option', 'NO_CHANNEL_TERMS', first);
+  const owed = BigInt(accept.unit === 'request' ? accept.amount : (accept.extra.sliceAmount ?? accept.amount));
+  if (options.maxAmount !== undefined && owed > options.maxAmount) {
+    throw new PaymentError(`the seller asks ${owed}, above the limit of ${options.maxAmount}`, 'PRICE_ABOVE_LIMIT', first);
+  }
+  const signer = typeof options.signer === 'function' ? await options.signer(accept) : options.signer;
+  checkChannelFits(signer, accept);
+  return signer.exclusive(async () => {
+    let res = await payOnce(doFetch, url, init, terms, accept, signer, owed);
+    if (res.status === 402 && rejectionCode(res) === 'VOUCHER_NOT_INCREASING') {
+      // Our books were behind the facilitator's (a lost answer, another device): catch up, once.
+      await resync(doFetch, accept, signer);
+      res = await payOnce(doFetch, url, init, terms, accept, signer, owed);
+    }
+    if (!res.ok) return withPayment(res, null);
+    const payment = await checkReceipt(res, accept, signer, options, doFetch);
+    signer.confirm(BigInt(payment.cumulative));
+    return withPayment(res, payment);
+  });
+}
+
+async function payOnce(doFetch: typeof fetch, url: string | URL, init: RequestInit, terms: PaymentRequired, accept: PaymentRequirements, signer: ChannelSigner, owed: bigint): Promise<Response> {
+  const payload = signer.next(owed);
+  const header = encodeJsonHeader({ x402Version: 2, accepted: accept, payload, resource: terms.resource });
+  const headers = new Headers(init.headers);
+  headers.set('PAYMENT-SIGNATURE', header);
+  return doFetch(url, { ...init, headers });
+}
+
+async function readTerms(res: Response): Promise<PaymentRequired> {
+  const header = res.headers.get('payment-required');
+  const fromHeader = header ? decodeJsonHeader(header, 64 * 1024) : null;
+  const candidate: unknown = fromHeader?.ok ? fromHeader.value : await res.clone().json().catch(() => null);
+  const parsed = PaymentRequiredSchema.safeParse(candidate);
+  if (!parsed.success) throw new PaymentError('the 402 carries no readable x402 v2 terms', 'BAD_TERMS', res);
+  return parsed.data;
+}
+
+function checkChannelFits(signer: ChannelSigner, accept: PaymentRequirements): void {
+  const mismatch =
+    signer.payee !== accept.payTo ? `pays ${signer.payee}, the seller is ${accept.payTo}` :
+    signer.network !== accept.network ? `is on ${signer.network}, the seller wants ${accept.network}` :
+    signer.asset !== accept.asset ? `holds ${signer.asset}, the seller wants ${accept.asset}` :
+    signer.channelContract !== accept.extra.channelContract ? 'belongs to another channel contract' : null;
+  if (mismatch) throw new PaymentError(`channel ${signer.channelId} ${mismatch}`, 'CHANNEL_MISMATCH');
+}
+
+function rejectionCode(res: Response): string | null {
+  const header = res.headers.get('payment-required');
+  const decoded = header ? decodeJsonHeader(header, 64 * 1024) : null;
+  const body = decoded?.ok ? (decoded.value as { error?: unknown }) : null;
+  return typeof body?.error === 'string' ? body.error : null;
+}
+
+async function resync(doFetch: typeof fetch, accept: PaymentRequirements, signer: ChannelSigner): Promise<void> {
+  const res = await doFetch(`${accept.extra.facilitator}/channels/${signer.channelId}`);
+  const view = ChannelViewSchema.safeParse(await res.json().catch(() => null));
+  if (view.success) signer.confirm(BigInt(view.data.lastAccepted));
+}
+
+async function checkReceipt(res: Response, accept: PaymentRequirements, signer: ChannelSigner, options: PayFetchOptions, doFetch: typeof fetch): Promise<PaymentResponse> {
+  const header = res.headers.get('payment-response') ?? res.headers.get('x-payment-response');
+  const decoded = header ? decodeJsonHeader(header, 64 * 1024) : null;
+  const parsed = PaymentResponseSchema.safeParse(decoded?.ok ? decoded.value : null);
+  if (!parsed.success) throw new PaymentError('the paid response carries no readable PAYMENT-RESPONSE', 'BAD_RECEIPT', res);
+  const payment = parsed.data;
+  const trusted = options.trustedSigners ?? (await facilitatorSigners(doFetch, accept.extra.facilitator));
+  const check = verifyReceipt(payment.receipt, trusted);
+  if (!check.ok) throw new PaymentError(`the receipt does not verify: ${check.reason}`, 'BAD_RECEIPT', res);
+  const r = payment.receipt;
+  if (r.channelId !== signer.channelId.toString() || r.payee !== accept.payTo || BigInt(r.cumulative) > signer.deposit) {
+    throw new PaymentError('the receipt is for another channel, payee or amount', 'BAD_RECEIPT', res);
+  }
+  return payment;
+}
+
+/** The facilitator's published receipt signers (GET /supported), cached per facilitator. */
+export function facilitatorSigners(doFetch: typeof fetch, facilitator: string): Promise<readonly string[]> {
+  let pending = signerCache.get(facilitator);
+  if (!pending) {
+    pending = (async () => {
+      const res = await doFetch(`${facilitator}/supported`);
+      const supported = SupportedResponseSchema.parse(await res.json());
+      return Object.values(supported.signers).flat();
+    })();
+    pending.catch(() => signerCache.delete(facilitator));
+    signerCache.set(facilitator, pending);
+  }
+  return pending;
+}
+
+function withPayment(res: Response, payment: PaymentResponse | null): PaidResponse {
+  return Object.assign(res, { payment });
+}

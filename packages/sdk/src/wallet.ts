@@ -1,0 +1,113 @@
+// A buyer's wallet on the local ledger: one account key and a channel per seller, opened on first
+// need (funded from the faucet when the balance is short) and, with a file, kept across runs.
+// The file holds secrets: it is written with mode 0600.
+import fs from 'node:fs';
+import path from 'node:path';
+import { randomKeypair, keypairFromSecret } from '@svc/core';
+import type { Keypair, PaymentRequirements } from '@svc/core';
+import { ChannelSigner } from './channel-signer.js';
+import type { SignerState } from './channel-signer.js';
+import { LocalLedgerClient } from './ledger-client.js';
+
+export interface WalletOptions {
+  /** Where to keep the wallet; in memory only when omitted. */
+  file?: string;
+  fetch?: typeof fetch;
+  /** The ledger's base URL; defaults to `<facilitator>/ledger` from the terms. */
+  ledgerUrl?: string;
+  /** How much to deposit into a new channel (default: the seller's minimum deposit). */
+  deposit?: (terms: PaymentRequirements) => bigint;
+  /** Called with a line of progress (opening a channel, using the faucet). */
+  log?: (line: string) => void;
+}
+
+interface WalletFile {
+  version: 1;
+  buyer: string;
+  channels: SignerState[];
+}
+
+export class Wallet {
+  private constructor(
+    readonly buyer: Keypair,
+    private readonly signers: ChannelSigner[],
+    private readonly options: WalletOptions,
+  ) {}
+
+  static open(options: WalletOptions = {}): Wallet {
+    if (options.file && fs.existsSync(options.file)) {
+      const data = JSON.parse(fs.readFileSync(options.file, 'utf8')) as WalletFile;
+      return new Wallet(keypairFromSecret(data.buyer), data.channels.map((c) => ChannelSigner.fromState(c)), options);
+    }
+    const wallet = new Wallet(randomKeypair(), [], options);
+    wallet.save();
+    return wallet;
+  }
+
+  get channels(): readonly ChannelSigner[] {
+    return this.signers;
+  }
+
+  /** A channel able to pay these terms `count` times, opening one if none fits. */
+  async signerFor(terms: PaymentRequirements, count = 1n): Promise<ChannelSigner> {
+    const owed = BigInt(terms.unit === 'request' ? terms.amount : (terms.extra.sliceAmount ?? terms.amount));
+    const ledger = this.ledgerFor(terms);
+    for (const signer of this.signers) {
+      if (!fits(signer, terms) || signer.remaining < owed) continue;
+      const onLedger = await ledger.channel(signer.channelId);
+      if (onLedger?.open && onLedger.payee === terms.payTo) return signer;
+      this.forget(signer); // the ledger was reset, or the channel closed
+    }
+    return this.open(terms, owed * count, ledger);
+  }
+
+  /** Persists what the signers know (call after paying). */
+  save(): void {
+    if (!this.options.file) return;
+    const data: WalletFile = { version: 1, buyer: this.buyer.secret(), channels: this.signers.map((s) => s.toState()) };
+    fs.mkdirSync(path.dirname(this.options.file), { recursive: true });
+    const tmp = `${this.options.file}.${process.pid}.tmp`;
+    fs.writeFileSync(tmp, `${JSON.stringify(data, null, 2)}\n`, { mode: 0o600 });
+    fs.renameSync(tmp, this.options.file);
+  }
+
+  private async open(terms: PaymentRequirements, needed: bigint, ledger: LocalLedgerClient): Promise<ChannelSigner> {
+    const info = await ledger.info();
+    const minimum = BigInt(terms.extra.minDeposit);
+    const wanted = this.options.deposit?.(terms) ?? minimum;
+    const deposit = [wanted, minimum, needed].reduce((a, b) => (a > b ? a : b));
+    if ((await ledger.balance(this.buyer.address)) < deposit) {
+      this.options.log?.(`funding ${this.buyer.address} from the faucet`);
+      await ledger.faucet(this.buyer.address);
+    }
+    const voucherKey = randomKeypair();
+    const opened = await ledger.openChannel({ payer: this.buyer, payee: terms.payTo, deposit, voucherKey });
+    this.options.log?.(`opened channel ${opened.channelId} to ${terms.payTo} with a deposit of ${deposit} (tx ${opened.tx.slice(0, 12)}…)`);
+    const signer = new ChannelSigner({
+      channelId: opened.channelId,
+      deposit,
+      voucherKey,
+      networkPassphrase: info.passphrase,
+      channelContract: info.contracts.channel,
+      network: info.network,
+      payee: terms.payTo,
+      asset: info.contracts.asset,
+    });
+    this.signers.push(signer);
+    this.save();
+    return signer;
+  }
+
+  private forget(signer: ChannelSigner): void {
+    const i = this.signers.indexOf(signer);
+    if (i >= 0) this.signers.splice(i, 1);
+  }
+
+  private ledgerFor(terms: PaymentRequirements): LocalLedgerClient {
+    return new LocalLedgerClient(this.options.ledgerUrl ?? `${terms.extra.facilitator}/ledger`, this.options.fetch);
+  }
+}
+
+function fits(signer: ChannelSigner, terms: PaymentRequirements): boolean {
+  return signer.payee === terms.payTo && signer.network === terms.network && signer.asset === terms.asset && signer.channelContract === terms.extra.channelContract;
+}
