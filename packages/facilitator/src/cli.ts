@@ -1,0 +1,76 @@
+// svc — the command line: `svc start` (the facilitator), `svc ledger` (a standalone local ledger),
+// `svc pay <url>` (pay a metered endpoint as a buyer).
+import { ConfigError, loadConfig } from './config.js';
+import { createFacilitator } from './facilitator.js';
+
+const USAGE = `usage: svc <command>
+
+  start              run the facilitator (embedded ledger, SQLite, demo seller) — configured by env vars
+  ledger             run a standalone local ledger (PORT, HOST, DATA_DIR, LEDGER_SECONDS)
+  pay <url> [n]      pay a metered endpoint n times (default 1) as a buyer using a local wallet
+  help               this text
+`;
+
+async function start(): Promise<void> {
+  const config = loadConfig();
+  const facilitator = await createFacilitator({ config });
+  const url = await facilitator.listen();
+  const s = facilitator.services;
+  console.log(`svc facilitator listening on ${url}`);
+  console.log(`  network   ${s.ledgerInfo.network} (${s.config.LEDGER_URL ? `ledger at ${s.config.LEDGER_URL}` : 'embedded local ledger'}, ledger every ${s.ledgerInfo.ledgerSeconds} s)`);
+  console.log(`  store     ${s.store.kind === 'sqlite' ? `SQLite in ${config.DATA_DIR}` : 'PostgreSQL'}`);
+  console.log(`  signer    ${s.keys.address}`);
+  if (facilitator.demoPayTo) console.log(`  demo      GET ${url}/demo/book (${config.PRICE_BOOK_PER_REQUEST} base units per request), paying ${facilitator.demoPayTo}`);
+  console.log(`  try       npm run svc -- pay ${url}/demo/book`);
+  const stop = (signal: string) => {
+    console.log(`\n${signal}: shutting down`);
+    facilitator.close().then(
+      () => process.exit(0),
+      (err: unknown) => {
+        console.error(err);
+        process.exit(1);
+      },
+    );
+  };
+  process.once('SIGINT', () => stop('SIGINT'));
+  process.once('SIGTERM', () => stop('SIGTERM'));
+}
+
+async function ledger(): Promise<void> {
+  const { ledgerConfigFromEnv, startLedgerServer } = await import('@svc/ledger');
+  const server = await startLedgerServer({ ...ledgerConfigFromEnv(process.env), logger: true });
+  console.log(`svc ledger (stellar:local) listening on ${server.url}`);
+  const stop = () => void server.close().then(() => process.exit(0));
+  process.once('SIGINT', stop);
+  process.once('SIGTERM', stop);
+}
+
+async function main(argv: string[]): Promise<void> {
+  const [command, ...rest] = argv;
+  switch (command) {
+    case 'start':
+      return start();
+    case 'ledger':
+      return ledger();
+    case 'pay': {
+      const { payCommand } = await import('./cli/pay.js');
+      return payCommand(rest);
+    }
+    case undefined:
+    case 'help':
+    case '--help':
+    case '-h':
+      console.log(USAGE);
+      return;
+    default:
+      console.error(`svc: unknown command ${JSON.stringify(command)}\n\n${USAGE}`);
+      process.exitCode = 2;
+  }
+}
+
+main(process.argv.slice(2)).catch((err: unknown) => {
+  // A configuration mistake is the user's to fix: say what is wrong, no stack trace.
+  if (err instanceof ConfigError) console.error(`svc: ${err.message}`);
+  else console.error(`svc: ${(err as Error).message ?? String(err)}`);
+  process.exitCode = 1;
+});

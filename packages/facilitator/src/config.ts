@@ -1,0 +1,93 @@
+// Configuration from environment variables (PROTOCOL.md §10), each with the spec's default. A bad
+// value stops the start with a message naming the variable.
+import path from 'node:path';
+import { z } from 'zod';
+import { parseUnits } from '@svc/core';
+
+const int = (min: number, max: number) => z.coerce.number().int().min(min).max(max);
+const units = z.string().transform((v, ctx) => {
+  try {
+    return parseUnits(v);
+  } catch {
+    ctx.addIssue({ code: 'custom', message: 'must be a whole number of base units' });
+    return z.NEVER;
+  }
+});
+const flag = z
+  .enum(['1', '0', 'true', 'false', 'on', 'off', 'yes', 'no'])
+  .transform((v) => ['1', 'true', 'on', 'yes'].includes(v));
+
+const SCHEMA = z.object({
+  PORT: int(0, 65535).default(4020),
+  HOST: z.string().min(1).default('127.0.0.1'),
+  PUBLIC_URL: z.url({ protocol: /^https?$/ }).optional(),
+  DATA_DIR: z.string().min(1).default('./data'),
+  DATABASE_URL: z
+    .string()
+    .regex(/^postgres(ql)?:\/\//, 'must be a postgres:// URL (leave it unset for SQLite)')
+    .optional(),
+  LEDGER: z.enum(['local']).default('local'),
+  LEDGER_URL: z.url({ protocol: /^https?$/ }).optional(),
+  LEDGER_SECONDS: z.coerce.number().positive().max(3600).default(5),
+  FACILITATOR_SECRET: z.string().optional(),
+  DEMO: flag.default(true),
+  DEMO_CONTROL_KEY: z.string().min(8).optional(),
+  CORS_ORIGINS: z.string().default('*'),
+  TRUST_PROXY: z.string().default(''),
+  LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+  CLAIM_THRESHOLD: units.default(1_000_000n),
+  CLAIM_INTERVAL_SECONDS: z.coerce.number().positive().max(86_400).default(30),
+  CLAIM_EXPIRY_MARGIN_LEDGERS: int(0, 1_000_000).default(120),
+  VOUCHER_EXPIRY_SAFETY_LEDGERS: int(0, 1_000_000).default(60),
+  MANUAL_CLAIM_MIN: units.default(1000n),
+  MANUAL_CLAIM_COOLDOWN_SECONDS: z.coerce.number().min(0).max(86_400).default(30),
+  IP_RATE_LIMIT_PER_MINUTE: int(0, 10_000_000).default(3000),
+  IP_COSTLY_LIMIT_PER_MINUTE: int(0, 10_000_000).default(30),
+  CHANNEL_VOUCHER_LIMIT_PER_MINUTE: int(1, 10_000_000).default(1200),
+  SSE_MAX_PER_IP: int(1, 100_000).default(8),
+  SSE_MAX_TOTAL: int(1, 1_000_000).default(200),
+  STREAM_MAX_PER_CHANNEL: int(1, 1000).default(4),
+  STREAM_MAX_TOTAL: int(1, 1_000_000).default(1000),
+  STREAM_IDLE_SECONDS: z.coerce.number().positive().max(86_400).default(90),
+  PRICE_BOOK_PER_REQUEST: units.default(5000n),
+  PRICE_TICKER_PER_SECOND: units.default(1000n),
+  TICKER_SLICE_SECONDS: int(1, 3600).default(10),
+  PRICE_CHAT_PER_TOKEN: units.default(200n),
+  CHAT_SLICE_TOKENS: int(1, 100_000).default(50),
+});
+
+export type Config = z.infer<typeof SCHEMA> & { DATA_DIR: string };
+
+export class ConfigError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'ConfigError';
+  }
+}
+
+/** Reads the configuration; `env` defaults to process.env. Throws ConfigError naming the variable. */
+export function loadConfig(env: Record<string, string | undefined> = process.env): Config {
+  const known = Object.fromEntries(
+    Object.keys(SCHEMA.shape)
+      .map((k) => [k, env[k] === '' ? undefined : env[k]] as const)
+      .filter(([, v]) => v !== undefined),
+  );
+  const parsed = SCHEMA.safeParse(known);
+  if (!parsed.success) {
+    const lines = parsed.error.issues.map((i) => {
+      const name = String(i.path[0] ?? '?');
+      return `  ${name}=${JSON.stringify(known[name] ?? '')}: ${i.message}`;
+    });
+    throw new ConfigError(`invalid configuration:\n${lines.join('\n')}`);
+  }
+  const config = { ...parsed.data, DATA_DIR: path.resolve(parsed.data.DATA_DIR) };
+  if (config.FACILITATOR_SECRET !== undefined && !/^(S[A-Z2-7]{55}|[0-9a-fA-F]{64})$/.test(config.FACILITATOR_SECRET)) {
+    throw new ConfigError('invalid configuration:\n  FACILITATOR_SECRET: must be an S… secret seed or 64 hex characters');
+  }
+  return config;
+}
+
+/** The documented defaults, for the README and llms.txt. */
+export function configDefaults(): Config {
+  return loadConfig({});
+}

@@ -1,0 +1,97 @@
+// Settles on a clock (PROTOCOL.md §7 "Settlement timing"): every interval, claims each open channel
+// whose unclaimed amount reached the threshold, and — from CLAIM_EXPIRY_MARGIN_LEDGERS before
+// expiry — whatever is unclaimed, so the last voucher is claimed long before the payer can take
+// the refund. A failed claim is retried with exponential backoff.
+import type { Store } from '../store/port.js';
+import type { Claimer } from './claimer.js';
+import type { Clock } from './clock.js';
+import type { LedgerClock } from './ledger-clock.js';
+
+const BACKOFF_BASE_MS = 5_000;
+const BACKOFF_MAX_MS = 5 * 60_000;
+
+export interface SchedulerOptions {
+  intervalMs: number;
+  threshold: bigint;
+  expiryMarginLedgers: number;
+}
+
+export interface SchedulerLog {
+  warn(obj: object, msg: string): void;
+}
+
+export class ClaimScheduler {
+  private timer: NodeJS.Timeout | null = null;
+  private running: Promise<void> | null = null;
+  private readonly backoff = new Map<bigint, { failures: number; nextAt: number }>();
+
+  constructor(
+    private readonly store: Store,
+    private readonly claimer: Claimer,
+    private readonly ledgerClock: LedgerClock,
+    private readonly clock: Clock,
+    private readonly options: SchedulerOptions,
+    private readonly log: SchedulerLog,
+  ) {}
+
+  start(): void {
+    if (this.timer) return;
+    this.timer = setInterval(() => void this.tick(), this.options.intervalMs);
+    this.timer.unref();
+  }
+
+  async stop(): Promise<void> {
+    if (this.timer) clearInterval(this.timer);
+    this.timer = null;
+    await this.running;
+  }
+
+  /** One pass; concurrent calls share the pass in progress. */
+  tick(): Promise<void> {
+    this.running ??= this.pass().finally(() => {
+      this.running = null;
+    });
+    return this.running;
+  }
+
+  private async pass(): Promise<void> {
+    let channels;
+    try {
+      channels = await this.store.listChannels({ status: 'open' });
+    } catch (err) {
+      this.log.warn({ err }, 'claim scheduler could not read channels');
+      return;
+    }
+    const latest = this.ledgerClock.latestLedger;
+    for (const ch of channels) {
+      const unclaimed = ch.lastAccepted - ch.claimed;
+      if (unclaimed <= 0n || ch.lastSignature === null) continue;
+      const nearExpiry = ch.expiryLedger - latest <= this.options.expiryMarginLedgers;
+      if (unclaimed < this.options.threshold && !nearExpiry) continue;
+      if (!this.due(ch.id)) continue;
+      await this.claimOne(ch.id);
+    }
+  }
+
+  private due(id: bigint): boolean {
+    const b = this.backoff.get(id);
+    return !b || this.clock.now() >= b.nextAt;
+  }
+
+  private async claimOne(id: bigint): Promise<void> {
+    try {
+      const out = await this.claimer.claim(id);
+      if (out.status === 'rejected') this.failed(id, { code: out.code, codeName: out.codeName, tx: out.tx });
+      else this.backoff.delete(id);
+    } catch (err) {
+      this.failed(id, { err });
+    }
+  }
+
+  private failed(id: bigint, detail: object): void {
+    const failures = (this.backoff.get(id)?.failures ?? 0) + 1;
+    const delay = Math.min(BACKOFF_BASE_MS * 2 ** (failures - 1), BACKOFF_MAX_MS);
+    this.backoff.set(id, { failures, nextAt: this.clock.now() + delay });
+    this.log.warn({ channelId: id.toString(), failures, retryInMs: delay, ...detail }, 'claim failed; will retry');
+  }
+}

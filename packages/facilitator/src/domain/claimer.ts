@@ -1,0 +1,144 @@
+// Claims a channel's accepted amount on the ledger: builds the `channel.claim` transaction with the
+// last accepted voucher, signs it with the facilitator's key (the facilitator pays the fees), and
+// records the result. Submissions are serialised: one source account has one sequence number in
+// flight at a time (FACTS.md, Stellar).
+import { LEDGER_CODES, formatUnits, parseUnits, signLedgerTx, txHash } from '@svc/core';
+import type { Keypair, LedgerCode } from '@svc/core';
+import { LedgerTxRefused } from '@svc/ledger';
+import type { Ledger, TxResult } from '@svc/ledger';
+import type { ChannelRecord, Store } from '../store/port.js';
+import type { ChannelBook } from './channel-book.js';
+import type { Clock } from './clock.js';
+import type { EventLog } from './event-log.js';
+
+/** Ledger codes after which the channel's ledger state is simply re-read (someone else acted). */
+const RESYNC_CODES = new Set([21, 23]);
+const SEQ_RETRIES = 2;
+
+export type ClaimOutcome =
+  | { status: 'claimed'; channelId: bigint; amount: bigint; cumulative: bigint; vouchersCovered: number; tx: string; ledger: number }
+  | { status: 'nothing'; channelId: bigint; unclaimed: bigint }
+  | { status: 'rejected'; channelId: bigint; code: number; codeName: string; tx: string };
+
+export interface ClaimerDeps {
+  ledger: Ledger;
+  store: Store;
+  book: ChannelBook;
+  events: EventLog;
+  keys: Keypair;
+  passphrase: string;
+  clock: Clock;
+}
+
+export class Claimer {
+  private queue: Promise<unknown> = Promise.resolve();
+  /** Hashes of claims this process submitted, so the ledger watcher does not report them twice. */
+  readonly ownClaims = new Set<string>();
+
+  constructor(private readonly d: ClaimerDeps) {}
+
+  /** Claims everything accepted on the channel. Throws LedgerUnavailable when the ledger is down. */
+  claim(channelId: bigint): Promise<ClaimOutcome> {
+    const run = this.queue.then(() => this.claimNow(channelId));
+    this.queue = run.catch(() => undefined);
+    return run;
+  }
+
+  private async claimNow(channelId: bigint): Promise<ClaimOutcome> {
+    const record = await this.d.store.getChannel(channelId);
+    if (!record || record.lastSignature === null || record.lastAccepted <= record.claimed) {
+      return { status: 'nothing', channelId, unclaimed: record ? record.lastAccepted - record.claimed : 0n };
+    }
+    const result = await this.submit(record);
+    if (result.status === 'SUCCESS') return this.recordSuccess(record, result);
+    return this.recordFailure(record, result);
+  }
+
+  private async submit(record: ChannelRecord): Promise<TxResult> {
+    for (let attempt = 0; ; attempt++) {
+      const account = await this.d.ledger.getAccount(this.d.keys.address);
+      const body = {
+        source: this.d.keys.address,
+        seq: account.seq + 1,
+        op: 'channel.claim',
+        args: { channelId: record.id.toString(), cumulative: formatUnits(record.lastAccepted), signature: record.lastSignature },
+      };
+      this.ownClaims.add(txHash(this.d.passphrase, body));
+      try {
+        return await this.d.ledger.submit(signLedgerTx(this.d.keys, this.d.passphrase, body));
+      } catch (err) {
+        // A sequence number taken by another submitter of this key: read it again and retry.
+        if (!(err instanceof LedgerTxRefused) || attempt >= SEQ_RETRIES) throw err;
+      }
+    }
+  }
+
+  private async recordSuccess(record: ChannelRecord, result: TxResult): Promise<ClaimOutcome> {
+    const reported = result.result?.['amount'];
+    const amount = typeof reported === 'string' ? parseUnits(reported) : record.lastAccepted - record.claimed;
+    const vouchersCovered = record.vouchers - record.vouchersClaimed;
+    const ts = new Date(this.d.clock.now()).toISOString();
+    await this.d.events.commit([
+      { op: 'channel.claimed', channelId: record.id, cumulative: record.lastAccepted, vouchersClaimed: record.vouchers },
+      {
+        op: 'event',
+        event: {
+          type: 'channel.claimed',
+          source: 'facilitator',
+          ts,
+          channelId: record.id,
+          accounts: [record.payee, record.payer],
+          data: {
+            channelId: record.id.toString(),
+            payee: record.payee,
+            payer: record.payer,
+            amount: formatUnits(amount),
+            cumulative: formatUnits(record.lastAccepted),
+            vouchersCovered,
+            tx: result.hash,
+          },
+        },
+      },
+    ]);
+    this.d.book.invalidate(record.id);
+    return { status: 'claimed', channelId: record.id, amount, cumulative: record.lastAccepted, vouchersCovered, tx: result.hash, ledger: result.ledger };
+  }
+
+  private async recordFailure(record: ChannelRecord, result: TxResult): Promise<ClaimOutcome> {
+    const code = result.code ?? 0;
+    const codeName = LEDGER_CODES[code as LedgerCode] ?? 'UNKNOWN';
+    if (RESYNC_CODES.has(code)) await this.resync(record.id);
+    const ts = new Date(this.d.clock.now()).toISOString();
+    await this.d.events.commit([
+      {
+        op: 'event',
+        event: {
+          type: 'chain.rejected',
+          source: 'ledger',
+          ts,
+          channelId: record.id,
+          accounts: [this.d.keys.address, record.payee],
+          data: { account: this.d.keys.address, code, codeName, tx: result.hash, op: 'channel.claim', channelId: record.id.toString() },
+        },
+      },
+    ]);
+    return { status: 'rejected', channelId: record.id, code, codeName, tx: result.hash };
+  }
+
+  /** Applies the ledger's own view of a channel (claimed by someone else, or closed). */
+  async resync(channelId: bigint): Promise<void> {
+    const onLedger = await this.d.ledger.getChannel(channelId);
+    if (!onLedger) return;
+    await this.d.events.commit([
+      {
+        op: 'channel.ledger',
+        channelId,
+        deposit: onLedger.deposit,
+        expiryLedger: onLedger.expiryLedger,
+        claimed: onLedger.claimed,
+        ...(onLedger.open ? {} : { closed: { at: new Date(this.d.clock.now()).toISOString(), refunded: onLedger.deposit - onLedger.claimed } }),
+      },
+    ]);
+    this.d.book.invalidate(channelId);
+  }
+}

@@ -1,0 +1,198 @@
+// Follows the ledger's event log and applies what happened to channels: opens, top-ups, claims
+// (also claims made by anyone else) and closes. The cursor is stored in the same write as the
+// changes it covers, so after a restart the watcher resumes where it stopped — nothing that
+// happened while the facilitator was down is skipped.
+import { formatUnits, parseUnits } from '@svc/core';
+import type { Ledger, LedgerEvent } from '@svc/ledger';
+import type { ChannelRecord, NewEvent, Store, WriteOp } from '../store/port.js';
+import type { ChannelBook } from './channel-book.js';
+import type { Claimer } from './claimer.js';
+import type { EventLog } from './event-log.js';
+import type { LedgerClock } from './ledger-clock.js';
+
+export const CURSOR_KEY = 'ledger.cursor';
+const PAGE = 500;
+
+export interface WatcherOptions {
+  pollMs: number;
+  network: string;
+  channelContract: string;
+}
+
+export interface WatcherLog {
+  warn(obj: object, msg: string): void;
+}
+
+export class LedgerWatcher {
+  private timer: NodeJS.Timeout | null = null;
+  private running: Promise<void> | null = null;
+  private stopped = false;
+
+  constructor(
+    private readonly ledger: Ledger,
+    private readonly store: Store,
+    private readonly events: EventLog,
+    private readonly book: ChannelBook,
+    private readonly claimer: Claimer,
+    private readonly ledgerClock: LedgerClock,
+    private readonly options: WatcherOptions,
+    private readonly log: WatcherLog,
+  ) {}
+
+  start(): void {
+    this.stopped = false;
+    this.schedule(0);
+  }
+
+  async stop(): Promise<void> {
+    this.stopped = true;
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = null;
+    await this.running;
+  }
+
+  /** Catches up completely; concurrent calls share the pass in progress. */
+  tick(): Promise<void> {
+    this.running ??= this.catchUp().finally(() => {
+      this.running = null;
+    });
+    return this.running;
+  }
+
+  private schedule(ms: number): void {
+    if (this.stopped) return;
+    this.timer = setTimeout(() => {
+      void this.tick()
+        .catch((err: unknown) => this.log.warn({ err }, 'ledger watcher failed; retrying'))
+        .finally(() => this.schedule(this.options.pollMs));
+    }, ms);
+    this.timer.unref();
+  }
+
+  private async catchUp(): Promise<void> {
+    await this.ledgerClock.refresh();
+    let cursor = Number((await this.store.getMeta(CURSOR_KEY)) ?? '0');
+    for (;;) {
+      const page = await this.ledger.events(cursor, PAGE);
+      if (page.length === 0) return;
+      const opened = new Map<bigint, ChannelRecord>();
+      const ops: WriteOp[] = [];
+      for (const ev of page) ops.push(...(await this.apply(ev, opened)));
+      cursor = page[page.length - 1]!.id;
+      ops.push({ op: 'meta.set', key: CURSOR_KEY, value: String(cursor) });
+      await this.events.commit(ops);
+      for (const ev of page) {
+        const id = channelIdOf(ev.data['channelId']);
+        if (id !== null) this.book.invalidate(id);
+      }
+      if (page.length < PAGE) return;
+    }
+  }
+
+  private async apply(ev: LedgerEvent, opened: Map<bigint, ChannelRecord>): Promise<WriteOp[]> {
+    const d = ev.data;
+    const channelId = channelIdOf(d['channelId']);
+    if (!ev.type.startsWith('channel.') || channelId === null) return [];
+    if (ev.type === 'channel.opened') return this.opened(ev, channelId, opened);
+    // Payer and payee make the event visible in both accounts' ledgers.
+    const known = opened.get(channelId) ?? (await this.store.getChannel(channelId));
+    const parties = known ? [known.payer, known.payee] : [];
+    switch (ev.type) {
+      case 'channel.topped_up':
+        return [
+          { op: 'channel.ledger', channelId, deposit: units(d['deposit']), expiryLedger: Number(d['expiryLedger']) },
+          this.event(ev, channelId, parties, { channelId: channelId.toString(), amount: str(d['amount']), deposit: str(d['deposit']), expiryLedger: Number(d['expiryLedger']), tx: ev.tx }),
+        ];
+      case 'channel.claimed':
+        return this.claimed(ev, channelId, parties);
+      case 'channel.closed':
+        return [
+          { op: 'channel.ledger', channelId, claimed: units(d['claimed']), closed: { at: ev.ts, refunded: units(d['refunded']) } },
+          this.event(ev, channelId, parties, { channelId: channelId.toString(), refunded: str(d['refunded']), tx: ev.tx }),
+        ];
+      default:
+        return [];
+    }
+  }
+
+  private opened(ev: LedgerEvent, channelId: bigint, opened: Map<bigint, ChannelRecord>): WriteOp[] {
+    const d = ev.data;
+    const channel: ChannelRecord = {
+      id: channelId,
+      network: this.options.network,
+      channelContract: this.options.channelContract,
+      payer: str(d['payer']),
+      payee: str(d['payee']),
+      asset: str(d['asset']),
+      voucherKey: str(d['voucherKey']).toLowerCase(),
+      deposit: units(d['deposit']),
+      claimed: 0n,
+      lastAccepted: 0n,
+      lastSignature: null,
+      expiryLedger: Number(d['expiryLedger']),
+      status: 'open',
+      vouchers: 0,
+      vouchersClaimed: 0,
+      openedAt: ev.ts,
+      lastVoucherAt: null,
+      closedAt: null,
+      refunded: null,
+      createdAt: ev.ts,
+    };
+    opened.set(channelId, channel);
+    return [
+      { op: 'channel.insert', channel },
+      this.event(ev, channelId, [channel.payer, channel.payee], {
+        channelId: channelId.toString(),
+        payer: channel.payer,
+        payee: channel.payee,
+        asset: channel.asset,
+        deposit: formatUnits(channel.deposit),
+        expiryLedger: channel.expiryLedger,
+        tx: ev.tx,
+      }),
+    ];
+  }
+
+  private claimed(ev: LedgerEvent, channelId: bigint, parties: string[]): WriteOp[] {
+    const d = ev.data;
+    const cumulative = units(d['cumulative']);
+    const ops: WriteOp[] = [{ op: 'channel.ledger', channelId, claimed: cumulative }];
+    // A claim this process made is recorded by the claimer; one made by anyone else (or by this
+    // facilitator before a crash) is reported here.
+    if (!this.claimer.ownClaims.delete(ev.tx)) {
+      ops.push(
+        this.event(ev, channelId, parties, {
+          channelId: channelId.toString(),
+          payee: str(d['payee']),
+          amount: str(d['amount']),
+          cumulative: formatUnits(cumulative),
+          vouchersCovered: null,
+          tx: ev.tx,
+        }),
+      );
+    }
+    return ops;
+  }
+
+  private event(ev: LedgerEvent, channelId: bigint, accounts: string[], data: Record<string, unknown>): WriteOp {
+    const event: NewEvent = { type: ev.type, source: 'ledger', ts: ev.ts, channelId, accounts, data };
+    return { op: 'event', event };
+  }
+}
+
+// Ledger event data is JSON from the ledger: read it defensively, never String() an object.
+function str(v: unknown): string {
+  if (typeof v === 'string') return v;
+  if (typeof v === 'number' || typeof v === 'bigint') return v.toString();
+  throw new TypeError(`unexpected ledger event value: ${JSON.stringify(v)}`);
+}
+
+function units(v: unknown): bigint {
+  return parseUnits(str(v));
+}
+
+function channelIdOf(v: unknown): bigint | null {
+  if (typeof v === 'number' && Number.isSafeInteger(v) && v >= 0) return BigInt(v);
+  return typeof v === 'string' && /^[0-9]{1,20}$/.test(v) ? BigInt(v) : null;
+}

@@ -1,0 +1,252 @@
+// Voucher verification, in the order of PROTOCOL.md §6 (first failure wins):
+//   malformed → network → channel found → open → payee → asset → frozen payer → expiring →
+//   signature → per-channel voucher rate → not increasing → underpaid → exhausted → advance.
+// The advance is a compare-and-set in the store, durable before the receipt leaves: two copies of
+// one voucher give exactly one acceptance, in one process or many.
+import { formatUnits, fromHex, signReceiptAsync } from '@svc/core';
+import type { Keypair, Payment, PaymentRejection, PaymentRequirements, PaymentResponse, Receipt, VoucherContext } from '@svc/core';
+import type { WriteOp } from '../store/port.js';
+import type { Store } from '../store/port.js';
+import type { CachedChannel, ChannelBook } from './channel-book.js';
+import type { Clock } from './clock.js';
+import type { EventLog } from './event-log.js';
+import type { LatencyWindow } from './latency.js';
+import type { LedgerClock } from './ledger-clock.js';
+
+const MAX_CAS_ATTEMPTS = 4;
+
+export interface VerifyInput {
+  payment: Payment;
+  requirements: PaymentRequirements;
+  resource: string;
+  method: string;
+  requestHash: string | null;
+  idempotencyKey: string | null;
+}
+
+export type VerifyOutcome =
+  | { ok: true; response: PaymentResponse; payer: string }
+  | { ok: false; code: PaymentRejection; message: string; payer?: string; retryAfter?: number };
+
+/** Limits vouchers per channel; resolves the seconds to wait when over the limit, else null. */
+export interface VoucherRateLimit {
+  take(channelId: bigint): Promise<number | null>;
+}
+
+export interface VerifierDeps {
+  network: string;
+  asset: string;
+  vouchers: VoucherContext;
+  signer: Keypair;
+  book: ChannelBook;
+  store: Store;
+  events: EventLog;
+  ledgerClock: LedgerClock;
+  clock: Clock;
+  latency: LatencyWindow;
+  rate: VoucherRateLimit;
+  safetyLedgers: number;
+  isFrozen(account: string): boolean;
+  onRejected(rejection: { code: PaymentRejection; channelId?: bigint; resource?: string }): void;
+}
+
+type Rejection = { ok: false; code: PaymentRejection; message: string; retryAfter?: number };
+type Step = { ok: true } | Rejection;
+
+const pass: Step = { ok: true };
+const fail = (code: PaymentRejection, message: string, retryAfter?: number): Rejection =>
+  retryAfter === undefined ? { ok: false, code, message } : { ok: false, code, message, retryAfter };
+
+export class Verifier {
+  constructor(private readonly d: VerifierDeps) {}
+
+  async verify(input: VerifyInput): Promise<VerifyOutcome> {
+    const started = performance.now();
+    const outcome = await this.run(input, started);
+    if (!outcome.ok) this.d.onRejected({ code: outcome.code, channelId: input.payment.channelId, resource: input.resource });
+    return outcome;
+  }
+
+  private async run(input: VerifyInput, started: number): Promise<VerifyOutcome> {
+    const { payment, requirements } = input;
+    const network = this.checkNetwork(payment, requirements);
+    if (!network.ok) return network;
+    let channel = await this.d.book.get(payment.channelId);
+    if (!channel) return fail('CHANNEL_NOT_FOUND', `Channel ${payment.channelId} does not exist on ${this.d.network}.`);
+    const payer = channel.record.payer;
+    const terms = this.checkTerms(channel, payment, requirements);
+    if (!terms.ok) return { ...terms, payer };
+    const signature = await this.checkSignature(channel, payment);
+    if (!signature.ok) return { ...signature, payer };
+    for (let attempt = 0; attempt < MAX_CAS_ATTEMPTS; attempt++) {
+      const amounts = this.checkAmounts(channel, input);
+      if (!amounts.ok) {
+        // A repeat of an accepted request (same Idempotency-Key, same voucher) gets its first answer.
+        const first = amounts.code === 'VOUCHER_NOT_INCREASING' ? await this.replay(input) : null;
+        return first ?? { ...amounts, payer };
+      }
+      const accepted = await this.advance(channel, input, started);
+      if (accepted) return { ok: true, response: accepted, payer };
+      // Lost the compare-and-set: another voucher advanced the channel. Re-read and re-check.
+      const reloaded = await this.d.book.reload(payment.channelId);
+      if (!reloaded) return { ...fail('CHANNEL_NOT_FOUND', 'The channel disappeared.'), payer };
+      channel = reloaded;
+      if (channel.record.status !== 'open') return { ...fail('CHANNEL_CLOSED', 'The channel is closed.'), payer };
+    }
+    return { ...fail('VOUCHER_NOT_INCREASING', 'The channel kept advancing under this voucher; sign a new one.'), payer };
+  }
+
+  private checkNetwork(payment: Payment, requirements: PaymentRequirements): Step {
+    if (payment.network !== this.d.network || requirements.network !== this.d.network) {
+      return fail('WRONG_NETWORK', `This facilitator settles on ${this.d.network}, not ${payment.network === this.d.network ? requirements.network : payment.network}.`);
+    }
+    return pass;
+  }
+
+  private checkTerms(channel: CachedChannel, payment: Payment, requirements: PaymentRequirements): Step {
+    const { record } = channel;
+    if (record.status !== 'open') return fail('CHANNEL_CLOSED', `Channel ${record.id} is closed.`);
+    if (record.payee !== requirements.payTo) {
+      return fail('WRONG_PAYEE', `Channel ${record.id} pays ${record.payee}, but this seller is ${requirements.payTo}.`);
+    }
+    const acceptedAsset = payment.accepted?.['asset'];
+    if (record.asset !== requirements.asset || record.asset !== this.d.asset || (acceptedAsset !== undefined && acceptedAsset !== record.asset)) {
+      return fail('WRONG_ASSET', `Channel ${record.id} holds ${record.asset}; the payment asks for ${requirements.asset}.`);
+    }
+    if (this.d.isFrozen(record.payer)) return fail('ACCOUNT_FROZEN', `The payer ${record.payer} is frozen.`);
+    const left = record.expiryLedger - this.d.ledgerClock.latestLedger;
+    if (left < this.d.safetyLedgers) {
+      return fail('CHANNEL_EXPIRING', `Channel ${record.id} expires in ${left} ledgers; vouchers are refused within ${this.d.safetyLedgers} ledgers of expiry.`);
+    }
+    return pass;
+  }
+
+  private async checkSignature(channel: CachedChannel, payment: Payment): Promise<Step> {
+    const sig = fromHex(payment.signature, 64);
+    const valid =
+      channel.keyIsStrict && (await this.d.vouchers.verifyAsync(channel.voucherKey, payment.channelId, payment.cumulative, sig));
+    if (!valid) return fail('VOUCHER_BAD_SIGNATURE', "The voucher signature does not verify under the channel's voucher key.");
+    // Counted only once the signature verifies, so forged vouchers cannot use up a channel's limit.
+    const wait = await this.d.rate.take(payment.channelId);
+    if (wait !== null) return fail('RATE_LIMITED', `Too many vouchers on channel ${payment.channelId}; retry in ${wait} s.`, wait);
+    return pass;
+  }
+
+  private checkAmounts(channel: CachedChannel, input: VerifyInput): Step {
+    const { record } = channel;
+    const { cumulative } = input.payment;
+    if (cumulative <= record.lastAccepted) {
+      return fail('VOUCHER_NOT_INCREASING', `The voucher's cumulative ${cumulative} is not above the last accepted ${record.lastAccepted}.`);
+    }
+    const owed = owedBy(input.requirements);
+    const delta = cumulative - record.lastAccepted;
+    if (delta < owed) return fail('VOUCHER_UNDERPAID', `The voucher adds ${delta}, but ${owed} is owed.`);
+    if (cumulative > record.deposit) {
+      return fail('CHANNEL_EXHAUSTED', `The voucher's cumulative ${cumulative} exceeds the deposit ${record.deposit}.`);
+    }
+    return pass;
+  }
+
+  /** Signs the receipt and commits the advance; null when the compare-and-set lost. */
+  private async advance(channel: CachedChannel, input: VerifyInput, started: number): Promise<PaymentResponse | null> {
+    const { record } = channel;
+    const { payment } = input;
+    const ts = new Date(this.d.clock.now()).toISOString();
+    const delta = payment.cumulative - record.lastAccepted;
+    const receipt = await signReceiptAsync(this.d.signer, {
+      v: 1,
+      network: this.d.network,
+      signer: this.d.signer.address,
+      channelId: record.id.toString(),
+      payer: record.payer,
+      payee: record.payee,
+      resource: input.resource,
+      method: input.method,
+      unit: input.requirements.unit,
+      amount: formatUnits(delta),
+      cumulative: formatUnits(payment.cumulative),
+      requestHash: input.requestHash,
+      ts,
+    });
+    const latencyMs = round2(performance.now() - started);
+    const response: PaymentResponse = {
+      success: true,
+      transaction: '',
+      network: this.d.network,
+      payer: record.payer,
+      scheme: 'channel',
+      channelId: record.id.toString(),
+      cumulative: receipt.cumulative,
+      delta: receipt.amount,
+      remaining: formatUnits(record.deposit - payment.cumulative),
+      latencyMs,
+      receipt,
+    };
+    const ops = this.advanceOps(record.lastAccepted, input, receipt, response, latencyMs);
+    let result = await this.d.events.commit(ops);
+    if (!result.ok && result.reason === 'duplicate') {
+      // The idempotency key belongs to another voucher: accept this one without remembering it.
+      result = await this.d.events.commit(ops.filter((op) => op.op !== 'idempotency'));
+    }
+    if (!result.ok) return null;
+    this.d.book.advanced(record.id, payment.cumulative, payment.signature, ts);
+    this.d.latency.record(performance.now() - started);
+    return response;
+  }
+
+  private advanceOps(expected: bigint, input: VerifyInput, receipt: Receipt, response: PaymentResponse, latencyMs: number): WriteOp[] {
+    const { payment } = input;
+    const ops: WriteOp[] = [
+      { op: 'channel.advance', channelId: payment.channelId, expected, cumulative: payment.cumulative, signature: payment.signature, at: receipt.ts },
+      { op: 'receipt', receipt },
+      {
+        op: 'event',
+        event: {
+          type: 'voucher.accepted',
+          source: 'facilitator',
+          ts: receipt.ts,
+          channelId: payment.channelId,
+          accounts: [receipt.payer, receipt.payee],
+          data: {
+            channelId: receipt.channelId,
+            payer: receipt.payer,
+            payee: receipt.payee,
+            cumulative: receipt.cumulative,
+            delta: receipt.amount,
+            unit: receipt.unit,
+            resource: receipt.resource,
+            latencyMs,
+            receiptId: receipt.id,
+          },
+        },
+      },
+    ];
+    if (input.idempotencyKey) {
+      ops.push({ op: 'idempotency', key: input.idempotencyKey, fingerprint: fingerprint(payment), response: JSON.stringify(response), at: receipt.ts });
+    }
+    return ops;
+  }
+
+  /** The first answer given under an idempotency key for this very voucher, if any. */
+  private async replay(input: VerifyInput): Promise<VerifyOutcome | null> {
+    if (!input.idempotencyKey) return null;
+    const record = await this.d.store.getIdempotent(input.idempotencyKey);
+    if (!record || record.fingerprint !== fingerprint(input.payment)) return null;
+    const response = JSON.parse(record.response) as PaymentResponse;
+    return { ok: true, response, payer: response.payer };
+  }
+}
+
+/** What one payment must add: one unit for `request`, one slice for `token` and `second`. */
+export function owedBy(requirements: PaymentRequirements): bigint {
+  if (requirements.unit === 'request') return BigInt(requirements.amount);
+  return BigInt(requirements.extra.sliceAmount ?? requirements.amount);
+}
+
+export function fingerprint(payment: Payment): string {
+  return `${payment.channelId}:${payment.cumulative}:${payment.signature}`;
+}
+
+function round2(ms: number): number {
+  return Math.round(ms * 100) / 100;
+}

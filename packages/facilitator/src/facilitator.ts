@@ -1,0 +1,220 @@
+// The composition root: ports, adapters and domain wired into one facilitator.
+//
+//   const f = await createFacilitator({ config: loadConfig() });
+//   const url = await f.listen();
+//   …
+//   await f.close();
+import fs from 'node:fs';
+import type { FastifyInstance } from 'fastify';
+import { formatUnits, networkOfPassphrase, voucherContext } from '@svc/core';
+import type { ChannelView, SupportedResponse } from '@svc/core';
+import { HttpLedger, LocalLedger, ledgerRoutes } from '@svc/ledger';
+import type { Ledger } from '@svc/ledger';
+import { MemoryBus } from './bus/memory-bus.js';
+import type { Config } from './config.js';
+import { ChannelBook } from './domain/channel-book.js';
+import { ClaimScheduler } from './domain/claim-scheduler.js';
+import { Claimer } from './domain/claimer.js';
+import { systemClock } from './domain/clock.js';
+import type { Clock } from './domain/clock.js';
+import { EventLog } from './domain/event-log.js';
+import { LatencyWindow } from './domain/latency.js';
+import { LedgerClock } from './domain/ledger-clock.js';
+import { LedgerWatcher } from './domain/ledger-watcher.js';
+import { Verifier } from './domain/verifier.js';
+import { MemoryVoucherRate } from './domain/voucher-rate.js';
+import { buildHttp } from './http/app.js';
+import type { AnyRoute } from './http/route.js';
+import { registerDemo } from './http/routes/demo.js';
+import { loadOrCreateKey } from './keys.js';
+import type { Services } from './services.js';
+import { openStore } from './store/index.js';
+import type { ChannelRecord } from './store/port.js';
+
+export interface FacilitatorOptions {
+  config: Config;
+  clock?: Clock;
+  /** A ledger to use instead of the one the configuration names (tests share one). */
+  ledger?: Ledger;
+  /** How often the ledger watcher polls, in ms (default: about a fifth of a ledger, at most 1 s). */
+  watchPollMs?: number;
+}
+
+export interface Facilitator {
+  readonly app: FastifyInstance;
+  readonly services: Services;
+  readonly routes: AnyRoute[];
+  readonly scheduler: ClaimScheduler;
+  readonly watcher: LedgerWatcher;
+  /** The in-process local ledger, when this facilitator runs one. */
+  readonly localLedger: LocalLedger | null;
+  readonly demoPayTo: string | null;
+  /** Starts the background work and the HTTP server; resolves the base URL. */
+  listen(): Promise<string>;
+  close(): Promise<void>;
+}
+
+export async function createFacilitator(options: FacilitatorOptions): Promise<Facilitator> {
+  const { config } = options;
+  const clock = options.clock ?? systemClock;
+  fs.mkdirSync(config.DATA_DIR, { recursive: true });
+  const keys = loadOrCreateKey(config.DATA_DIR, 'facilitator.secret', config.FACILITATOR_SECRET);
+  // In-process local ledger by default; LEDGER_URL names a standalone one (`svc ledger`).
+  const localLedger = options.ledger || config.LEDGER_URL ? null : await LocalLedger.open({ dataDir: config.DATA_DIR, ledgerSeconds: config.LEDGER_SECONDS });
+  const ledger: Ledger = options.ledger ?? localLedger ?? new HttpLedger({ url: config.LEDGER_URL! });
+  const ledgerInfo = await ledger.info();
+  networkOfPassphrase(ledgerInfo.passphrase); // refuses the public network
+  const store = await openStore({ databaseUrl: config.DATABASE_URL, dataDir: config.DATA_DIR });
+  await store.migrate();
+
+  const bus = new MemoryBus();
+  const events = new EventLog(store, bus);
+  const ledgerClock = new LedgerClock(ledger);
+  await ledgerClock.refresh();
+  const vouchers = voucherContext(ledgerInfo.passphrase, ledgerInfo.contracts.channel);
+  const book = new ChannelBook(store, ledger, { network: ledgerInfo.network, channelContract: ledgerInfo.contracts.channel }, clock);
+  const latency = new LatencyWindow();
+  const claimer = new Claimer({ ledger, store, book, events, keys, passphrase: ledgerInfo.passphrase, clock });
+  const frozen = new Set<string>();
+  let boundUrl = '';
+
+  const services: Services = {
+    config,
+    clock,
+    store,
+    ledger,
+    ledgerInfo,
+    ledgerClock,
+    bus,
+    keys,
+    vouchers,
+    book,
+    claimer,
+    latency,
+    startedAt: clock.now(),
+    verifier: null as unknown as Verifier,
+    publicUrl: () => config.PUBLIC_URL?.replace(/\/+$/, '') ?? boundUrl,
+    selfUrl: () => boundUrl,
+    supported: () => supported(services),
+    channelView: (record) => channelView(record, ledgerClock.latestLedger),
+  };
+  const { app, routes } = await buildHttp(services, { logLevel: config.LOG_LEVEL, trustProxy: config.TRUST_PROXY, corsOrigins: config.CORS_ORIGINS });
+  services.verifier = new Verifier({
+    network: ledgerInfo.network,
+    asset: ledgerInfo.contracts.asset,
+    vouchers,
+    signer: keys,
+    book,
+    store,
+    events,
+    ledgerClock,
+    clock,
+    latency,
+    rate: new MemoryVoucherRate(config.CHANNEL_VOUCHER_LIMIT_PER_MINUTE),
+    safetyLedgers: config.VOUCHER_EXPIRY_SAFETY_LEDGERS,
+    isFrozen: (account) => frozen.has(account),
+    onRejected: (r) => {
+      void events
+        .commit([
+          {
+            op: 'event',
+            event: {
+              type: 'voucher.rejected',
+              source: 'facilitator',
+              ts: new Date(clock.now()).toISOString(),
+              ...(r.channelId !== undefined ? { channelId: r.channelId } : {}),
+              data: { channelId: r.channelId?.toString() ?? null, code: r.code, resource: r.resource ?? null },
+            },
+          },
+        ])
+        .catch((err: unknown) => app.log.warn({ err }, 'could not record a rejected voucher'));
+    },
+  });
+
+  if (localLedger) await app.register(ledgerRoutes, { prefix: '/ledger', ledger: localLedger });
+  let demoPayTo: string | null = null;
+  if (config.DEMO) {
+    demoPayTo = loadOrCreateKey(config.DATA_DIR, 'demo-seller.secret').address;
+    registerDemo(app, services, { payTo: demoPayTo });
+  }
+
+  const pollMs = options.watchPollMs ?? Math.max(100, Math.min(1000, config.LEDGER_SECONDS * 200));
+  const watcher = new LedgerWatcher(ledger, store, events, book, claimer, ledgerClock, { pollMs, network: ledgerInfo.network, channelContract: ledgerInfo.contracts.channel }, app.log);
+  const scheduler = new ClaimScheduler(store, claimer, ledgerClock, clock, {
+    intervalMs: config.CLAIM_INTERVAL_SECONDS * 1000,
+    threshold: config.CLAIM_THRESHOLD,
+    expiryMarginLedgers: config.CLAIM_EXPIRY_MARGIN_LEDGERS,
+  }, app.log);
+
+  return {
+    app,
+    services,
+    routes,
+    scheduler,
+    watcher,
+    localLedger,
+    demoPayTo,
+    async listen() {
+      // Catch up with the ledger before serving, so no channel state is stale at the first voucher.
+      await watcher.tick();
+      watcher.start();
+      scheduler.start();
+      const address = await app.listen({ port: config.PORT, host: config.HOST });
+      const port = new URL(address).port;
+      const host = config.HOST === '0.0.0.0' || config.HOST === '::' ? '127.0.0.1' : config.HOST.includes(':') ? `[${config.HOST}]` : config.HOST;
+      boundUrl = `http://${host}:${port}`;
+      return boundUrl;
+    },
+    async close() {
+      await app.close();
+      await scheduler.stop();
+      await watcher.stop();
+      await store.close();
+      await ledger.close();
+    },
+  };
+}
+
+function supported(s: Services): SupportedResponse {
+  const extra = {
+    asset: s.ledgerInfo.contracts.asset,
+    assetCode: s.ledgerInfo.asset.code,
+    decimals: s.ledgerInfo.asset.decimals,
+    channelContract: s.ledgerInfo.contracts.channel,
+    areFeesSponsored: true,
+    facilitator: s.publicUrl(),
+    receiptSigner: s.keys.address,
+  };
+  return {
+    kinds: [2, 1].map((v) => ({ x402Version: v as 1 | 2, scheme: 'channel' as const, network: s.ledgerInfo.network, extra })),
+    extensions: ['bazaar'],
+    signers: { 'stellar:*': [s.keys.address] },
+  };
+}
+
+export function channelView(r: ChannelRecord, latestLedger: number): ChannelView {
+  const unclaimed = r.lastAccepted > r.claimed ? r.lastAccepted - r.claimed : 0n;
+  return {
+    id: r.id.toString(),
+    network: r.network,
+    channelContract: r.channelContract,
+    payer: r.payer,
+    payee: r.payee,
+    asset: r.asset,
+    voucherKey: r.voucherKey,
+    deposit: formatUnits(r.deposit),
+    claimed: formatUnits(r.claimed),
+    lastAccepted: formatUnits(r.lastAccepted),
+    unclaimed: formatUnits(unclaimed),
+    remaining: formatUnits(r.deposit - r.lastAccepted),
+    expiryLedger: r.expiryLedger,
+    expiresInLedgers: r.expiryLedger - latestLedger,
+    status: r.status,
+    vouchers: r.vouchers,
+    vouchersSinceClaim: r.vouchers - r.vouchersClaimed,
+    openedAt: r.openedAt,
+    lastVoucherAt: r.lastVoucherAt,
+    closedAt: r.closedAt,
+    refunded: r.refunded === null ? null : formatUnits(r.refunded),
+  };
+}

@@ -1,0 +1,60 @@
+// Every non-2xx answer carries the error body of PROTOCOL.md §6. Bad input is a 4xx, never a 500;
+// an unexpected error is a 500 INTERNAL whose details stay in the log, never in the response.
+// Statuses come from the reason-code table (REASON_STATUS), except the transport-level refusals
+// 413, 414 and 415 (code BAD_REQUEST), which keep their standard HTTP status, as the ledger's do.
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { LedgerTxRefused, LedgerUnavailable } from '@svc/ledger';
+import { DEFAULT_MESSAGES, SvcError } from '@svc/core';
+
+const TRANSPORT_STATUSES = new Set([413, 414, 415]);
+
+export function installErrorHandling(app: FastifyInstance): void {
+  app.setNotFoundHandler((request, reply) => {
+    const err = new SvcError('NOT_FOUND', `No route for ${request.method} ${request.url.split('?')[0] ?? ''}.`);
+    return reply.code(404).send(err.toBody());
+  });
+  app.setErrorHandler((error: FastifyError | Error, request, reply) => sendError(error, request, reply));
+}
+
+/** Also Fastify's `frameworkErrors` hook: errors raised before routing (a malformed URL, …). */
+export function sendError(error: unknown, request: FastifyRequest, reply: FastifyReply): FastifyReply {
+  const svc = toSvcError(error);
+  if (svc.code === 'INTERNAL') request.log.error({ err: error }, 'unhandled error');
+  if (svc.retryAfter !== undefined) void reply.header('retry-after', String(Math.max(1, Math.ceil(svc.retryAfter))));
+  const status = statusOf(error);
+  return reply.code(status !== undefined && TRANSPORT_STATUSES.has(status) ? status : svc.status).send(svc.toBody());
+}
+
+export function toSvcError(error: unknown): SvcError {
+  if (error instanceof SvcError) return error;
+  if (error instanceof LedgerUnavailable) return new SvcError('LEDGER_UNAVAILABLE', DEFAULT_MESSAGES.LEDGER_UNAVAILABLE, { source: 'ledger' });
+  if (error instanceof LedgerTxRefused) return new SvcError('BAD_REQUEST', error.message, { source: 'ledger' });
+  const status = statusOf(error);
+  if (status !== undefined && status >= 400 && status < 500) {
+    // Fastify's own refusals: unparsable JSON, body too large, unsupported media type, bad URL, …
+    return new SvcError(status === 429 ? 'RATE_LIMITED' : 'BAD_REQUEST', clientMessage((error as FastifyError).code, status));
+  }
+  return new SvcError('INTERNAL');
+}
+
+function statusOf(error: unknown): number | undefined {
+  const status = (error as { statusCode?: unknown } | null)?.statusCode;
+  return typeof status === 'number' ? status : undefined;
+}
+
+function clientMessage(code: string | undefined, status: number): string {
+  switch (code) {
+    case 'FST_ERR_CTP_BODY_TOO_LARGE':
+      return 'The request body is too large.';
+    case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
+      return 'Unsupported content type; send application/json.';
+    case 'FST_ERR_CTP_EMPTY_JSON_BODY':
+      return 'The JSON body is empty.';
+    case 'FST_ERR_CTP_INVALID_JSON_BODY':
+      return 'The body is not valid JSON.';
+    case 'FST_ERR_BAD_URL':
+      return 'The request URL is malformed.';
+    default:
+      return status === 414 ? 'The request URL is too long.' : 'The request is malformed.';
+  }
+}

@@ -1,0 +1,63 @@
+// One declaration per route: method, path, zod schemas for params/query/body and the documented
+// responses. mount() validates with the schemas; the OpenAPI document is generated from the same
+// table, so the two cannot drift apart (STYLE.md 4).
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { z } from 'zod';
+import { SvcError } from '@svc/core';
+
+type Schema = z.ZodType;
+type Infer<S> = S extends z.ZodType ? z.output<S> : undefined;
+
+export interface RouteContext<B, Q, P> {
+  body: B;
+  query: Q;
+  params: P;
+  request: FastifyRequest;
+  reply: FastifyReply;
+}
+
+export interface RouteSpec<B extends Schema | undefined = undefined, Q extends Schema | undefined = undefined, P extends Schema | undefined = undefined> {
+  method: 'GET' | 'POST' | 'DELETE';
+  url: string;
+  summary: string;
+  tags: string[];
+  body?: B;
+  query?: Q;
+  params?: P;
+  /** Status → description and schema, for the OpenAPI document. */
+  responses: Record<number, { description: string; schema?: Schema; contentType?: string }>;
+  handler(ctx: RouteContext<Infer<B>, Infer<Q>, Infer<P>>): unknown;
+}
+
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+export type AnyRoute = RouteSpec<any, any, any>;
+
+export function defineRoute<B extends Schema | undefined = undefined, Q extends Schema | undefined = undefined, P extends Schema | undefined = undefined>(
+  spec: RouteSpec<B, Q, P>,
+): RouteSpec<B, Q, P> {
+  return spec;
+}
+
+export function parseInput<S extends Schema>(schema: S, value: unknown, where: string): z.output<S> {
+  const parsed = schema.safeParse(value);
+  if (parsed.success) return parsed.data;
+  const issue = parsed.error.issues[0];
+  const at = issue && issue.path.length > 0 ? `${where}.${issue.path.join('.')}` : where;
+  throw new SvcError('BAD_REQUEST', `Invalid ${at}: ${issue?.message ?? 'malformed'}.`.slice(0, 300));
+}
+
+export function mount(app: FastifyInstance, routes: readonly AnyRoute[]): void {
+  for (const spec of routes) {
+    app.route({
+      method: spec.method,
+      url: spec.url,
+      handler: async (request, reply) => {
+        const params: unknown = spec.params ? parseInput(spec.params, request.params, 'path') : undefined;
+        const query: unknown = spec.query ? parseInput(spec.query, request.query, 'query') : undefined;
+        const body: unknown = spec.body ? parseInput(spec.body, request.body, 'body') : undefined;
+        const out: unknown = await spec.handler({ body, query, params, request, reply });
+        return reply.sent ? reply : out;
+      },
+    });
+  }
+}

@@ -1,0 +1,92 @@
+// Channels: the list and view of PROTOCOL.md §7, and the manual claim (callable by anyone; pays
+// only the channel's payee; minimum amount and a cooldown per channel).
+import { ChannelViewSchema, ClaimResponseSchema, ErrorBodySchema, SvcError, formatUnits, zAddress, zChannelId } from '@svc/core';
+import { z } from 'zod';
+import type { Services } from '../../services.js';
+import { defineRoute } from '../route.js';
+import type { AnyRoute } from '../route.js';
+
+const TAGS = ['channels'];
+const IdParams = z.object({ id: zChannelId });
+
+export function channelRoutes(s: Services): AnyRoute[] {
+  const lastManualClaim = new Map<bigint, number>();
+
+  return [
+    defineRoute({
+      method: 'GET',
+      url: '/channels',
+      summary: 'Every known channel, newest first (not paginated).',
+      tags: TAGS,
+      query: z.object({ payer: zAddress.optional(), payee: zAddress.optional(), status: z.enum(['open', 'closed']).optional() }),
+      responses: { 200: { description: 'Channels', schema: z.object({ channels: z.array(ChannelViewSchema) }) } },
+      handler: async ({ query }) => {
+        const records = await s.store.listChannels(query);
+        return { channels: records.map((r) => s.channelView(r)) };
+      },
+    }),
+    defineRoute({
+      method: 'GET',
+      url: '/channels/:id',
+      summary: 'One channel: deposit, claimed, last accepted, remaining, expiry.',
+      tags: TAGS,
+      params: IdParams,
+      responses: {
+        200: { description: 'The channel', schema: ChannelViewSchema },
+        404: { description: 'Unknown channel', schema: ErrorBodySchema },
+        503: { description: 'Ledger unavailable', schema: ErrorBodySchema },
+      },
+      handler: async ({ params }) => {
+        const id = BigInt(params.id);
+        const record = (await s.store.getChannel(id)) ?? (await s.book.get(id))?.record;
+        if (!record) throw new SvcError('NOT_FOUND', `Channel ${id} does not exist on ${s.ledgerInfo.network}.`);
+        return s.channelView(record);
+      },
+    }),
+    defineRoute({
+      method: 'POST',
+      url: '/channels/:id/claim',
+      summary: "Settles the channel's accepted amount on the ledger now. Callable by anyone; pays only the payee.",
+      tags: TAGS,
+      params: IdParams,
+      responses: {
+        200: { description: 'Claimed', schema: ClaimResponseSchema },
+        404: { description: 'Unknown channel', schema: ErrorBodySchema },
+        409: { description: 'Less than the manual claim minimum is unclaimed', schema: ErrorBodySchema },
+        429: { description: 'Claimed too recently (cooldown per channel)', schema: ErrorBodySchema },
+        502: { description: 'The ledger rejected the claim', schema: ErrorBodySchema },
+        503: { description: 'Ledger unavailable', schema: ErrorBodySchema },
+      },
+      handler: async ({ params }) => {
+        const id = BigInt(params.id);
+        const record = (await s.store.getChannel(id)) ?? (await s.book.get(id))?.record;
+        if (!record) throw new SvcError('NOT_FOUND', `Channel ${id} does not exist on ${s.ledgerInfo.network}.`);
+        const unclaimed = record.lastAccepted - record.claimed;
+        if (unclaimed < s.config.MANUAL_CLAIM_MIN) {
+          throw new SvcError('CONFLICT', `Channel ${id} has ${unclaimed > 0n ? unclaimed : 0n} unclaimed; a manual claim needs at least ${s.config.MANUAL_CLAIM_MIN}.`);
+        }
+        const cooldownMs = s.config.MANUAL_CLAIM_COOLDOWN_SECONDS * 1000;
+        const last = lastManualClaim.get(id);
+        const now = s.clock.now();
+        if (last !== undefined && now - last < cooldownMs) {
+          const wait = Math.ceil((cooldownMs - (now - last)) / 1000);
+          throw new SvcError('RATE_LIMITED', `Channel ${id} was claimed manually less than ${s.config.MANUAL_CLAIM_COOLDOWN_SECONDS} s ago.`, { retryAfter: wait });
+        }
+        lastManualClaim.set(id, now);
+        const out = await s.claimer.claim(id);
+        if (out.status === 'nothing') throw new SvcError('CONFLICT', `Channel ${id} has nothing left to claim.`);
+        if (out.status === 'rejected') {
+          throw new SvcError('LEDGER_REJECTED', `The ledger rejected the claim: ${out.codeName} (${out.code}).`, { source: 'ledger', tx: out.tx });
+        }
+        return {
+          channelId: id.toString(),
+          amount: formatUnits(out.amount),
+          cumulative: formatUnits(out.cumulative),
+          vouchersCovered: out.vouchersCovered,
+          tx: out.tx,
+          ledger: out.ledger,
+        };
+      },
+    }),
+  ];
+}

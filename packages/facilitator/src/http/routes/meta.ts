@@ -1,0 +1,46 @@
+// Health (exempt from rate limits).
+import { z } from 'zod';
+import type { Services } from '../../services.js';
+import { defineRoute } from '../route.js';
+import type { AnyRoute } from '../route.js';
+
+export const HealthSchema = z
+  .object({
+    status: z.enum(['ok', 'degraded']),
+    network: z.string(),
+    latestLedger: z.number().int(),
+    store: z.enum(['sqlite', 'postgres']),
+    ledger: z.object({ reachable: z.boolean(), mode: z.string() }),
+    receiptSigner: z.string(),
+    uptimeSeconds: z.number(),
+  })
+  .meta({ id: 'Health' });
+
+export function metaRoutes(s: Services): AnyRoute[] {
+  return [
+    defineRoute({
+      method: 'GET',
+      url: '/health',
+      summary: 'Liveness and the state of the ledger connection.',
+      tags: ['meta'],
+      responses: { 200: { description: 'Health', schema: HealthSchema } },
+      handler: async () => {
+        let reachable = true;
+        try {
+          await s.ledgerClock.refresh();
+        } catch {
+          reachable = false;
+        }
+        return {
+          status: reachable ? 'ok' : 'degraded',
+          network: s.ledgerInfo.network,
+          latestLedger: s.ledgerClock.latestLedger,
+          store: s.store.kind,
+          ledger: { reachable, mode: s.config.LEDGER_URL ? 'remote' : 'local' },
+          receiptSigner: s.keys.address,
+          uptimeSeconds: Math.round((s.clock.now() - s.startedAt) / 1000),
+        };
+      },
+    }),
+  ];
+}

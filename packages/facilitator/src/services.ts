@@ -1,0 +1,35 @@
+// What the HTTP routes need from the domain, wired once in facilitator.ts.
+import type { ChannelView, Keypair, SupportedResponse, VoucherContext } from '@svc/core';
+import type { Ledger, LedgerInfo } from '@svc/ledger';
+import type { Bus } from './bus/port.js';
+import type { Config } from './config.js';
+import type { ChannelBook } from './domain/channel-book.js';
+import type { Claimer } from './domain/claimer.js';
+import type { Clock } from './domain/clock.js';
+import type { LatencyWindow } from './domain/latency.js';
+import type { LedgerClock } from './domain/ledger-clock.js';
+import type { Verifier } from './domain/verifier.js';
+import type { ChannelRecord, Store } from './store/port.js';
+
+export interface Services {
+  config: Config;
+  clock: Clock;
+  store: Store;
+  ledger: Ledger;
+  ledgerInfo: LedgerInfo;
+  ledgerClock: LedgerClock;
+  bus: Bus;
+  keys: Keypair;
+  vouchers: VoucherContext;
+  book: ChannelBook;
+  verifier: Verifier;
+  claimer: Claimer;
+  latency: LatencyWindow;
+  /** The facilitator's public base URL (PUBLIC_URL, or derived from the bound address). */
+  publicUrl(): string;
+  /** The base URL this process reaches itself on (the demo seller's meter uses it). */
+  selfUrl(): string;
+  supported(): SupportedResponse;
+  channelView(record: ChannelRecord): ChannelView;
+  startedAt: number;
+}

@@ -1,0 +1,63 @@
+import { describe, expect, it } from 'vitest';
+import { ConfigError, loadConfig } from '../src/config.js';
+import { spawnSvc } from './helpers/process.js';
+
+describe('configuration (PROTOCOL.md §10)', () => {
+  it('has the spec’s defaults', () => {
+    const c = loadConfig({});
+    expect(c).toMatchObject({
+      PORT: 4020,
+      HOST: '127.0.0.1',
+      LEDGER: 'local',
+      LEDGER_SECONDS: 5,
+      DEMO: true,
+      CLAIM_THRESHOLD: 1_000_000n,
+      CLAIM_INTERVAL_SECONDS: 30,
+      CLAIM_EXPIRY_MARGIN_LEDGERS: 120,
+      VOUCHER_EXPIRY_SAFETY_LEDGERS: 60,
+      MANUAL_CLAIM_MIN: 1000n,
+      MANUAL_CLAIM_COOLDOWN_SECONDS: 30,
+      IP_RATE_LIMIT_PER_MINUTE: 3000,
+      IP_COSTLY_LIMIT_PER_MINUTE: 30,
+      CHANNEL_VOUCHER_LIMIT_PER_MINUTE: 1200,
+      SSE_MAX_PER_IP: 8,
+      SSE_MAX_TOTAL: 200,
+      STREAM_MAX_PER_CHANNEL: 4,
+      STREAM_MAX_TOTAL: 1000,
+      STREAM_IDLE_SECONDS: 90,
+      PRICE_BOOK_PER_REQUEST: 5000n,
+      PRICE_TICKER_PER_SECOND: 1000n,
+      TICKER_SLICE_SECONDS: 10,
+      PRICE_CHAT_PER_TOKEN: 200n,
+      CHAT_SLICE_TOKENS: 50,
+    });
+    expect(c.DATABASE_URL).toBeUndefined();
+    expect(c.DATA_DIR.endsWith('/data')).toBe(true);
+  });
+
+  it.each([
+    ['PORT', 'eighty'],
+    ['PORT', '70000'],
+    ['CLAIM_THRESHOLD', '1.5'],
+    ['CLAIM_THRESHOLD', '-3'],
+    ['DATABASE_URL', 'mysql://x'],
+    ['DEMO', 'maybe'],
+    ['LEDGER', 'mainnet'],
+    ['FACILITATOR_SECRET', 'hunter2'],
+    ['PUBLIC_URL', 'ftp://x'],
+  ])('refuses %s=%s with a message naming the variable', (name, value) => {
+    expect(() => loadConfig({ [name]: value })).toThrow(ConfigError);
+    expect(() => loadConfig({ [name]: value })).toThrow(new RegExp(`\\b${name}\\b`));
+  });
+
+  it('svc start with a bad value exits 1 and says which variable, without a stack trace', async () => {
+    const proc = spawnSvc(['start'], { PORT: 'eighty' });
+    let out = '';
+    proc.stdout!.on('data', (c: Buffer) => (out += c.toString()));
+    proc.stderr!.on('data', (c: Buffer) => (out += c.toString()));
+    const code = await new Promise<number | null>((r) => proc.once('exit', r));
+    expect(code).toBe(1);
+    expect(out).toMatch(/PORT="eighty"/);
+    expect(out).not.toMatch(/\n\s+at /);
+  });
+});

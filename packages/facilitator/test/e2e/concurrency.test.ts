@@ -1,0 +1,65 @@
+// The compare-and-set under contention, and the per-channel voucher limit.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startHarness } from '../helpers/harness.js';
+import type { Harness } from '../helpers/harness.js';
+
+describe('50 concurrent copies of one voucher against one process', () => {
+  let h: Harness;
+  beforeAll(async () => {
+    h = await startHarness();
+  });
+  afterAll(() => h.close());
+
+  it('exactly one is accepted; the others are VOUCHER_NOT_INCREASING', async () => {
+    const b = await h.buyer();
+    const voucher = b.signer.next(5000n);
+    const results = await Promise.all(Array.from({ length: 50 }, () => h.verify(voucher)));
+    expect(results.every((r) => r.status === 200)).toBe(true);
+    const accepted = results.filter((r) => r.body['isValid'] === true);
+    expect(accepted).toHaveLength(1);
+    expect(new Set(results.filter((r) => r.body['isValid'] === false).map((r) => r.body['invalidReason']))).toEqual(new Set(['VOUCHER_NOT_INCREASING']));
+    const view = await (await fetch(`${h.url}/channels/${b.channelId}`)).json();
+    expect(view).toMatchObject({ lastAccepted: '5000', vouchers: 1 });
+    const receipts = await h.f.services.store.listReceipts({ channelId: b.channelId, limit: 100 });
+    expect(receipts).toHaveLength(1);
+  });
+
+  it('50 different increasing vouchers racing: every accepted one is above the last, none lost', async () => {
+    const b = await h.buyer();
+    const vouchers = Array.from({ length: 50 }, (_, i) => b.signer.sign(5000n * BigInt(i + 1)));
+    const results = await Promise.all(vouchers.map((v) => h.verify(v)));
+    const accepted = results.filter((r) => r.body['isValid'] === true);
+    const view = (await (await fetch(`${h.url}/channels/${b.channelId}`)).json()) as { lastAccepted: string; vouchers: number };
+    expect(accepted.length).toBeGreaterThan(0);
+    expect(view.vouchers).toBe(accepted.length);
+    const deltas = accepted.map((r) => BigInt((r.body['receipt'] as { delta: string }).delta));
+    expect(deltas.reduce((a, c) => a + c, 0n)).toBe(BigInt(view.lastAccepted));
+  });
+});
+
+describe('the per-channel voucher limit', () => {
+  let h: Harness;
+  beforeAll(async () => {
+    h = await startHarness({ CHANNEL_VOUCHER_LIMIT_PER_MINUTE: '5' });
+  });
+  afterAll(() => h.close());
+
+  it('a flood of forged vouchers does not use up the channel’s limit; the limit answers 429 with Retry-After', async () => {
+    const b = await h.buyer();
+    const other = await h.buyer();
+    for (let i = 0; i < 30; i++) {
+      const forged = { ...b.signer.sign(5000n * BigInt(i + 1)), signature: other.signer.sign(5000n).signature };
+      expect((await h.verify(forged)).body['invalidReason']).toBe('VOUCHER_BAD_SIGNATURE');
+    }
+    for (let i = 1; i <= 5; i++) {
+      const res = await h.verify(b.signer.sign(5000n * BigInt(i)));
+      expect(res.body['isValid']).toBe(true);
+    }
+    const limited = await h.verify(b.signer.sign(30_000n));
+    expect(limited.status).toBe(429);
+    expect(Number(limited.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
+    expect(limited.body).toMatchObject({ error: 'RATE_LIMITED', source: 'facilitator' });
+    // Another channel is not affected.
+    expect((await h.verify(other.signer.next(5000n))).body['isValid']).toBe(true);
+  });
+});

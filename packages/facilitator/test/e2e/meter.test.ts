@@ -1,0 +1,205 @@
+// @svc/meter as an external seller uses it: its own server and port, a real facilitator behind.
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import express from 'express';
+import Fastify from 'fastify';
+import { Hono } from 'hono';
+import { serve } from '@hono/node-server';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { decodeJsonHeader, randomKeypair } from '@svc/core';
+import { svc } from '@svc/meter';
+import type { PaidRequest } from '@svc/meter';
+import { fastifyMeter } from '@svc/meter/fastify';
+import { honoMeter } from '@svc/meter/hono';
+import { payFetch } from '@svc/sdk';
+import { startHarness } from '../helpers/harness.js';
+import type { Harness } from '../helpers/harness.js';
+
+function listen(server: http.Server): Promise<string> {
+  return new Promise((resolve) => server.listen(0, '127.0.0.1', () => resolve(`http://127.0.0.1:${(server.address() as AddressInfo).port}`)));
+}
+
+/** A transparent proxy in front of the facilitator that records what the meter sends. */
+async function recordingProxy(target: string) {
+  const seen: Array<{ path: string; headers: http.IncomingHttpHeaders; body: string }> = [];
+  const server = http.createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', () => {
+      const body = Buffer.concat(chunks).toString();
+      seen.push({ path: req.url ?? '', headers: req.headers, body });
+      void fetch(`${target}${req.url ?? ''}`, { method: req.method ?? 'GET', headers: { 'content-type': 'application/json', ...(req.headers['idempotency-key'] ? { 'idempotency-key': String(req.headers['idempotency-key']) } : {}) }, ...(req.method === 'POST' ? { body } : {}) }).then(async (r) => {
+        res.writeHead(r.status, { 'content-type': 'application/json' });
+        res.end(await r.text());
+      });
+    });
+  });
+  return { url: await listen(server), seen, close: () => new Promise<void>((r) => server.close(() => r())) };
+}
+
+describe('@svc/meter on Express 5 and node:http', () => {
+  let h: Harness;
+  const payee = randomKeypair();
+  const servers: http.Server[] = [];
+  let proxy: Awaited<ReturnType<typeof recordingProxy>>;
+  let expressUrl = '';
+  let nodeUrl = '';
+
+  beforeAll(async () => {
+    h = await startHarness();
+    proxy = await recordingProxy(h.url);
+    const client = svc({ facilitator: proxy.url, payTo: payee.address });
+    const app = express();
+    app.get('/weather', client.meter({ price: 5000n, unit: 'request', description: 'Weather, per request' }), (req, res) => {
+      res.json({ sunny: true, receipt: (req as PaidRequest).payment?.receipt.id });
+    });
+    app.post('/chat', client.meter({ price: 200n, unit: 'token', sliceTokens: 50 }), (_req, res) => res.json({ ok: true }));
+    const e = http.createServer(app);
+    servers.push(e);
+    expressUrl = await listen(e);
+    const mw = client.meter({ price: 5000n, unit: 'request' });
+    const n = http.createServer((req, res) => mw(req, res, () => res.end(JSON.stringify({ plain: true, cumulative: (req as PaidRequest).payment?.cumulative }))));
+    servers.push(n);
+    nodeUrl = await listen(n);
+  });
+  afterAll(async () => {
+    for (const s of servers) await new Promise<void>((r) => s.close(() => r()));
+    await proxy.close();
+    await h.close();
+  });
+
+  it('answers a request without payment with the exact 402 body, and the same object in PAYMENT-REQUIRED', async () => {
+    const res = await fetch(`${expressUrl}/weather?city=Oslo`);
+    expect(res.status).toBe(402);
+    expect(res.headers.get('cache-control')).toBe('no-store');
+    expect(res.headers.get('access-control-expose-headers')).toContain('PAYMENT-RESPONSE');
+    const body = await res.json();
+    const info = await h.ledger.info();
+    expect(body).toEqual({
+      x402Version: 2,
+      error: 'PAYMENT_REQUIRED',
+      source: 'gateway',
+      message: 'Payment required: send a signed voucher in the PAYMENT-SIGNATURE header.',
+      resource: { url: `${expressUrl}/weather`, description: 'Weather, per request', mimeType: 'application/json' },
+      accepts: [
+        {
+          scheme: 'channel',
+          network: 'stellar:local',
+          asset: info.contracts.asset,
+          payTo: payee.address,
+          amount: '5000',
+          unit: 'request',
+          maxTimeoutSeconds: 60,
+          extra: { channelContract: info.contracts.channel, minDeposit: '5000000', facilitator: h.url, areFeesSponsored: true },
+        },
+      ],
+      extensions: { bazaar: { info: { input: { type: 'http', method: 'GET', queryParams: { city: 'Oslo' } }, output: { type: 'json', mimeType: 'application/json' } }, schema: {} } },
+    });
+    expect(decodeJsonHeader(res.headers.get('payment-required')!)).toEqual({ ok: true, value: body });
+  });
+
+  it('describes sliced units: slice size and price, minimum deposit of 100 slices, an event stream', async () => {
+    const res = await fetch(`${expressUrl}/chat`, { method: 'POST' });
+    const body = (await res.json()) as { accepts: Array<{ unit: string; amount: string; extra: Record<string, unknown> }>; resource: { mimeType: string } };
+    expect(body.accepts[0]).toMatchObject({ unit: 'token', amount: '200', extra: { sliceTokens: 50, sliceAmount: '10000', minDeposit: '1000000' } });
+    expect(body.resource.mimeType).toBe('text/event-stream');
+  });
+
+  it('passes a paid request to the handler with req.payment and PAYMENT-RESPONSE (Express)', async () => {
+    const b = await h.buyer({ payee: payee.address });
+    const res = await payFetch(`${expressUrl}/weather`, {}, { signer: b.signer });
+    expect(res.status).toBe(200);
+    const body = (await res.json()) as { sunny: boolean; receipt: string };
+    expect(body).toEqual({ sunny: true, receipt: res.payment!.receipt.id });
+    expect(res.headers.get('access-control-expose-headers')).toContain('PAYMENT-RESPONSE');
+  });
+
+  it('forwards the bazaar metadata, the seller’s resource and an Idempotency-Key with each verification', async () => {
+    const b = await h.buyer({ payee: payee.address });
+    proxy.seen.length = 0;
+    await payFetch(`${expressUrl}/weather?city=Rome`, {}, { signer: b.signer });
+    await payFetch(`${expressUrl}/weather?city=Rome`, {}, { signer: b.signer });
+    const verifies = proxy.seen.filter((s) => s.path === '/verify');
+    expect(verifies).toHaveLength(2);
+    const keys = new Set(verifies.map((v) => v.headers['idempotency-key']));
+    expect(keys.size).toBe(2);
+    const sent = JSON.parse(verifies[0]!.body) as { paymentPayload: { resource: { url: string }; extensions: { bazaar: { info: { input: { queryParams: unknown } } } } }; requestHash: string; method: string };
+    expect(sent.paymentPayload.resource.url).toBe(`${expressUrl}/weather`);
+    expect(sent.paymentPayload.extensions.bazaar.info.input.queryParams).toEqual({ city: 'Rome' });
+    expect(sent.method).toBe('GET');
+    expect(sent.requestHash).toMatch(/^[0-9a-f]{64}$/);
+  });
+
+  it('works the same on plain node:http', async () => {
+    const b = await h.buyer({ payee: payee.address });
+    const unpaid = await fetch(`${nodeUrl}/anything`);
+    expect(unpaid.status).toBe(402);
+    const res = await payFetch(`${nodeUrl}/anything`, {}, { signer: b.signer });
+    expect(res.status).toBe(200);
+    expect(await res.json()).toEqual({ plain: true, cumulative: '5000' });
+  });
+
+  it('answers 503 FACILITATOR_UNAVAILABLE when the facilitator is down', async () => {
+    const down = http.createServer();
+    const downUrl = await listen(down);
+    await new Promise<void>((r) => down.close(() => r()));
+    const client = svc({ facilitator: downUrl, payTo: payee.address, timeoutMs: 1000 });
+    const mw = client.meter({ price: 5000n, unit: 'request' });
+    const s = http.createServer((req, res) => mw(req, res, () => res.end('paid')));
+    servers.push(s);
+    const res = await fetch(`${await listen(s)}/x`);
+    expect(res.status).toBe(503);
+    expect(res.headers.get('retry-after')).toBeTruthy();
+    expect(await res.json()).toMatchObject({ error: 'FACILITATOR_UNAVAILABLE', source: 'gateway' });
+  });
+
+  it('refuses bad options with a clear message', () => {
+    expect(() => svc({ facilitator: 'not a url', payTo: payee.address })).toThrow(/facilitator must be an http\(s\) URL/);
+    expect(() => svc({ facilitator: h.url, payTo: 'GABC' })).toThrow(/payTo must be a Stellar address/);
+    const client = svc({ facilitator: h.url, payTo: payee.address });
+    expect(() => client.meter({ price: 5000 as unknown as bigint, unit: 'request' })).toThrow(/price must be a positive bigint/);
+    expect(() => client.meter({ price: 5n, unit: 'minute' as 'second' })).toThrow(/unit must be one of/);
+  });
+});
+
+describe('thin bindings: Fastify and Hono', () => {
+  let h: Harness;
+  const payee = randomKeypair();
+  const closers: Array<() => Promise<void>> = [];
+  beforeAll(async () => {
+    h = await startHarness();
+  });
+  afterAll(async () => {
+    for (const c of closers) await c();
+    await h.close();
+  });
+
+  it('Fastify preHandler', async () => {
+    const client = svc({ facilitator: h.url, payTo: payee.address });
+    const app = Fastify();
+    app.get('/f', { preHandler: fastifyMeter(client, { price: 5000n, unit: 'request' }) }, (req) => ({ cumulative: req.payment?.cumulative }));
+    const url = await app.listen({ port: 0, host: '127.0.0.1' });
+    closers.push(() => app.close());
+    expect((await fetch(`${url}/f`)).status).toBe(402);
+    const b = await h.buyer({ payee: payee.address });
+    const res = await payFetch(`${url}/f`, {}, { signer: b.signer });
+    expect(res.status).toBe(200);
+    expect(await res.json()).toEqual({ cumulative: '5000' });
+  });
+
+  it('Hono middleware', async () => {
+    const client = svc({ facilitator: h.url, payTo: payee.address });
+    const app = new Hono();
+    app.get('/h', honoMeter(client, { price: 5000n, unit: 'request' }), (c) => c.json({ cumulative: c.var.payment.cumulative }));
+    const server = serve({ fetch: app.fetch, port: 0, hostname: '127.0.0.1' });
+    await new Promise<void>((r) => server.once('listening', () => r()));
+    closers.push(() => new Promise<void>((r) => server.close(() => r())));
+    const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    expect((await fetch(`${url}/h`)).status).toBe(402);
+    const b = await h.buyer({ payee: payee.address });
+    const res = await payFetch(`${url}/h`, {}, { signer: b.signer });
+    expect(res.status).toBe(200);
+    expect(await res.json()).toEqual({ cumulative: '5000' });
+    expect(res.headers.get('payment-response')).toBeTruthy();
+  });
+});

@@ -1,0 +1,107 @@
+// A real facilitator for tests: random port, temporary data dir, the embedded ledger, SQLite
+// (or PostgreSQL when DATABASE_URL is given), and helpers to fund buyers and open channels.
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { encodeJsonHeader, randomKeypair } from '@svc/core';
+import type { ChannelPayload, Keypair, PaymentRequirements } from '@svc/core';
+import { ChannelSigner, LocalLedgerClient } from '@svc/sdk';
+import { loadConfig } from '../../src/config.js';
+import { createFacilitator } from '../../src/facilitator.js';
+import type { Facilitator } from '../../src/facilitator.js';
+
+export interface Harness {
+  url: string;
+  f: Facilitator;
+  ledger: LocalLedgerClient;
+  dataDir: string;
+  /** A funded buyer with an open channel to `payee`, and its voucher signer. */
+  buyer(o?: { payee?: string; deposit?: bigint; expiryLedger?: number }): Promise<Buyer>;
+  /** Requirements for a per-request price paid to `payTo` (defaults: the demo seller, 5000). */
+  requirements(overrides?: Partial<PaymentRequirements> & { extra?: Partial<PaymentRequirements['extra']> }): PaymentRequirements;
+  /** POST /verify with a voucher; returns status and parsed body. */
+  verify(payload: ChannelPayload, requirements?: PaymentRequirements, headers?: Record<string, string>): Promise<{ status: number; body: Record<string, unknown>; headers: Headers }>;
+  close(): Promise<void>;
+}
+
+export interface Buyer {
+  keys: Keypair;
+  voucherKey: Keypair;
+  signer: ChannelSigner;
+  channelId: bigint;
+  payee: string;
+}
+
+export async function startHarness(env: Record<string, string> = {}): Promise<Harness> {
+  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'svc-test-'));
+  const config = loadConfig({ PORT: '0', DATA_DIR: dataDir, LOG_LEVEL: 'warn', LEDGER_SECONDS: '1', ...env });
+  const f = await createFacilitator({ config, watchPollMs: 50 });
+  const url = await f.listen();
+  const ledger = new LocalLedgerClient(env["LEDGER_URL"] ?? `${url}/ledger`);
+  const info = await ledger.info();
+  const demoPayTo = f.demoPayTo ?? randomKeypair().address;
+
+  const requirements: Harness['requirements'] = (overrides = {}) => {
+    const { extra, ...rest } = overrides;
+    return {
+      scheme: 'channel',
+      network: info.network,
+      asset: info.contracts.asset,
+      payTo: demoPayTo,
+      amount: '5000',
+      unit: 'request',
+      maxTimeoutSeconds: 60,
+      ...rest,
+      extra: { channelContract: info.contracts.channel, minDeposit: '5000000', facilitator: url, areFeesSponsored: true, ...extra },
+    };
+  };
+
+  return {
+    url,
+    f,
+    ledger,
+    dataDir,
+    requirements,
+    async buyer(o = {}) {
+      const keys = randomKeypair();
+      const voucherKey = randomKeypair();
+      const payee = o.payee ?? demoPayTo;
+      const deposit = o.deposit ?? 5_000_000n;
+      await ledger.faucet(keys.address);
+      const opened = await ledger.openChannel({ payer: keys, payee, deposit, voucherKey, ...(o.expiryLedger === undefined ? {} : { expiryLedger: o.expiryLedger }) });
+      const signer = new ChannelSigner({
+        channelId: opened.channelId,
+        deposit,
+        voucherKey,
+        networkPassphrase: info.passphrase,
+        channelContract: info.contracts.channel,
+        network: info.network,
+        payee,
+        asset: info.contracts.asset,
+      });
+      return { keys, voucherKey, signer, channelId: opened.channelId, payee };
+    },
+    async verify(payload, reqs = requirements(), headers = {}) {
+      const res = await fetch(`${url}/verify`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', ...headers },
+        body: JSON.stringify({
+          x402Version: 2,
+          paymentPayload: { x402Version: 2, accepted: reqs, payload, resource: { url: `${url}/test/resource` } },
+          paymentRequirements: reqs,
+          method: 'GET',
+        }),
+      });
+      return { status: res.status, body: (await res.json()) as Record<string, unknown>, headers: res.headers };
+    },
+    async close() {
+      await f.close();
+      fs.rmSync(dataDir, { recursive: true, force: true });
+    },
+  };
+}
+
+/** A PAYMENT-SIGNATURE header for a voucher, in the x402 v2 form. */
+export function paymentHeader(payload: ChannelPayload, accepted: PaymentRequirements): string {
+  return encodeJsonHeader({ x402Version: 2, accepted, payload });
+}

@@ -1,0 +1,55 @@
+// Dependencies point one way (ARCHITECTURE.md): core ← ledger, meter, sdk ← facilitator. core does
+// no I/O and stays browser-safe (only its Node crypto backend touches node:*).
+import fs from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { describe, expect, it } from 'vitest';
+
+const PACKAGES = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
+const IMPORT_RE = /(?:^|\n)\s*(?:import|export)[^'"]*?from\s+['"]([^'"]+)['"]|import\(\s*['"]([^'"]+)['"]\s*\)/g;
+
+function sources(pkg: string): string[] {
+  const out: string[] = [];
+  const walk = (dir: string) => {
+    for (const entry of fs.readdirSync(dir, { withFileTypes: true })) {
+      const full = path.join(dir, entry.name);
+      if (entry.isDirectory()) walk(full);
+      else if (entry.name.endsWith('.ts')) out.push(full);
+    }
+  };
+  walk(path.join(PACKAGES, pkg, 'src'));
+  return out;
+}
+
+function imports(file: string): string[] {
+  const text = fs.readFileSync(file, 'utf8');
+  return [...text.matchAll(IMPORT_RE)].map((m) => m[1] ?? m[2] ?? '');
+}
+
+const FORBIDDEN: Record<string, RegExp> = {
+  core: /^@svc\//,
+  ledger: /^@svc\/(meter|sdk|facilitator)/,
+  meter: /^@svc\/(ledger|sdk|facilitator)/,
+  sdk: /^@svc\/(ledger|meter|facilitator)/,
+};
+
+describe('layering', () => {
+  it.each(Object.entries(FORBIDDEN))('%s imports nothing it must not', (pkg, forbidden) => {
+    const offenders = sources(pkg).flatMap((f) => imports(f).filter((i) => forbidden.test(i)).map((i) => `${path.relative(PACKAGES, f)} → ${i}`));
+    expect(offenders).toEqual([]);
+  });
+
+  it('core does no I/O: no node: module outside its Node crypto backend', () => {
+    const offenders = sources('core')
+      .filter((f) => !f.endsWith('crypto-node.ts'))
+      .flatMap((f) => imports(f).filter((i) => i.startsWith('node:') || ['fs', 'net', 'http', 'https', 'child_process'].includes(i)).map((i) => `${path.basename(f)} → ${i}`));
+    expect(offenders).toEqual([]);
+  });
+
+  it('the facilitator’s domain code touches neither HTTP nor SQL', () => {
+    const offenders = fs
+      .readdirSync(path.join(PACKAGES, 'facilitator/src/domain'))
+      .flatMap((f) => imports(path.join(PACKAGES, 'facilitator/src/domain', f)).filter((i) => /^(fastify|better-sqlite3|postgres|node:http)$|\/http\/|\/store\/(sqlite|postgres)/.test(i)).map((i) => `${f} → ${i}`));
+    expect(offenders).toEqual([]);
+  });
+});
