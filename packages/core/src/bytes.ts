@@ -1,20 +1,34 @@
 // Byte helpers that work the same in Node and in browsers (no Buffer).
 
-const HEX_RE = /^(?:[0-9a-fA-F]{2})*$/;
 const BASE64_RE = /^[A-Za-z0-9+/]*={0,2}$/;
+
+const HEX_DIGITS = Array.from({ length: 256 }, (_, b) => b.toString(16).padStart(2, '0'));
+// Char code → nibble value, or -1: decoding is on the hot path (every voucher signature).
+const NIBBLE = new Int8Array(128).fill(-1);
+for (let i = 0; i < 16; i++) {
+  NIBBLE['0123456789abcdef'.charCodeAt(i)] = i;
+  NIBBLE['0123456789ABCDEF'.charCodeAt(i)] = i;
+}
 
 export function toHex(bytes: Uint8Array): string {
   let out = '';
-  for (const b of bytes) out += b.toString(16).padStart(2, '0');
+  for (const b of bytes) out += HEX_DIGITS[b]!;
   return out;
 }
 
 /** Decodes hex of an exact byte length (either case); throws on anything else. */
 export function fromHex(hex: string, length?: number): Uint8Array {
-  if (!HEX_RE.test(hex)) throw new TypeError('not hex');
+  if (typeof hex !== 'string' || hex.length % 2 !== 0) throw new TypeError('not hex');
   if (length !== undefined && hex.length !== length * 2) throw new TypeError(`expected ${length} bytes of hex`);
   const out = new Uint8Array(hex.length / 2);
-  for (let i = 0; i < out.length; i++) out[i] = parseInt(hex.slice(i * 2, i * 2 + 2), 16);
+  for (let i = 0; i < out.length; i++) {
+    const c1 = hex.charCodeAt(2 * i);
+    const c2 = hex.charCodeAt(2 * i + 1);
+    const hi = c1 < 128 ? NIBBLE[c1]! : -1;
+    const lo = c2 < 128 ? NIBBLE[c2]! : -1;
+    if ((hi | lo) < 0) throw new TypeError('not hex');
+    out[i] = (hi << 4) | lo;
+  }
   return out;
 }
 

@@ -6,12 +6,27 @@ import { StrKey } from '@stellar/stellar-base';
 export type AccountAddress = string;
 export type ContractAddress = string;
 
+// A facilitator checks the same few addresses (its asset, its channel contract, its sellers) on
+// every request, and the library's base32 decoding is not cheap: remember recent verdicts.
+const MEMO_MAX = 10_000;
+const verdicts = new Map<string, boolean>();
+
+function memoized(value: string, check: (v: string) => boolean): boolean {
+  let ok = verdicts.get(value);
+  if (ok === undefined) {
+    ok = check(value);
+    if (verdicts.size >= MEMO_MAX) verdicts.clear();
+    verdicts.set(value, ok);
+  }
+  return ok;
+}
+
 export function isAccountAddress(value: unknown): value is AccountAddress {
-  return typeof value === 'string' && value.length === 56 && StrKey.isValidEd25519PublicKey(value);
+  return typeof value === 'string' && value.length === 56 && value[0] === 'G' && memoized(value, (v) => StrKey.isValidEd25519PublicKey(v));
 }
 
 export function isContractAddress(value: unknown): value is ContractAddress {
-  return typeof value === 'string' && value.length === 56 && StrKey.isValidContract(value);
+  return typeof value === 'string' && value.length === 56 && value[0] === 'C' && memoized(value, (v) => StrKey.isValidContract(v));
 }
 
 /** Either an account or a contract (a smart account is a contract). */

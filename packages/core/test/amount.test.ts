@@ -31,3 +31,13 @@ describe('amounts', () => {
     expect(ceilDiv(101n, 50n)).toBe(3n);
   });
 });
+
+describe('hex', async () => {
+  const { fromHex, toHex } = await import('@svc/core');
+  it('round-trips every byte and either case, and refuses anything else', () => {
+    const all = Uint8Array.from({ length: 256 }, (_, i) => i);
+    expect(fromHex(toHex(all))).toEqual(all);
+    expect(fromHex('ABcd', 2)).toEqual(new Uint8Array([0xab, 0xcd]));
+    for (const bad of ['a', 'zz', 'g0', '0x', ' 0', 'é0', '00'.repeat(3)]) expect(() => fromHex(bad, bad === '000000' ? 2 : undefined)).toThrow();
+  });
+});
