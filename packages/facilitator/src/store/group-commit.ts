@@ -2,8 +2,10 @@
 // the event loop share one database transaction, so one fsync acknowledges many vouchers. The
 // adapter applies each call inside its own savepoint and reports one outcome per call; when the
 // transaction as a whole fails, every call of the batch is rejected (nothing acknowledged).
-// One batch is in flight at a time: calls that arrive meanwhile form the next batch, so batches
-// grow with load and latency stays one commit when idle.
+// At most `maxInFlight` batches are in flight (1 by default): calls that arrive meanwhile form the
+// next batch, so batches grow with load and latency stays one commit when idle. A committer that
+// applies batches strictly in order on another thread (the SQLite writer thread) takes 2, so it
+// always has the next batch queued instead of idling while this thread collects it.
 import type { WriteOp, WriteResult } from './port.js';
 import { checkOps } from './values.js';
 
@@ -27,16 +29,19 @@ interface PendingCall {
 export class GroupCommit {
   readonly #commit: CommitBatch;
   readonly #maxBatch: number;
+  readonly #maxInFlight: number;
   #pending: PendingCall[] = [];
   #scheduled = false;
-  #running = false;
+  #inFlight = 0;
   #closed = false;
   #idleWaiters: (() => void)[] = [];
 
-  constructor(commit: CommitBatch, maxBatch = DEFAULT_MAX_BATCH) {
+  constructor(commit: CommitBatch, maxBatch = DEFAULT_MAX_BATCH, maxInFlight = 1) {
     if (!Number.isSafeInteger(maxBatch) || maxBatch < 1) throw new RangeError('maxBatch must be a positive integer');
+    if (!Number.isSafeInteger(maxInFlight) || maxInFlight < 1) throw new RangeError('maxInFlight must be a positive integer');
     this.#commit = commit;
     this.#maxBatch = maxBatch;
+    this.#maxInFlight = maxInFlight;
   }
 
   submit(ops: readonly WriteOp[]): Promise<WriteResult> {
@@ -61,7 +66,7 @@ export class GroupCommit {
   }
 
   #idle(): boolean {
-    return !this.#running && this.#pending.length === 0;
+    return this.#inFlight === 0 && this.#pending.length === 0;
   }
 
   // setImmediate, not a microtask: it also gathers the calls of other requests read from the
@@ -76,9 +81,9 @@ export class GroupCommit {
   }
 
   #run(): void {
-    if (this.#running || this.#pending.length === 0) return this.#notifyIdle();
+    if (this.#inFlight >= this.#maxInFlight || this.#pending.length === 0) return this.#notifyIdle();
     const batch = this.#pending.splice(0, this.#maxBatch);
-    this.#running = true;
+    this.#inFlight++;
     let outcome: CallOutcome[] | Promise<CallOutcome[]>;
     try {
       outcome = this.#commit(batch.map((call) => call.ops));
@@ -94,14 +99,14 @@ export class GroupCommit {
 
   #finish(batch: PendingCall[], outcomes: CallOutcome[]): void {
     if (outcomes.length !== batch.length) return this.#fail(batch, new Error('the adapter returned a wrong number of outcomes'));
-    this.#running = false;
+    this.#inFlight--;
     batch.forEach((call, i) => settle(call, outcomes[i]!));
     this.#run();
   }
 
   /** The transaction failed: nothing of the batch was acknowledged, every call rejects. */
   #fail(batch: PendingCall[], error: unknown): void {
-    this.#running = false;
+    this.#inFlight--;
     for (const call of batch) call.reject(error);
     this.#run();
   }

@@ -164,3 +164,43 @@ export function applySqliteOps(s: StatementCache, ops: readonly WriteOp[]): Writ
   }
   return { ok: true, events };
 }
+
+const SELECT_ADVANCE_STATE = 'SELECT last_accepted, status FROM channels WHERE id = ?';
+const SELECT_IDEMPOTENCY_KEY = 'SELECT 1 FROM idempotency WHERE key = ?';
+const PRECHECKABLE = new Set<WriteOp['op']>(['channel.advance', 'receipt', 'event', 'idempotency', 'meta.set']);
+
+/**
+ * Whether a call's preconditions can all be decided before any of its ops is applied: none of
+ * its ops changes what another one checks (no insert or ledger update of a channel it advances,
+ * no second advance of one channel, no second use of one idempotency key). The voucher call —
+ * advance, receipt, event, idempotency — is of this kind.
+ */
+export function isPrecheckable(ops: readonly WriteOp[]): boolean {
+  const channels = new Set<bigint>();
+  const keys = new Set<string>();
+  for (const op of ops) {
+    if (!PRECHECKABLE.has(op.op)) return false;
+    if (op.op === 'channel.advance') {
+      if (channels.has(op.channelId)) return false;
+      channels.add(op.channelId);
+    } else if (op.op === 'idempotency') {
+      if (keys.has(op.key)) return false;
+      keys.add(op.key);
+    }
+  }
+  return true;
+}
+
+/** The first failed precondition of a precheckable call, or null when all hold. */
+export function precheck(s: StatementCache, ops: readonly WriteOp[]): WriteResult | null {
+  for (const [i, op] of ops.entries()) {
+    if (op.op === 'channel.advance') {
+      const row = s.get(SELECT_ADVANCE_STATE).get(paddedId(op.channelId)) as { last_accepted: string; status: string } | undefined;
+      const holds = row !== undefined && row.status === 'open' && row.last_accepted === op.expected.toString() && op.cumulative > op.expected;
+      if (!holds) return { ok: false, reason: 'conflict', op: i };
+    } else if (op.op === 'idempotency' && s.get(SELECT_IDEMPOTENCY_KEY).get(op.key) !== undefined) {
+      return { ok: false, reason: 'duplicate', op: i };
+    }
+  }
+  return null;
+}

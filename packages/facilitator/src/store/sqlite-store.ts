@@ -1,4 +1,4 @@
-// SqliteStore: the embedded default Store (port.ts), one better-sqlite3 connection per process.
+// SqliteStore: the embedded default Store (port.ts).
 //
 //   const store = await SqliteStore.open({ file: 'data/facilitator.sqlite' });
 //   await store.migrate();
@@ -6,21 +6,23 @@
 // Durability: WAL with synchronous = FULL, so COMMIT returns only after the WAL is fsynced and an
 // accepted voucher survives kill -9 or a power cut once its receipt has left the process.
 // Group commit: write() calls queue up until the next turn of the event loop (or until the batch
-// cap) and are applied in ONE `BEGIN IMMEDIATE … COMMIT`, each call in its own SAVEPOINT, so one
-// fsync acknowledges the whole group.
-// Reads use the same connection. They can never see a batch's uncommitted writes because a batch
-// is one synchronous run — BEGIN, every savepoint, COMMIT, with no await in between — and
-// JavaScript cannot run a read in the middle of it. Promises of the batch settle after COMMIT.
-import fs from 'node:fs';
-import path from 'node:path';
-import Database from 'better-sqlite3';
+// cap) and are applied in ONE `BEGIN IMMEDIATE … COMMIT`, each call isolated from the others (by
+// a SAVEPOINT, or by checking its preconditions first: see SqliteWriter), so one fsync
+// acknowledges the whole group.
+// Two connections: the writer applies batches on its own thread (SqliteWriter, unless `writer:
+// 'inline'`), so the fsync of one batch never stalls the event loop while the next batch forms;
+// reads use a second connection on this thread and, in WAL mode, see exactly what is committed —
+// a write() has resolved only once its COMMIT has, so a caller always reads its own writes.
+import type Database from 'better-sqlite3';
 import type { Receipt } from '@svc/core';
 import { DEFAULT_MAX_BATCH, GroupCommit } from './group-commit.js';
 import type { CallOutcome } from './group-commit.js';
-import { appliedSqliteVersions, migrateSqlite } from './migrations/sqlite.js';
+import { appliedSqliteVersions } from './migrations/sqlite.js';
 import type { ChannelFilter, ChannelRecord, EventQuery, IdempotentRecord, ReceiptQuery, Store, StoredEvent, WriteOp, WriteResult } from './port.js';
-import { StatementCache, applySqliteOps } from './sqlite-ops.js';
+import { StatementCache } from './sqlite-ops.js';
 import * as q from './sqlite-queries.js';
+import { SqliteWriter, openConnection } from './sqlite-writer.js';
+import { WriterThread } from './writer-thread.js';
 
 export const DEFAULT_BUSY_TIMEOUT_MS = 5_000;
 
@@ -31,49 +33,60 @@ export interface SqliteStoreOptions {
   busyTimeoutMs?: number;
   /** Most write() calls per transaction. */
   maxBatch?: number;
+  /** 'thread' (default): batches commit on a worker thread; 'inline': on this thread. */
+  writer?: 'thread' | 'inline';
+}
+
+interface Writer {
+  batch(calls: readonly (readonly WriteOp[])[]): Promise<CallOutcome[]> | CallOutcome[];
+  migrate(): Promise<void> | void;
+  close(): Promise<void> | void;
 }
 
 export class SqliteStore implements Store {
   readonly kind = 'sqlite' as const;
   readonly file: string;
-  readonly #db: Database.Database;
+  readonly #reader: Database.Database;
   readonly #stmts: StatementCache;
+  readonly #writer: Writer;
   readonly #group: GroupCommit;
 
-  private constructor(db: Database.Database, file: string, maxBatch: number) {
-    this.#db = db;
+  private constructor(reader: Database.Database, writer: Writer, file: string, maxBatch: number, inFlight: number) {
+    this.#reader = reader;
     this.file = file;
-    this.#stmts = new StatementCache(db);
-    this.#group = new GroupCommit((calls) => this.#commitBatch(calls), maxBatch);
+    this.#stmts = new StatementCache(reader);
+    this.#writer = writer;
+    this.#group = new GroupCommit((calls) => this.#writer.batch(calls), maxBatch, inFlight);
   }
 
-  static open(options: SqliteStoreOptions): Promise<SqliteStore> {
-    return new Promise((resolve) => {
-      fs.mkdirSync(path.dirname(path.resolve(options.file)), { recursive: true });
-      const db = new Database(options.file);
-      try {
-        db.pragma('journal_mode = WAL');
-        db.pragma('synchronous = FULL');
-        db.pragma(`busy_timeout = ${options.busyTimeoutMs ?? DEFAULT_BUSY_TIMEOUT_MS}`);
-        db.pragma('foreign_keys = ON');
-        // Savepoint sub-journals in memory: on disk, the savepoint around each call cost more CPU
-        // than the call itself. Crash recovery does not use them (the WAL does).
-        db.pragma('temp_store = MEMORY');
-      } catch (error) {
-        db.close();
-        throw error;
-      }
-      resolve(new SqliteStore(db, options.file, options.maxBatch ?? DEFAULT_MAX_BATCH));
-    });
+  static async open(options: SqliteStoreOptions): Promise<SqliteStore> {
+    const connection = { file: options.file, busyTimeoutMs: options.busyTimeoutMs ?? DEFAULT_BUSY_TIMEOUT_MS };
+    // The writer first: it creates the file and puts it in WAL mode.
+    let writer: Writer;
+    if (options.writer === 'inline') {
+      const inline = new SqliteWriter(connection);
+      writer = { batch: (calls) => inline.commitBatch(calls), migrate: () => inline.migrate(), close: () => inline.close() };
+    } else {
+      writer = await WriterThread.start(connection);
+    }
+    let reader: Database.Database;
+    try {
+      reader = openConnection(connection);
+    } catch (error) {
+      await writer.close();
+      throw error;
+    }
+    // The writer thread applies batches in order; a second one queued keeps it from idling.
+    return new SqliteStore(reader, writer, options.file, options.maxBatch ?? DEFAULT_MAX_BATCH, options.writer === 'inline' ? 1 : 2);
   }
 
-  migrate(): Promise<void> {
-    return this.#read(() => migrateSqlite(this.#db));
+  async migrate(): Promise<void> {
+    await this.#writer.migrate();
   }
 
   /** Schema versions recorded in the file. */
   appliedMigrations(): Promise<number[]> {
-    return this.#read(() => appliedSqliteVersions(this.#db));
+    return this.#read(() => appliedSqliteVersions(this.#reader));
   }
 
   write(ops: WriteOp[]): Promise<WriteResult> {
@@ -116,50 +129,15 @@ export class SqliteStore implements Store {
     return this.#read(() => q.getMeta(this.#stmts, key));
   }
 
-  /** Commits what is queued, then closes the connection. */
+  /** Commits what is queued, then closes both connections. */
   async close(): Promise<void> {
     await this.#group.close();
-    if (this.#db.open) this.#db.close();
+    await this.#writer.close();
+    if (this.#reader.open) this.#reader.close();
   }
 
-  // Runs synchronously; a throw becomes a rejection. Never inside a batch (see the file comment),
-  // which the assertion double-checks.
+  // Runs synchronously on the reader connection; a throw becomes a rejection.
   #read<T>(fn: () => T): Promise<T> {
-    return new Promise<T>((resolve) => {
-      if (this.#db.inTransaction) throw new Error('SqliteStore: read inside an open batch');
-      resolve(fn());
-    });
-  }
-
-  #commitBatch(calls: readonly (readonly WriteOp[])[]): CallOutcome[] {
-    const s = this.#stmts;
-    s.get('BEGIN IMMEDIATE').run();
-    try {
-      const outcomes = calls.map((ops) => this.#applyCall(ops));
-      s.get('COMMIT').run();
-      return outcomes;
-    } catch (error) {
-      // A failed COMMIT (or statement) may leave the transaction open: end it, nothing applied.
-      if (this.#db.inTransaction) s.get('ROLLBACK').run();
-      throw error;
-    }
-  }
-
-  #applyCall(ops: readonly WriteOp[]): CallOutcome {
-    const s = this.#stmts;
-    s.get('SAVEPOINT write_call').run();
-    try {
-      const result = applySqliteOps(s, ops);
-      if (!result.ok) s.get('ROLLBACK TO write_call').run();
-      s.get('RELEASE write_call').run();
-      return { result };
-    } catch (error) {
-      // Some errors (disk full, I/O) make SQLite abandon the whole transaction: then the batch
-      // fails. Otherwise only this call is undone and rejected.
-      if (!this.#db.inTransaction) throw error;
-      s.get('ROLLBACK TO write_call').run();
-      s.get('RELEASE write_call').run();
-      return { error };
-    }
+    return new Promise<T>((resolve) => resolve(fn()));
   }
 }

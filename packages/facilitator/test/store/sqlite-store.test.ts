@@ -19,30 +19,32 @@ function tempDir(): string {
   return fs.mkdtempSync(path.join(os.tmpdir(), 'svc-store-'));
 }
 
-async function openMigrated(file: string, options: { busyTimeoutMs?: number } = {}): Promise<SqliteStore> {
+async function openMigrated(file: string, options: { busyTimeoutMs?: number; writer?: 'thread' | 'inline' } = {}): Promise<SqliteStore> {
   const store = await SqliteStore.open({ file, ...options });
   await store.migrate();
   return store;
 }
 
-runStoreContract({
-  name: 'sqlite',
-  create: () => {
-    const dir = tempDir();
-    const opened: Store[] = [];
-    return Promise.resolve({
-      open: async () => {
-        const store = await openMigrated(path.join(dir, 'data', 'facilitator.sqlite'));
-        opened.push(store);
-        return store;
-      },
-      dispose: async () => {
-        for (const store of opened) await store.close();
-        fs.rmSync(dir, { recursive: true, force: true });
-      },
-    });
-  },
-});
+for (const writer of ['thread', 'inline'] as const) {
+  runStoreContract({
+    name: writer === 'thread' ? 'sqlite' : 'sqlite (inline writer)',
+    create: () => {
+      const dir = tempDir();
+      const opened: Store[] = [];
+      return Promise.resolve({
+        open: async () => {
+          const store = await openMigrated(path.join(dir, 'data', 'facilitator.sqlite'), { writer });
+          opened.push(store);
+          return store;
+        },
+        dispose: async () => {
+          for (const store of opened) await store.close();
+          fs.rmSync(dir, { recursive: true, force: true });
+        },
+      });
+    },
+  });
+}
 
 describe('SqliteStore', () => {
   let dir: string;
