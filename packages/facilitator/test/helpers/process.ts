@@ -4,7 +4,8 @@ import type { ChildProcess } from 'node:child_process';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
-const CLI = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../src/cli.ts');
+// The real `svc` command, as a user runs it.
+const SVC = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../bin/svc.cjs');
 
 export interface Child {
   proc: ChildProcess;
@@ -14,7 +15,7 @@ export interface Child {
 }
 
 export function spawnSvc(args: string[], env: Record<string, string>): ChildProcess {
-  return spawn(process.execPath, ['--import', 'tsx', CLI, ...args], {
+  return spawn(process.execPath, [SVC, ...args], {
     env: { ...process.env, LOG_LEVEL: 'warn', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
