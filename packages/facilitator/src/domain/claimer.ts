@@ -4,7 +4,7 @@
 // flight at a time (FACTS.md, Stellar).
 import { LEDGER_CODES, formatUnits, parseUnits, signLedgerTx, txHash } from '@svc/core';
 import type { Keypair, LedgerCode } from '@svc/core';
-import { LedgerTxRefused } from '@svc/ledger';
+import { LedgerTxRefused, LedgerUnavailable } from '@svc/ledger';
 import type { Ledger, TxResult } from '@svc/ledger';
 import type { ChannelRecord, Store } from '../store/port.js';
 import type { ChannelBook } from './channel-book.js';
@@ -49,7 +49,14 @@ export class Claimer {
     if (!record || record.lastSignature === null || record.lastAccepted <= record.claimed) {
       return { status: 'nothing', channelId, unclaimed: record ? record.lastAccepted - record.claimed : 0n };
     }
-    const result = await this.submit(record);
+    let result: TxResult;
+    try {
+      result = await this.submit(record);
+    } catch (err) {
+      // Not even submitted: report it (PROTOCOL.md §7), then let the caller retry with backoff.
+      if (err instanceof LedgerUnavailable) await this.report(record, { code: 0, codeName: 'LEDGER_UNAVAILABLE', tx: '' });
+      throw err;
+    }
     if (result.status === 'SUCCESS') return this.recordSuccess(record, result);
     return this.recordFailure(record, result);
   }
@@ -108,21 +115,25 @@ export class Claimer {
     const code = result.code ?? 0;
     const codeName = LEDGER_CODES[code as LedgerCode] ?? 'UNKNOWN';
     if (RESYNC_CODES.has(code)) await this.resync(record.id);
-    const ts = new Date(this.d.clock.now()).toISOString();
+    await this.report(record, { code, codeName, tx: result.hash });
+    return { status: 'rejected', channelId: record.id, code, codeName, tx: result.hash };
+  }
+
+  /** A claim that did not settle, as a `chain.rejected` event (code 0: the ledger was unreachable). */
+  private async report(record: ChannelRecord, failure: { code: number; codeName: string; tx: string }): Promise<void> {
     await this.d.events.commit([
       {
         op: 'event',
         event: {
           type: 'chain.rejected',
           source: 'ledger',
-          ts,
+          ts: new Date(this.d.clock.now()).toISOString(),
           channelId: record.id,
           accounts: [this.d.keys.address, record.payee],
-          data: { account: this.d.keys.address, code, codeName, tx: result.hash, op: 'channel.claim', channelId: record.id.toString() },
+          data: { account: this.d.keys.address, ...failure, op: 'channel.claim', channelId: record.id.toString() },
         },
       },
     ]);
-    return { status: 'rejected', channelId: record.id, code, codeName, tx: result.hash };
   }
 
   /** Applies the ledger's own view of a channel (claimed by someone else, or closed). */

@@ -1,0 +1,139 @@
+// The x402 facilitator endpoints in the shapes x402 2.x clients parse, and claims that retry.
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { SupportedResponseSchema, randomKeypair, signLedgerTx, toHex, voucherContext } from '@svc/core';
+import { LocalLedger, LedgerUnavailable } from '@svc/ledger';
+import type { Ledger } from '@svc/ledger';
+import { loadConfig } from '../../src/config.js';
+import { createFacilitator } from '../../src/facilitator.js';
+import { startHarness } from '../helpers/harness.js';
+import type { Harness } from '../helpers/harness.js';
+
+describe('GET /supported, POST /settle', () => {
+  let h: Harness;
+  beforeAll(async () => {
+    h = await startHarness();
+  });
+  afterAll(() => h.close());
+
+  const settle = async (payload: Parameters<Harness['verify']>[0]) => {
+    const reqs = h.requirements();
+    const res = await fetch(`${h.url}/settle`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ x402Version: 2, paymentPayload: { x402Version: 2, accepted: reqs, payload, resource: { url: `${h.url}/r` } }, paymentRequirements: reqs }),
+    });
+    expect(res.status).toBe(200);
+    return (await res.json()) as Record<string, unknown>;
+  };
+
+  it('lists the channel scheme for x402 v2 and v1 with the asset, contract and receipt signer', async () => {
+    const body = SupportedResponseSchema.parse(await (await fetch(`${h.url}/supported`)).json());
+    const info = await h.ledger.info();
+    expect(body.kinds.map((k) => [k.x402Version, k.scheme, k.network])).toEqual([[2, 'channel', 'stellar:local'], [1, 'channel', 'stellar:local']]);
+    expect(body.kinds[0]!.extra).toEqual({
+      asset: info.contracts.asset, assetCode: 'USDC', decimals: 7, channelContract: info.contracts.channel,
+      areFeesSponsored: true, facilitator: h.url, receiptSigner: h.f.services.keys.address,
+    });
+    expect(body.signers).toEqual({ 'stellar:*': [h.f.services.keys.address] });
+    expect(body.extensions).toEqual(['bazaar']);
+  });
+
+  it('confirms a voucher /verify accepted, with the same receipt and transaction ""', async () => {
+    const b = await h.buyer();
+    const v = b.signer.next(5000n);
+    const verified = await h.verify(v);
+    const settled = await settle(v);
+    expect(settled).toMatchObject({ success: true, transaction: '', network: 'stellar:local', payer: b.keys.address, cumulative: '5000' });
+    expect((settled['receipt'] as { id: string }).id).toBe(((verified.body['receipt'] as { receipt: { id: string } }).receipt).id);
+    const view = (await (await fetch(`${h.url}/channels/${b.channelId}`)).json()) as { vouchers: number };
+    expect(view.vouchers).toBe(1);
+  });
+
+  it('verifies and accepts a voucher /verify never saw', async () => {
+    const b = await h.buyer();
+    expect(await settle(b.signer.next(5000n))).toMatchObject({ success: true, cumulative: '5000' });
+    expect(await settle(b.signer.sign(10_000n))).toMatchObject({ success: true, cumulative: '10000', delta: '5000' });
+  });
+
+  it('does not confirm an accepted amount for a payload that lacks the buyer’s signature', async () => {
+    const b = await h.buyer();
+    const other = await h.buyer();
+    const v = b.signer.next(5000n);
+    await h.verify(v);
+    const forged = { ...v, signature: other.signer.sign(5000n).signature };
+    expect(await settle(forged)).toMatchObject({ success: false, errorReason: 'VOUCHER_BAD_SIGNATURE', transaction: '', network: 'stellar:local' });
+    expect(await settle({ ...v, cumulative: '1.5' })).toMatchObject({ success: false, errorReason: 'PAYMENT_MALFORMED' });
+  });
+});
+
+describe('a claim the ledger cannot take is retried with backoff and reported', () => {
+  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'svc-backoff-'));
+  const ledgerDir = fs.mkdtempSync(path.join(os.tmpdir(), 'svc-backoff-ledger-'));
+  afterAll(() => {
+    fs.rmSync(dataDir, { recursive: true, force: true });
+    fs.rmSync(ledgerDir, { recursive: true, force: true });
+  });
+
+  it('fails twice, waits 5 s then 10 s, then claims once', async () => {
+    const ledger = await LocalLedger.open({ dataDir: ledgerDir, ledgerSeconds: 1 });
+    let outage = 2;
+    let submits = 0;
+    const flaky: Ledger = {
+      info: () => ledger.info(),
+      latestLedger: () => ledger.latestLedger(),
+      getChannel: (id) => ledger.getChannel(id),
+      getAccount: (a) => ledger.getAccount(a),
+      getTx: (h) => ledger.getTx(h),
+      events: (after, limit) => ledger.events(after, limit),
+      close: () => ledger.close(),
+      submit: (tx) => {
+        submits++;
+        if (outage > 0) {
+          outage--;
+          return Promise.reject(new LedgerUnavailable('the ledger is down'));
+        }
+        return ledger.submit(tx);
+      },
+    };
+    const clock = { t: Date.now(), now() { return this.t; } };
+    const f = await createFacilitator({ config: loadConfig({ PORT: '0', DATA_DIR: dataDir, LOG_LEVEL: 'silent', DEMO: 'off', CLAIM_THRESHOLD: '1000' }), ledger: flaky, clock });
+    const url = await f.listen();
+    try {
+      const info = await ledger.info();
+      const payer = randomKeypair();
+      const payee = randomKeypair();
+      const vk = randomKeypair();
+      await ledger.faucet(payer.address);
+      const opened = await ledger.submit(signLedgerTx(payer, info.passphrase, { source: payer.address, seq: 1, op: 'channel.open', args: { payee: payee.address, deposit: '100000', voucherKey: vk.publicKeyHex, expiryLedger: info.latestLedger + 10_000 } }));
+      const channelId = BigInt(String(opened.result?.['channelId']));
+      const reqs = { scheme: 'channel', network: info.network, asset: info.contracts.asset, payTo: payee.address, amount: '5000', unit: 'request', maxTimeoutSeconds: 60, extra: { channelContract: info.contracts.channel, minDeposit: '1', facilitator: url, areFeesSponsored: true } };
+      const signature = toHex(voucherContext(info.passphrase, info.contracts.channel).sign(vk, channelId, 5000n));
+      const res = await fetch(`${url}/verify`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ x402Version: 2, paymentPayload: { x402Version: 2, accepted: reqs, payload: { channelId: channelId.toString(), cumulative: '5000', signature } }, paymentRequirements: reqs }) });
+      expect(((await res.json()) as { isValid: boolean }).isValid).toBe(true);
+
+      await f.scheduler.tick();
+      expect(submits).toBe(1);
+      await f.scheduler.tick(); // still backing off
+      expect(submits).toBe(1);
+      clock.t += 5_001;
+      await f.scheduler.tick();
+      expect(submits).toBe(2);
+      clock.t += 5_001; // the second backoff is 10 s
+      await f.scheduler.tick();
+      expect(submits).toBe(2);
+      clock.t += 5_000;
+      await f.scheduler.tick();
+      expect(submits).toBe(3);
+      expect((await ledger.getChannel(channelId))?.claimed).toBe(5000n);
+      const reports = await f.services.store.events({ types: ['chain.rejected'], limit: 10 });
+      expect(reports.map((e) => e.data['codeName'])).toEqual(['LEDGER_UNAVAILABLE', 'LEDGER_UNAVAILABLE']);
+      await f.scheduler.tick();
+      expect(submits).toBe(3); // nothing left to claim: not submitted again
+    } finally {
+      await f.close();
+    }
+  });
+});

@@ -1,0 +1,63 @@
+import { describe, expect, it } from 'vitest';
+import { contractFromRaw, fromHex, randomKeypair, voucherContext } from '@svc/core';
+import { ChannelLimitError, ChannelSigner } from '@svc/sdk';
+
+const PASSPHRASE = 'Standalone Network ; February 2017';
+const contract = contractFromRaw(new Uint8Array(32).fill(2));
+
+function signer(deposit = 10_000n, cumulative = 0n) {
+  const voucherKey = randomKeypair();
+  const s = new ChannelSigner({
+    channelId: 7n, deposit, cumulative, voucherKey, networkPassphrase: PASSPHRASE, channelContract: contract,
+    network: 'stellar:local', payee: randomKeypair().address, asset: contractFromRaw(new Uint8Array(32).fill(1)),
+  });
+  return { s, voucherKey };
+}
+
+describe('ChannelSigner', () => {
+  it('signs vouchers the channel’s key verifies, for exactly the cumulative asked', () => {
+    const { s, voucherKey } = signer();
+    const v = s.next(5000n);
+    expect(v).toMatchObject({ channelId: '7', cumulative: '5000' });
+    expect(voucherContext(PASSPHRASE, contract).verify(voucherKey.publicKey, 7n, 5000n, fromHex(v.signature, 64))).toBe(true);
+  });
+
+  it('only moves forward on confirmation, and never backwards', () => {
+    const { s } = signer();
+    s.next(5000n);
+    expect(s.cumulative).toBe(0n); // signed is not accepted
+    s.confirm(5000n);
+    expect(s.next(1000n).cumulative).toBe('6000');
+    s.confirm(3000n);
+    expect(s.cumulative).toBe(5000n);
+    expect(s.remaining).toBe(5000n);
+  });
+
+  it('refuses to exceed the deposit, a zero amount, or a start above the deposit', () => {
+    const { s } = signer(10_000n, 9_000n);
+    expect(() => s.next(1001n)).toThrow(ChannelLimitError);
+    expect(() => s.next(0n)).toThrow(ChannelLimitError);
+    expect(s.next(1000n).cumulative).toBe('10000');
+    expect(() => signer(10n, 11n)).toThrow(ChannelLimitError);
+    s.setDeposit(20_000n);
+    expect(s.next(1001n).cumulative).toBe('10001');
+  });
+
+  it('round-trips through its saved state', () => {
+    const { s } = signer(10_000n, 2_000n);
+    const copy = ChannelSigner.fromState(JSON.parse(JSON.stringify(s.toState())) as ReturnType<ChannelSigner['toState']>);
+    expect(copy.next(1n)).toEqual(s.next(1n));
+  });
+
+  it('runs payments of one channel one at a time', async () => {
+    const { s } = signer();
+    const order: string[] = [];
+    const slow = (name: string, ms: number) => s.exclusive(async () => {
+      order.push(`${name}+`);
+      await new Promise((r) => setTimeout(r, ms));
+      order.push(`${name}-`);
+    });
+    await Promise.all([slow('a', 20), slow('b', 1)]);
+    expect(order).toEqual(['a+', 'a-', 'b+', 'b-']);
+  });
+});
