@@ -74,7 +74,7 @@ export async function createFacilitator(options: FacilitatorOptions): Promise<Fa
   const vouchers = voucherContext(ledgerInfo.passphrase, ledgerInfo.contracts.channel);
   const book = new ChannelBook(store, ledger, { network: ledgerInfo.network, channelContract: ledgerInfo.contracts.channel }, clock);
   const latency = new LatencyWindow();
-  const claimer = new Claimer({ ledger, store, book, events, keys, passphrase: ledgerInfo.passphrase, clock });
+  const claimer = new Claimer({ ledger, store, book, events, keys, clock });
   const frozen = new Set<string>();
   let boundUrl = '';
 

@@ -7,15 +7,17 @@
 //   const res = await ledger.submit(signedTx);
 //
 // A submit that times out may still have been applied: look it up with getTx(txHash(…)).
-import { ErrorBodySchema, SvcError, U64_MAX } from '@svc/core';
-import type { SignedLedgerTx } from '@svc/core';
+import { ErrorBodySchema, SvcError, U64_MAX, signLedgerTx } from '@svc/core';
+import type { Keypair, SignedLedgerTx } from '@svc/core';
 import type { z } from 'zod';
 import type { LedgerFaucet } from './faucet.js';
 import { LedgerTxRefused, LedgerUnavailable } from './port.js';
-import type { Ledger, LedgerAccount, LedgerChannel, LedgerEvent, LedgerInfo, TxResult } from './port.js';
+import type { ClaimArgs, EventsPage, Ledger, LedgerAccount, LedgerChannel, LedgerInfo, TxResult } from './port.js';
+import { claimArgs } from './claim-args.js';
 import { AccountWireSchema, ChannelWireSchema, EventsPageSchema, InfoSchema, MAX_EVENTS_PAGE, TxResultSchema } from './wire.js';
 
 export const DEFAULT_HTTP_LEDGER_TIMEOUT_MS = 10_000;
+const CLAIM_SEQ_RETRIES = 2;
 
 export interface HttpLedgerOptions {
   /** Base URL of the routes, prefix included: `http://127.0.0.1:4021/ledger`. */
@@ -34,6 +36,7 @@ export class HttpLedger implements Ledger, LedgerFaucet {
   readonly url: string;
   readonly #timeoutMs: number;
   readonly #fetch: typeof fetch;
+  readonly #claims = new Map<string, Promise<unknown>>();
 
   constructor(options: HttpLedgerOptions) {
     this.url = options.url.replace(/\/+$/, '');
@@ -74,11 +77,32 @@ export class HttpLedger implements Ledger, LedgerFaucet {
     return this.#expect(reply, TxResultSchema);
   }
 
-  async events(after: number, limit: number): Promise<LedgerEvent[]> {
-    const cursor = Number.isFinite(after) ? Math.max(0, Math.floor(after)) : 0;
+  async events(cursor: string | null, limit: number): Promise<EventsPage> {
     const count = Number.isFinite(limit) ? Math.min(MAX_EVENTS_PAGE, Math.max(0, Math.floor(limit))) : 0;
-    if (count === 0) return [];
-    return this.#expect(await this.#request('GET', `/events?cursor=${cursor}&limit=${count}`), EventsPageSchema).events;
+    if (count === 0) return { events: [], cursor };
+    const after = cursor === null ? '' : `cursor=${encodeURIComponent(cursor)}&`;
+    return this.#expect(await this.#request('GET', `/events?${after}limit=${count}`), EventsPageSchema);
+  }
+
+  /** Claims as `signer`, one submission per signer at a time; a sequence number taken meanwhile is read again. */
+  claim(args: ClaimArgs, signer: Keypair): Promise<TxResult> {
+    const previous = this.#claims.get(signer.address) ?? Promise.resolve();
+    const run = previous.then(() => this.#claimNow(args, signer));
+    this.#claims.set(signer.address, run.catch(() => undefined));
+    return run;
+  }
+
+  async #claimNow(args: ClaimArgs, signer: Keypair): Promise<TxResult> {
+    const { passphrase } = await this.info();
+    for (let attempt = 0; ; attempt++) {
+      const { seq } = await this.getAccount(signer.address);
+      const body = { source: signer.address, seq: seq + 1, op: 'channel.claim', args: claimArgs(args) };
+      try {
+        return await this.submit(signLedgerTx(signer, passphrase, body));
+      } catch (err) {
+        if (!(err instanceof LedgerTxRefused) || attempt >= CLAIM_SEQ_RETRIES) throw err;
+      }
+    }
   }
 
   async faucet(address: string, amount?: bigint): Promise<TxResult> {

@@ -68,8 +68,7 @@ export const ledgerRoutes: FastifyPluginCallback<LedgerRoutesOptions> = (app, { 
 
   app.get('/events', async (request) => {
     const query = parse(EventsQuerySchema, request.query, 'events query');
-    const events = await ledger.events(query.cursor ?? 0, query.limit ?? DEFAULT_EVENTS_PAGE);
-    return { events, cursor: events.at(-1)?.id ?? query.cursor ?? 0 };
+    return ledger.events(query.cursor ?? null, query.limit ?? DEFAULT_EVENTS_PAGE);
   });
 
   app.get('/accounts/:address', async (request) => {

@@ -63,7 +63,7 @@ export interface NewTx {
 }
 
 function toEvent(row: EventRow): LedgerEvent {
-  return { id: row.id, ledger: row.ledger, tx: row.tx, ts: row.ts, type: row.type, data: JSON.parse(row.data) as Record<string, unknown> };
+  return { id: String(row.id), ledger: row.ledger, tx: row.tx, ts: row.ts, type: row.type, data: JSON.parse(row.data) as Record<string, unknown> };
 }
 
 function toChannel(row: ChannelRow): LedgerChannel {
@@ -182,7 +182,7 @@ export class LedgerState {
 
   insertEvent(event: NewEvent): LedgerEvent {
     const info = this.stmt.eventInsert.run(event.tx, event.ledger, event.ts, event.type, JSON.stringify(event.data));
-    return { id: Number(info.lastInsertRowid), ledger: event.ledger, tx: event.tx, ts: event.ts, type: event.type, data: event.data };
+    return { id: String(info.lastInsertRowid), ledger: event.ledger, tx: event.tx, ts: event.ts, type: event.type, data: event.data };
   }
 
   events(after: number, limit: number): LedgerEvent[] {

@@ -21,7 +21,8 @@ import {
   verifyLedgerTx,
   voucherContext,
 } from '@svc/core';
-import type { SignedLedgerTx } from '@svc/core';
+import { signLedgerTx } from '@svc/core';
+import type { Keypair, SignedLedgerTx } from '@svc/core';
 import { ASSET_CODE, ASSET_DECIMALS, GENESIS_LEDGER, LOCAL_NETWORK, LOCAL_PASSPHRASE, localContracts } from './contracts.js';
 import type { LocalContracts } from './contracts.js';
 import { checkFaucetLimits, faucetAmount, faucetLimits } from './faucet.js';
@@ -36,7 +37,8 @@ import { DEFAULT_OPS } from './ops/index.js';
 import { ContractError } from './ops/registry.js';
 import type { OpDefinition, OpRegistry, OpResult } from './ops/registry.js';
 import { LedgerTxRefused, LedgerUnavailable } from './port.js';
-import type { Ledger, LedgerAccount, LedgerChannel, LedgerEvent, LedgerInfo, TxResult } from './port.js';
+import type { ClaimArgs, EventsPage, Ledger, LedgerAccount, LedgerChannel, LedgerInfo, TxResult } from './port.js';
+import { claimArgs } from './claim-args.js';
 import { describeIssues, MAX_EVENTS_PAGE, SignedTxSchema } from './wire.js';
 
 export const DEFAULT_LEDGER_SECONDS = 5;
@@ -178,12 +180,23 @@ export class LocalLedger implements Ledger, LedgerFaucet {
     });
   }
 
-  events(after: number, limit: number): Promise<LedgerEvent[]> {
+  events(cursor: string | null, limit: number): Promise<EventsPage> {
     return settle(() => {
       this.#assertOpen();
-      const from = Number.isFinite(after) ? Math.max(0, Math.floor(after)) : 0;
+      if (cursor !== null && !/^[0-9]{1,15}$/.test(cursor)) throw new SvcError('BAD_REQUEST', 'cursor must be the id of an event', { source: 'ledger' });
+      const from = cursor === null ? 0 : Number(cursor);
       const count = Number.isFinite(limit) ? Math.min(MAX_EVENTS_PAGE, Math.max(0, Math.floor(limit))) : 0;
-      return count === 0 ? [] : this.#state.events(from, count);
+      const events = count === 0 ? [] : this.#state.events(from, count);
+      return { events, cursor: events.at(-1)?.id ?? cursor };
+    });
+  }
+
+  /** Claims as `signer`: the sequence number is read and used in one step, so claims never collide. */
+  claim(args: ClaimArgs, signer: Keypair): Promise<TxResult> {
+    return settle(() => {
+      this.#assertOpen();
+      const body = { source: signer.address, seq: this.#state.seq(signer.address) + 1, op: 'channel.claim', args: claimArgs(args) };
+      return this.#apply(signLedgerTx(signer, this.passphrase, body));
     });
   }
 

@@ -4,8 +4,8 @@
 //
 //   const ledger: Ledger = await LocalLedger.open({ dataDir, ledgerSeconds: 5 });
 //   const ch = await ledger.getChannel(42n);
-//   const res = await ledger.submit(signLedgerTx(facilitatorKeys, passphrase, { source, seq, op: 'channel.claim', args }));
-import type { NetworkName, SignedLedgerTx } from '@svc/core';
+//   const res = await ledger.claim({ channelId: 42n, cumulative: 135000n, signature }, facilitatorKeys);
+import type { Keypair, NetworkName, SignedLedgerTx } from '@svc/core';
 
 export interface LedgerInfo {
   network: NetworkName;
@@ -53,8 +53,8 @@ export type LedgerEventType =
 
 /** One entry of the ledger's ordered event log. Amounts in `data` are decimal strings. */
 export interface LedgerEvent {
-  /** Strictly increasing; pass the last one seen as the cursor. */
-  id: number;
+  /** Unique and opaque (the local ledger counts 1, 2, 3…; Soroban has paging tokens). */
+  id: string;
   ledger: number;
   tx: string;
   ts: string;
@@ -95,6 +95,19 @@ export class LedgerUnavailable extends Error {
   }
 }
 
+export interface ClaimArgs {
+  channelId: bigint;
+  cumulative: bigint;
+  /** The payer's voucher signature for `cumulative`, 128 hex characters. */
+  signature: string;
+}
+
+/** A page of events and the cursor that continues after it (unchanged when the page is empty). */
+export interface EventsPage {
+  events: LedgerEvent[];
+  cursor: string | null;
+}
+
 export interface Ledger {
   info(): Promise<LedgerInfo>;
   latestLedger(): Promise<number>;
@@ -103,12 +116,20 @@ export interface Ledger {
   getAccount(address: string): Promise<LedgerAccount>;
   getTx(hash: string): Promise<TxResult | null>;
   /**
-   * Applies a signed transaction. Resolves with SUCCESS or FAILED (FAILED consumes the sequence
-   * number, as on the real network); rejects with LedgerTxRefused when the signature, sequence
-   * or shape is wrong (no effect), or LedgerUnavailable.
+   * Applies a signed local-ledger transaction (PROTOCOL.md §9). Resolves with SUCCESS or FAILED
+   * (FAILED consumes the sequence number, as on the real network); rejects with LedgerTxRefused
+   * when the signature, sequence or shape is wrong (no effect), or LedgerUnavailable. Adapters of
+   * other networks, which have their own transaction format, refuse it.
    */
   submit(tx: SignedLedgerTx): Promise<TxResult>;
-  /** Events with id > `after` (0 for the beginning), in order, at most `limit`. */
-  events(after: number, limit: number): Promise<LedgerEvent[]>;
+  /**
+   * Claims `cumulative` on the channel with the payer's voucher, as a transaction of `signer` (who
+   * pays the fees; anyone may claim, and the contract pays only the payee). The adapter takes the
+   * sequence number and serialises its own submissions. SUCCESS or FAILED with the contract's
+   * code; rejects with LedgerUnavailable when it could not tell.
+   */
+  claim(args: ClaimArgs, signer: Keypair): Promise<TxResult>;
+  /** Events after `cursor` (null: from the adapter's beginning), in order, at most `limit`. */
+  events(cursor: string | null, limit: number): Promise<EventsPage>;
   close(): Promise<void>;
 }

@@ -28,7 +28,7 @@ export const TxHashSchema = z
   .transform((v) => v.toLowerCase());
 
 export const EventsQuerySchema = z.object({
-  cursor: z.string().regex(/^[0-9]{1,15}$/, 'the id of the last event seen').transform(Number).optional(),
+  cursor: z.string().regex(/^[0-9]{1,15}$/, 'the id of the last event seen').optional(),
   limit: z
     .string()
     .regex(/^[0-9]{1,7}$/, 'a positive integer')
@@ -48,7 +48,7 @@ export const InfoSchema = z.object({
 }) satisfies z.ZodType<LedgerInfo>;
 
 export const EventSchema = z.object({
-  id: z.number().int(),
+  id: z.string(),
   ledger: z.number().int(),
   tx: z.string(),
   ts: z.string(),
@@ -56,7 +56,7 @@ export const EventSchema = z.object({
   data: z.record(z.string(), z.unknown()),
 }) satisfies z.ZodType<LedgerEvent>;
 
-export const EventsPageSchema = z.object({ events: z.array(EventSchema), cursor: z.number().int() });
+export const EventsPageSchema = z.object({ events: z.array(EventSchema), cursor: z.string().nullable() });
 
 export const TxResultSchema = z.object({
   hash: z.string(),

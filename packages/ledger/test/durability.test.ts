@@ -66,7 +66,7 @@ describe('durability', () => {
     const res = await again.send('channel.open', { payee: payee.address, deposit: '5', voucherKey: vk.publicKeyHex, expiryLedger: 500 });
     expect(res.result).toEqual({ channelId: '4' });
     expect(await again.seq()).toBe(4);
-    expect(res.events[0]!.id).toBe(before.events.at(-1)!.id + 1);
+    expect(Number(res.events[0]!.id)).toBe(Number(before.events.at(-1)!.id) + 1);
     await ledger.close();
     tmp.remove();
   });

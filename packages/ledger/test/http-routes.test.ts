@@ -143,13 +143,13 @@ describe('ledger HTTP routes (PROTOCOL.md §9)', () => {
 
   it('GET /events pages with cursor and limit, and validates both', async () => {
     for (let i = 0; i < 3; i++) await server.ledger.faucet(randomKeypair().address);
-    const page = async (query: string) => (await fetch(`${server.url}/events${query}`)).json() as Promise<{ events: Array<{ id: number }>; cursor: number }>;
+    const page = async (query: string) => (await fetch(`${server.url}/events${query}`)).json() as Promise<{ events: Array<{ id: string }>; cursor: string | null }>;
     const all = await page('');
-    expect(all.events.map((e) => e.id)).toEqual([1, 2, 3]);
-    expect(all.cursor).toBe(3);
-    expect(await page('?limit=2')).toMatchObject({ cursor: 2, events: [{ id: 1 }, { id: 2 }] });
-    expect(await page('?cursor=2&limit=2')).toMatchObject({ cursor: 3, events: [{ id: 3 }] });
-    expect(await page('?cursor=3')).toEqual({ cursor: 3, events: [] });
+    expect(all.events.map((e) => e.id)).toEqual(['1', '2', '3']);
+    expect(all.cursor).toBe('3');
+    expect(await page('?limit=2')).toMatchObject({ cursor: '2', events: [{ id: '1' }, { id: '2' }] });
+    expect(await page('?cursor=2&limit=2')).toMatchObject({ cursor: '3', events: [{ id: '3' }] });
+    expect(await page('?cursor=3')).toEqual({ cursor: '3', events: [] });
     expect((await page('?limit=5000')).events).toHaveLength(3);
     for (const bad of ['?limit=0', '?limit=abc', '?cursor=-1', '?cursor=1.5', '?limit=1&limit=2']) {
       await expectError(await fetch(`${server.url}/events${bad}`), 400, 'BAD_REQUEST');

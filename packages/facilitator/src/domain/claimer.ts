@@ -1,10 +1,9 @@
-// Claims a channel's accepted amount on the ledger: builds the `channel.claim` transaction with the
-// last accepted voucher, signs it with the facilitator's key (the facilitator pays the fees), and
-// records the result. Submissions are serialised: one source account has one sequence number in
-// flight at a time (FACTS.md, Stellar).
-import { LEDGER_CODES, formatUnits, parseUnits, signLedgerTx, txHash } from '@svc/core';
+// Claims a channel's accepted amount on the ledger with the last accepted voucher, as a transaction
+// of the facilitator's key (the facilitator pays the fees), and records the result. Claims are
+// serialised here, and each adapter takes its own sequence numbers (FACTS.md, Stellar).
+import { LEDGER_CODES, formatUnits, parseUnits } from '@svc/core';
 import type { Keypair, LedgerCode } from '@svc/core';
-import { LedgerTxRefused, LedgerUnavailable } from '@svc/ledger';
+import { LedgerUnavailable } from '@svc/ledger';
 import type { Ledger, TxResult } from '@svc/ledger';
 import type { ChannelRecord, Store } from '../store/port.js';
 import type { ChannelBook } from './channel-book.js';
@@ -13,7 +12,7 @@ import type { EventLog } from './event-log.js';
 
 /** Ledger codes after which the channel's ledger state is simply re-read (someone else acted). */
 const RESYNC_CODES = new Set([21, 23]);
-const SEQ_RETRIES = 2;
+const RECORDED_MAX = 10_000;
 
 export type ClaimOutcome =
   | { status: 'claimed'; channelId: bigint; amount: bigint; cumulative: bigint; vouchersCovered: number; tx: string; ledger: number }
@@ -26,14 +25,22 @@ export interface ClaimerDeps {
   book: ChannelBook;
   events: EventLog;
   keys: Keypair;
-  passphrase: string;
   clock: Clock;
+}
+
+function claimKey(channelId: bigint, cumulative: bigint): string {
+  return `${channelId}:${cumulative}`;
 }
 
 export class Claimer {
   private queue: Promise<unknown> = Promise.resolve();
-  /** Hashes of claims this process submitted, so the ledger watcher does not report them twice. */
-  readonly ownClaims = new Set<string>();
+  /**
+   * Claims this process makes are reported by the claimer, not the ledger watcher: those in
+   * progress (channel:cumulative, known before submission) and those recorded but not yet seen
+   * by the watcher (their transaction hashes).
+   */
+  private readonly inProgress = new Set<string>();
+  private readonly recorded = new Set<string>();
 
   constructor(private readonly d: ClaimerDeps) {}
 
@@ -49,35 +56,27 @@ export class Claimer {
     if (!record || record.lastSignature === null || record.lastAccepted <= record.claimed) {
       return { status: 'nothing', channelId, unclaimed: record ? record.lastAccepted - record.claimed : 0n };
     }
-    let result: TxResult;
+    const key = claimKey(record.id, record.lastAccepted);
+    this.inProgress.add(key);
     try {
-      result = await this.submit(record);
-    } catch (err) {
-      // Not even submitted: report it (PROTOCOL.md §7), then let the caller retry with backoff.
-      if (err instanceof LedgerUnavailable) await this.report(record, { code: 0, codeName: 'LEDGER_UNAVAILABLE', tx: '' });
-      throw err;
+      let result: TxResult;
+      try {
+        result = await this.d.ledger.claim({ channelId: record.id, cumulative: record.lastAccepted, signature: record.lastSignature }, this.d.keys);
+      } catch (err) {
+        // Not even submitted: report it (PROTOCOL.md §7), then let the caller retry with backoff.
+        if (err instanceof LedgerUnavailable) await this.report(record, { code: 0, codeName: 'LEDGER_UNAVAILABLE', tx: '' });
+        throw err;
+      }
+      if (result.status === 'SUCCESS') return await this.recordSuccess(record, result);
+      return await this.recordFailure(record, result);
+    } finally {
+      this.inProgress.delete(key);
     }
-    if (result.status === 'SUCCESS') return this.recordSuccess(record, result);
-    return this.recordFailure(record, result);
   }
 
-  private async submit(record: ChannelRecord): Promise<TxResult> {
-    for (let attempt = 0; ; attempt++) {
-      const account = await this.d.ledger.getAccount(this.d.keys.address);
-      const body = {
-        source: this.d.keys.address,
-        seq: account.seq + 1,
-        op: 'channel.claim',
-        args: { channelId: record.id.toString(), cumulative: formatUnits(record.lastAccepted), signature: record.lastSignature },
-      };
-      this.ownClaims.add(txHash(this.d.passphrase, body));
-      try {
-        return await this.d.ledger.submit(signLedgerTx(this.d.keys, this.d.passphrase, body));
-      } catch (err) {
-        // A sequence number taken by another submitter of this key: read it again and retry.
-        if (!(err instanceof LedgerTxRefused) || attempt >= SEQ_RETRIES) throw err;
-      }
-    }
+  /** Whether this process made (and reports) the claim the ledger watcher sees; forgets it then. */
+  isOwnClaim(channelId: bigint, cumulative: bigint, tx: string): boolean {
+    return this.inProgress.has(claimKey(channelId, cumulative)) || this.recorded.delete(tx);
   }
 
   private async recordSuccess(record: ChannelRecord, result: TxResult): Promise<ClaimOutcome> {
@@ -108,6 +107,8 @@ export class Claimer {
       },
     ]);
     this.d.book.invalidate(record.id);
+    if (this.recorded.size >= RECORDED_MAX) this.recorded.clear();
+    this.recorded.add(result.hash);
     return { status: 'claimed', channelId: record.id, amount, cumulative: record.lastAccepted, vouchersCovered, tx: result.hash, ledger: result.ledger };
   }
 

@@ -71,21 +71,21 @@ export class LedgerWatcher {
 
   private async catchUp(): Promise<void> {
     await this.ledgerClock.refresh();
-    let cursor = Number((await this.store.getMeta(CURSOR_KEY)) ?? '0');
+    let cursor = await this.store.getMeta(CURSOR_KEY);
     for (;;) {
       const page = await this.ledger.events(cursor, PAGE);
-      if (page.length === 0) return;
+      if (page.events.length === 0) return;
       const opened = new Map<bigint, ChannelRecord>();
       const ops: WriteOp[] = [];
-      for (const ev of page) ops.push(...(await this.apply(ev, opened)));
-      cursor = page[page.length - 1]!.id;
-      ops.push({ op: 'meta.set', key: CURSOR_KEY, value: String(cursor) });
+      for (const ev of page.events) ops.push(...(await this.apply(ev, opened)));
+      cursor = page.cursor;
+      if (cursor !== null) ops.push({ op: 'meta.set', key: CURSOR_KEY, value: cursor });
       await this.events.commit(ops);
-      for (const ev of page) {
+      for (const ev of page.events) {
         const id = channelIdOf(ev.data['channelId']);
         if (id !== null) this.book.invalidate(id);
       }
-      if (page.length < PAGE) return;
+      if (page.events.length < PAGE) return;
     }
   }
 
@@ -158,9 +158,9 @@ export class LedgerWatcher {
     const d = ev.data;
     const cumulative = units(d['cumulative']);
     const ops: WriteOp[] = [{ op: 'channel.ledger', channelId, claimed: cumulative }];
-    // A claim this process made is recorded by the claimer; one made by anyone else (or by this
-    // facilitator before a crash) is reported here.
-    if (!this.claimer.ownClaims.delete(ev.tx)) {
+    // A claim this process is making is recorded by the claimer; one made by anyone else (or by
+    // this facilitator before a crash) is reported here.
+    if (!this.claimer.isOwnClaim(channelId, cumulative, ev.tx)) {
       ops.push(
         this.event(ev, channelId, parties, {
           channelId: channelId.toString(),

@@ -151,7 +151,8 @@ function wrap(ledger: LocalLedger) {
     getAccount: (a: string) => ledger.getAccount(a),
     getTx: (h: string) => ledger.getTx(h),
     submit: (tx: Parameters<LocalLedger['submit']>[0]) => ledger.submit(tx),
-    events: (after: number, limit: number) => ledger.events(after, limit),
+    claim: (args: Parameters<LocalLedger['claim']>[0], signer: Parameters<LocalLedger['claim']>[1]) => ledger.claim(args, signer),
+    events: (cursor: string | null, limit: number) => ledger.events(cursor, limit),
   };
 }
 

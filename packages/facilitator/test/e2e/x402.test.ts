@@ -87,15 +87,16 @@ describe('a claim the ledger cannot take is retried with backoff and reported', 
       getChannel: (id) => ledger.getChannel(id),
       getAccount: (a) => ledger.getAccount(a),
       getTx: (h) => ledger.getTx(h),
-      events: (after, limit) => ledger.events(after, limit),
+      events: (cursor, limit) => ledger.events(cursor, limit),
       close: () => ledger.close(),
-      submit: (tx) => {
+      submit: (tx) => ledger.submit(tx),
+      claim: (args, signer) => {
         submits++;
         if (outage > 0) {
           outage--;
           return Promise.reject(new LedgerUnavailable('the ledger is down'));
         }
-        return ledger.submit(tx);
+        return ledger.claim(args, signer);
       },
     };
     const clock = { t: Date.now(), now() { return this.t; } };

@@ -1,7 +1,7 @@
 // Ledger contract cases: conservation of money and the event log.
 import { describe, expect, it } from 'vitest';
 import type { TxResult } from '../../src/index.js';
-import { allEvents, balanceOf, CONTRACTS } from '../helpers/actors.js';
+import { allEvents, balanceOf, CONTRACTS, voucher } from '../helpers/actors.js';
 import type { ContractFixture } from './fixture.js';
 
 export function moneyAndEventCases(f: ContractFixture): void {
@@ -60,7 +60,7 @@ export function moneyAndEventCases(f: ContractFixture): void {
 
       const paged = await allEvents(f.ledger, 3);
       expect(paged).toEqual(await allEvents(f.ledger));
-      for (let i = 1; i < paged.length; i++) expect(paged[i]!.id).toBeGreaterThan(paged[i - 1]!.id);
+      for (let i = 1; i < paged.length; i++) expect(Number(paged[i]!.id)).toBeGreaterThan(Number(paged[i - 1]!.id));
       for (const e of paged) {
         expect(e.tx).toMatch(/^[0-9a-f]{64}$/);
         expect(Number.isInteger(e.ledger) && e.ledger >= 1).toBe(true);
@@ -87,16 +87,31 @@ export function moneyAndEventCases(f: ContractFixture): void {
       }
     });
 
-    it('events(after, limit) pages from a cursor and honours the limit', async () => {
+    it('events(cursor, limit) pages from a cursor and honours the limit', async () => {
       await f.ledger.faucet(f.payer.address);
       await f.ledger.faucet(f.payee.address);
       await f.ledger.faucet(f.stranger.address);
-      const all = await f.ledger.events(0, 100);
+      const all = (await f.ledger.events(null, 100)).events;
       expect(all).toHaveLength(3);
-      expect(await f.ledger.events(0, 2)).toEqual(all.slice(0, 2));
-      expect(await f.ledger.events(all[1]!.id, 100)).toEqual(all.slice(2));
-      expect(await f.ledger.events(all[2]!.id, 100)).toEqual([]);
-      expect(await f.ledger.events(0, 0)).toEqual([]);
+      expect(await f.ledger.events(null, 2)).toEqual({ events: all.slice(0, 2), cursor: all[1]!.id });
+      expect(await f.ledger.events(all[1]!.id, 100)).toEqual({ events: all.slice(2), cursor: all[2]!.id });
+      // An empty page keeps the cursor where it was.
+      expect(await f.ledger.events(all[2]!.id, 100)).toEqual({ events: [], cursor: all[2]!.id });
+      expect(await f.ledger.events(null, 0)).toEqual({ events: [], cursor: null });
+    });
+
+    it('claim(args, signer) claims with the payer’s voucher, taking the signer’s sequence number', async () => {
+      const id = await f.openChannel();
+      const cumulative = 70n;
+      const signature = voucher(f.voucherKeys, id, cumulative);
+      const before = (await f.ledger.getAccount(f.stranger.address)).seq;
+      const res = await f.ledger.claim({ channelId: id, cumulative, signature }, f.stranger.keys);
+      expect(res).toMatchObject({ status: 'SUCCESS', op: 'channel.claim', source: f.stranger.address, result: { amount: '70' } });
+      expect((await f.ledger.getAccount(f.stranger.address)).seq).toBe(before + 1);
+      const again = await f.ledger.claim({ channelId: id, cumulative, signature }, f.stranger.keys);
+      expect(again).toMatchObject({ status: 'FAILED', code: 23 });
+      const both = await Promise.all([1n, 2n].map((extra) => f.ledger.claim({ channelId: id, cumulative: cumulative + extra, signature: voucher(f.voucherKeys, id, cumulative + extra) }, f.stranger.keys)));
+      expect(both.map((r) => r.status)).toEqual(['SUCCESS', 'SUCCESS']);
     });
 
     it('unknown channels and transactions are null', async () => {

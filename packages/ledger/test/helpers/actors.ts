@@ -57,10 +57,12 @@ export function voucher(keys: Keypair, channelId: bigint | string, cumulative: b
 
 export async function allEvents(ledger: Ledger, pageSize = 1000): Promise<LedgerEvent[]> {
   const out: LedgerEvent[] = [];
+  let cursor: string | null = null;
   for (;;) {
-    const page = await ledger.events(out.at(-1)?.id ?? 0, pageSize);
-    out.push(...page);
-    if (page.length < pageSize) return out;
+    const page = await ledger.events(cursor, pageSize);
+    out.push(...page.events);
+    cursor = page.cursor;
+    if (page.events.length < pageSize) return out;
   }
 }
 
