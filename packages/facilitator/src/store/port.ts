@@ -15,7 +15,7 @@
 //     { op: 'event', event: { type: 'voucher.accepted', source: 'facilitator', ts: at, channelId: 42n, accounts: [payer, payee], data } },
 //   ]);
 //   if (!out.ok) … // another copy of the voucher won the race
-import type { Receipt } from '@svc/core';
+import type { Receipt, StreamEndReason } from '@svc/core';
 
 export type ChannelStatus = 'open' | 'closed';
 
@@ -72,6 +72,48 @@ export interface StoredEvent {
   data: Record<string, unknown>;
 }
 
+export type StreamStatus = 'open' | 'ended';
+
+/** A streaming session (PROTOCOL.md §8): slices of `token` or `second` units paid by vouchers. */
+export interface StreamRecord {
+  /** 32 lowercase hex characters (128 random bits: knowing it is the capability to use it). */
+  id: string;
+  channelId: bigint;
+  payTo: string;
+  resource: string;
+  unit: 'token' | 'second';
+  /** Price of one slice. */
+  sliceCost: bigint;
+  /** What the first slice's receipt paid (at least one slice). */
+  initialCharge: bigint;
+  /** The receipt of the first slice; bound to this session and no other. */
+  receiptId: string;
+  /** The cumulative the next slice's voucher must reach. */
+  required: bigint;
+  /** The highest cumulative credited to this session. */
+  paid: bigint;
+  /** Everything this session was paid: the initial charge plus every slice voucher's delta. */
+  charged: bigint;
+  /** Vouchers credited, the first slice's included. */
+  vouchers: number;
+  /** A slice paid but not yet handed to a wait (a voucher that came before the wait). */
+  pendingReceiptId: string | null;
+  status: StreamStatus;
+  reason: StreamEndReason | null;
+  /** Units delivered, as reported by the seller when it ended the session; null if unknown. */
+  units: number | null;
+  openedAt: string;
+  lastActivityAt: string;
+  endedAt: string | null;
+}
+
+export interface StreamFilter {
+  status?: StreamStatus;
+  channelId?: bigint;
+  /** Only sessions whose lastActivityAt is before this ISO time. */
+  idleBefore?: string;
+}
+
 export type WriteOp =
   /** Insert a channel first seen on the ledger; no effect when the id is already stored. */
   | { op: 'channel.insert'; channel: ChannelRecord }
@@ -100,11 +142,30 @@ export type WriteOp =
   | { op: 'receipt'; receipt: Receipt }
   /** Remember a response under an idempotency key; fails with 'duplicate' when the key exists. */
   | { op: 'idempotency'; key: string; fingerprint: string; response: string; at: string }
-  | { op: 'meta.set'; key: string; value: string };
+  | { op: 'meta.set'; key: string; value: string }
+  /**
+   * Opens a session. Fails with 'limit' when its channel already has `maxPerChannel` open sessions
+   * or `maxTotal` sessions are open in all, and with 'duplicate' when its receiptId is bound to
+   * another session (open or ended).
+   */
+  | { op: 'stream.open'; stream: StreamRecord; maxPerChannel: number; maxTotal: number }
+  /**
+   * A slice paid: paid := cumulative, charged += delta, vouchers += 1, required := required,
+   * pendingReceiptId := receiptId, lastActivityAt := at. Only while open; else 'conflict'.
+   */
+  | { op: 'stream.credit'; streamId: string; cumulative: bigint; delta: bigint; receiptId: string; required: bigint; at: string }
+  /** A wait took the pending slice: pendingReceiptId := null if it is `receiptId` and the session is open; else 'conflict'. */
+  | { op: 'stream.consume'; streamId: string; receiptId: string; at: string }
+  /** Activity (a wait began or ended): lastActivityAt := at while open; no effect otherwise. */
+  | { op: 'stream.touch'; streamId: string; at: string }
+  /** Ends a session: status 'ended', reason, units, endedAt. Only while open; else 'conflict'. */
+  | { op: 'stream.end'; streamId: string; reason: StreamEndReason; units: number | null; at: string }
+  /** Records units a seller reported after the session had already ended (only when still null). */
+  | { op: 'stream.units'; streamId: string; units: number };
 
 export type WriteResult =
   | { ok: true; events: StoredEvent[] }
-  | { ok: false; reason: 'conflict' | 'duplicate'; op: number };
+  | { ok: false; reason: 'conflict' | 'duplicate' | 'limit'; op: number };
 
 export interface ChannelFilter {
   payer?: string;
@@ -157,5 +218,10 @@ export interface Store {
   listReceipts(query: ReceiptQuery): Promise<{ receipt: Receipt; position: number }[]>;
   getIdempotent(key: string): Promise<IdempotentRecord | null>;
   getMeta(key: string): Promise<string | null>;
+  getStream(id: string): Promise<StreamRecord | null>;
+  /** Oldest first (openedAt, then id). */
+  listStreams(filter?: StreamFilter): Promise<StreamRecord[]>;
+  /** Open sessions, on one channel or in all. */
+  countOpenStreams(channelId?: bigint): Promise<number>;
   close(): Promise<void>;
 }

@@ -9,7 +9,8 @@ import type { ChannelRecord, StoredEvent, WriteOp, WriteResult } from './port.js
 import { storedEvent } from './records.js';
 import { distinctAccounts, eventDataText, receiptChannelId, receiptCumulative } from './values.js';
 
-type StepResult = 'ok' | 'conflict' | 'duplicate' | StoredEvent;
+type Failure = 'conflict' | 'duplicate' | 'limit';
+type StepResult = 'ok' | Failure | StoredEvent;
 
 type Op<K extends WriteOp['op']> = Extract<WriteOp, { op: K }>;
 
@@ -125,6 +126,86 @@ function metaSet(sql: Sql, op: Op<'meta.set'>): Promise<StepResult> {
   return issue(sql`INSERT INTO meta (key, value) VALUES (${op.key}, ${op.value}) ON CONFLICT (key) DO UPDATE SET value = EXCLUDED.value`, OK);
 }
 
+/**
+ * One statement decides and inserts, so it stays one step of the pipeline: whether the id or the
+ * receipt is already bound, the open sessions on the channel and in all, and the insert only when
+ * all allow it. Atomic with the count because every write batch holds the schema's advisory lock
+ * (postgres-store.ts): no other transaction can open a session until this one commits, and each
+ * statement of ours sees the calls before it in the batch. ON CONFLICT only guards against a writer
+ * that bypassed the lock; what it refuses is a duplicate too. 'duplicate' is decided before
+ * 'limit': a retried open whose own session fills the last slot is told it exists.
+ */
+function openStream(sql: Sql, op: Op<'stream.open'>): Promise<StepResult> {
+  const st = op.stream;
+  return issue(
+    sql<{ duplicate: boolean; room: boolean; inserted: boolean }[]>`
+      WITH taken AS (
+        SELECT EXISTS (SELECT 1 FROM streams WHERE id = ${st.id}::text OR receipt_id = ${st.receiptId}::text) AS duplicate
+      ), counts AS (
+        SELECT count(*) FILTER (WHERE channel_id = ${text(st.channelId)}::numeric) AS on_channel, count(*) AS total
+        FROM streams WHERE status = 'open'
+      ), room AS (
+        SELECT counts.on_channel < ${op.maxPerChannel}::bigint AND counts.total < ${op.maxTotal}::bigint AS room FROM counts
+      ), inserted AS (
+        INSERT INTO streams (id, channel_id, pay_to, resource, unit, slice_cost, initial_charge, receipt_id, required, paid, charged,
+          vouchers, pending_receipt_id, status, reason, units, opened_at, last_activity_at, ended_at)
+        SELECT ${st.id}::text, ${text(st.channelId)}::numeric, ${st.payTo}::text, ${st.resource}::text, ${st.unit}::text,
+          ${text(st.sliceCost)}::numeric, ${text(st.initialCharge)}::numeric, ${st.receiptId}::text, ${text(st.required)}::numeric,
+          ${text(st.paid)}::numeric, ${text(st.charged)}::numeric, ${st.vouchers}::bigint, ${st.pendingReceiptId}::text,
+          ${st.status}::text, ${st.reason}::text, ${st.units}::bigint, ${st.openedAt}::text, ${st.lastActivityAt}::text,
+          ${st.endedAt}::text
+        FROM taken, room WHERE NOT taken.duplicate AND room.room
+        ON CONFLICT DO NOTHING
+        RETURNING 1
+      )
+      SELECT taken.duplicate, room.room, EXISTS (SELECT 1 FROM inserted) AS inserted FROM taken, room`,
+    ([row]) => {
+      if (!row) throw new Error('stream open returned no row');
+      if (row.inserted) return 'ok';
+      if (row.duplicate) return 'duplicate';
+      return row.room ? 'duplicate' : 'limit';
+    },
+  );
+}
+
+/** charged grows in numeric, never through a float. Only an open session is credited. */
+function creditStream(sql: Sql, op: Op<'stream.credit'>): Promise<StepResult> {
+  return issue(
+    sql`
+      UPDATE streams SET paid = ${text(op.cumulative)}::numeric, charged = charged + ${text(op.delta)}::numeric,
+        vouchers = vouchers + 1, required = ${text(op.required)}::numeric, pending_receipt_id = ${op.receiptId},
+        last_activity_at = ${op.at}
+      WHERE id = ${op.streamId} AND status = 'open'`,
+    (rows) => (rows.count === 1 ? 'ok' : 'conflict'),
+  );
+}
+
+/** Takes the pending slice only if it is this one: of two waits, one gets it and one conflicts. */
+function consumeStream(sql: Sql, op: Op<'stream.consume'>): Promise<StepResult> {
+  return issue(
+    sql`UPDATE streams SET pending_receipt_id = NULL WHERE id = ${op.streamId} AND status = 'open' AND pending_receipt_id = ${op.receiptId}`,
+    (rows) => (rows.count === 1 ? 'ok' : 'conflict'),
+  );
+}
+
+function touchStream(sql: Sql, op: Op<'stream.touch'>): Promise<StepResult> {
+  return issue(sql`UPDATE streams SET last_activity_at = ${op.at} WHERE id = ${op.streamId} AND status = 'open'`, OK);
+}
+
+/** Only the first end succeeds, so the stream.ended event written beside it is stored once. */
+function endStream(sql: Sql, op: Op<'stream.end'>): Promise<StepResult> {
+  return issue(
+    sql`
+      UPDATE streams SET status = 'ended', reason = ${op.reason}, units = ${op.units}::bigint, ended_at = ${op.at}
+      WHERE id = ${op.streamId} AND status = 'open'`,
+    (rows) => (rows.count === 1 ? 'ok' : 'conflict'),
+  );
+}
+
+function streamUnits(sql: Sql, op: Op<'stream.units'>): Promise<StepResult> {
+  return issue(sql`UPDATE streams SET units = ${op.units}::bigint WHERE id = ${op.streamId} AND units IS NULL`, OK);
+}
+
 function step(sql: Sql, op: WriteOp): Promise<StepResult> {
   switch (op.op) {
     case 'channel.insert':
@@ -143,8 +224,22 @@ function step(sql: Sql, op: WriteOp): Promise<StepResult> {
       return idempotency(sql, op);
     case 'meta.set':
       return metaSet(sql, op);
+    case 'stream.open':
+      return openStream(sql, op);
+    case 'stream.credit':
+      return creditStream(sql, op);
+    case 'stream.consume':
+      return consumeStream(sql, op);
+    case 'stream.touch':
+      return touchStream(sql, op);
+    case 'stream.end':
+      return endStream(sql, op);
+    case 'stream.units':
+      return streamUnits(sql, op);
   }
 }
+
+const isFailure = (r: StepResult): r is Failure => r === 'conflict' || r === 'duplicate' || r === 'limit';
 
 /**
  * Sends every op of the call now (synchronously, in order) and returns the outcome: the first
@@ -153,9 +248,9 @@ function step(sql: Sql, op: WriteOp): Promise<StepResult> {
 export function sendPostgresOps(sql: Sql, ops: readonly WriteOp[]): Promise<WriteResult> {
   const steps = ops.map((op) => step(sql, op));
   return Promise.all(steps).then((results): WriteResult => {
-    const failed = results.findIndex((r) => r === 'conflict' || r === 'duplicate');
+    const failed = results.findIndex(isFailure);
     const reason = results[failed];
-    if (reason === 'conflict' || reason === 'duplicate') return { ok: false, reason, op: failed };
+    if (reason !== undefined && isFailure(reason)) return { ok: false, reason, op: failed };
     return { ok: true, events: results.filter((r): r is StoredEvent => typeof r === 'object') };
   });
 }

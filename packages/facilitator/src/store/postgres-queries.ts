@@ -3,9 +3,9 @@
 // parameter.
 import type { Receipt } from '@svc/core';
 import type { Sql } from 'postgres';
-import type { ChannelFilter, ChannelRecord, EventQuery, IdempotentRecord, ReceiptQuery, StoredEvent } from './port.js';
-import { channelFromRow, eventFromRow, positionedReceipt, receiptFromBody } from './records.js';
-import type { ChannelRow, EventRow, ReceiptRow } from './records.js';
+import type { ChannelFilter, ChannelRecord, EventQuery, IdempotentRecord, ReceiptQuery, StoredEvent, StreamFilter, StreamRecord } from './port.js';
+import { channelFromRow, eventFromRow, positionedReceipt, receiptFromBody, streamFromRow } from './records.js';
+import type { ChannelRow, EventRow, ReceiptRow, StreamRow } from './records.js';
 import { checkLimit, eventOrder } from './values.js';
 
 // numeric comes back as text ("42"), never through a float; ids are cast to text explicitly.
@@ -13,6 +13,10 @@ import { checkLimit, eventOrder } from './values.js';
 const CHANNEL_COLUMNS = `id::text AS id, network, channel_contract, payer, payee, asset, voucher_key, deposit::text AS deposit,
   claimed::text AS claimed, last_accepted::text AS last_accepted, last_signature, expiry_ledger, status, vouchers,
   vouchers_claimed, opened_at, last_voucher_at, closed_at, refunded::text AS refunded, created_at`;
+
+const STREAM_COLUMNS = `id, channel_id::text AS channel_id, pay_to, resource, unit, slice_cost::text AS slice_cost,
+  initial_charge::text AS initial_charge, receipt_id, required::text AS required, paid::text AS paid, charged::text AS charged,
+  vouchers, pending_receipt_id, status, reason, units, opened_at, last_activity_at, ended_at`;
 
 export async function getChannel(sql: Sql, id: bigint): Promise<ChannelRecord | null> {
   const [row] = await sql<ChannelRow[]>`SELECT ${sql.unsafe(CHANNEL_COLUMNS)} FROM channels WHERE id = ${id.toString()}::numeric`;
@@ -82,4 +86,27 @@ export async function getIdempotent(sql: Sql, key: string): Promise<IdempotentRe
 export async function getMeta(sql: Sql, key: string): Promise<string | null> {
   const [row] = await sql<{ value: string }[]>`SELECT value FROM meta WHERE key = ${key}`;
   return row ? row.value : null;
+}
+
+export async function getStream(sql: Sql, id: string): Promise<StreamRecord | null> {
+  const [row] = await sql<StreamRow[]>`SELECT ${sql.unsafe(STREAM_COLUMNS)} FROM streams WHERE id = ${id}`;
+  return row ? streamFromRow(row) : null;
+}
+
+// opened_at, last_activity_at and id are COLLATE "C": byte order, as in SQLite, and time order for ISO text.
+export async function listStreams(sql: Sql, filter: StreamFilter = {}): Promise<StreamRecord[]> {
+  const rows = await sql<StreamRow[]>`
+    SELECT ${sql.unsafe(STREAM_COLUMNS)} FROM streams WHERE true
+      ${filter.status === undefined ? sql`` : sql`AND status = ${filter.status}`}
+      ${filter.channelId === undefined ? sql`` : sql`AND streams.channel_id = ${filter.channelId.toString()}::numeric`}
+      ${filter.idleBefore === undefined ? sql`` : sql`AND last_activity_at < ${filter.idleBefore}`}
+    ORDER BY streams.opened_at, streams.id`;
+  return rows.map(streamFromRow);
+}
+
+export async function countOpenStreams(sql: Sql, channelId?: bigint): Promise<number> {
+  const [row] = await sql<{ n: string }[]>`
+    SELECT count(*) AS n FROM streams WHERE status = 'open'
+      ${channelId === undefined ? sql`` : sql`AND channel_id = ${channelId.toString()}::numeric`}`;
+  return Number(row?.n ?? 0);
 }

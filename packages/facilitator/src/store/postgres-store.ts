@@ -22,7 +22,19 @@ import type { Receipt } from '@svc/core';
 import { GroupCommit } from './group-commit.js';
 import type { CallOutcome } from './group-commit.js';
 import { MIGRATION_LOCK_CLASS, appliedPostgresVersions, checkSchemaName, migratePostgres } from './migrations/postgres.js';
-import type { ChannelFilter, ChannelRecord, EventQuery, IdempotentRecord, ReceiptQuery, Store, StoredEvent, WriteOp, WriteResult } from './port.js';
+import type {
+  ChannelFilter,
+  ChannelRecord,
+  EventQuery,
+  IdempotentRecord,
+  ReceiptQuery,
+  Store,
+  StoredEvent,
+  StreamFilter,
+  StreamRecord,
+  WriteOp,
+  WriteResult,
+} from './port.js';
 import { runPostgresBatch } from './postgres-batch.js';
 import * as q from './postgres-queries.js';
 
@@ -138,6 +150,18 @@ export class PostgresStore implements Store {
 
   getMeta(key: string): Promise<string | null> {
     return q.getMeta(this.#sql, key);
+  }
+
+  getStream(id: string): Promise<StreamRecord | null> {
+    return q.getStream(this.#sql, id);
+  }
+
+  listStreams(filter?: StreamFilter): Promise<StreamRecord[]> {
+    return q.listStreams(this.#sql, filter);
+  }
+
+  countOpenStreams(channelId?: bigint): Promise<number> {
+    return q.countOpenStreams(this.#sql, channelId);
   }
 
   /** Commits what is queued, then closes the pool. */

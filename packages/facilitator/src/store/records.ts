@@ -1,8 +1,8 @@
 // Rows to port records, for both adapters. The two databases hand back slightly different shapes
 // (SQLite: padded id text, JSON text columns; PostgreSQL: numeric and int8 as text, text[] and
 // json parsed), so each mapper accepts either and always returns bigint for ids and amounts.
-import type { Receipt } from '@svc/core';
-import type { ChannelRecord, ChannelStatus, NewEvent, StoredEvent } from './port.js';
+import type { Receipt, StreamEndReason } from '@svc/core';
+import type { ChannelRecord, ChannelStatus, NewEvent, StoredEvent, StreamRecord, StreamStatus } from './port.js';
 import { toBigint, toBigintOrNull } from './values.js';
 
 export interface ChannelRow {
@@ -39,6 +39,28 @@ export interface EventRow {
   data: string | Record<string, unknown>;
 }
 
+export interface StreamRow {
+  id: string;
+  channel_id: string;
+  pay_to: string;
+  resource: string;
+  unit: string;
+  slice_cost: string;
+  initial_charge: string;
+  receipt_id: string;
+  required: string;
+  paid: string;
+  charged: string;
+  vouchers: number | string;
+  pending_receipt_id: string | null;
+  status: string;
+  reason: string | null;
+  units: number | string | null;
+  opened_at: string;
+  last_activity_at: string;
+  ended_at: string | null;
+}
+
 export interface ReceiptRow {
   position: number | string;
   body: string;
@@ -73,6 +95,30 @@ export function channelFromRow(r: ChannelRow): ChannelRecord {
     closedAt: r.closed_at,
     refunded: toBigintOrNull(r.refunded, 'refunded'),
     createdAt: r.created_at,
+  };
+}
+
+export function streamFromRow(r: StreamRow): StreamRecord {
+  return {
+    id: r.id,
+    channelId: toBigint(r.channel_id, 'channel_id'),
+    payTo: r.pay_to,
+    resource: r.resource,
+    unit: r.unit as StreamRecord['unit'],
+    sliceCost: toBigint(r.slice_cost, 'slice_cost'),
+    initialCharge: toBigint(r.initial_charge, 'initial_charge'),
+    receiptId: r.receipt_id,
+    required: toBigint(r.required, 'required'),
+    paid: toBigint(r.paid, 'paid'),
+    charged: toBigint(r.charged, 'charged'),
+    vouchers: count(r.vouchers, 'vouchers'),
+    pendingReceiptId: r.pending_receipt_id,
+    status: r.status as StreamStatus,
+    reason: r.reason as StreamEndReason | null,
+    units: r.units === null ? null : count(r.units, 'units'),
+    openedAt: r.opened_at,
+    lastActivityAt: r.last_activity_at,
+    endedAt: r.ended_at,
   };
 }
 

@@ -4,7 +4,7 @@
 // The write lock is held for the whole batch (BEGIN IMMEDIATE), so the read-then-write of the
 // monotonic ledger updates cannot race another writer, in this process or another.
 import type Database from 'better-sqlite3';
-import type { ChannelRecord, StoredEvent, WriteOp, WriteResult } from './port.js';
+import type { ChannelRecord, StoredEvent, StreamRecord, WriteOp, WriteResult } from './port.js';
 import { storedEvent } from './records.js';
 import { distinctAccounts, eventDataText, paddedId, receiptChannelId, receiptCumulative, toBigint, toBigintOrNull } from './values.js';
 
@@ -44,6 +44,23 @@ const INSERT_EVENT_ACCOUNT = 'INSERT INTO event_accounts (account, event_id) VAL
 const INSERT_RECEIPT = 'INSERT INTO receipts (id, channel_id, cumulative, payee, body) VALUES (?, ?, ?, ?, ?) ON CONFLICT (id) DO NOTHING';
 const INSERT_IDEMPOTENCY = 'INSERT INTO idempotency (key, fingerprint, response, at) VALUES (?, ?, ?, ?) ON CONFLICT (key) DO NOTHING';
 const UPSERT_META = 'INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value';
+// Streams. The open's checks and its insert run under the batch's write lock, so no other writer
+// (thread or process) can open a session between the count and the insert.
+const SELECT_STREAM_TAKEN = 'SELECT 1 FROM streams WHERE id = ? OR receipt_id = ?';
+const COUNT_OPEN_ON_CHANNEL = "SELECT COUNT(*) AS n FROM streams WHERE channel_id = ? AND status = 'open'";
+const COUNT_OPEN = "SELECT COUNT(*) AS n FROM streams WHERE status = 'open'";
+const INSERT_STREAM = `INSERT INTO streams (id, channel_id, pay_to, resource, unit, slice_cost, initial_charge, receipt_id, required,
+  paid, charged, vouchers, pending_receipt_id, status, reason, units, opened_at, last_activity_at, ended_at)
+VALUES (@id, @channelId, @payTo, @resource, @unit, @sliceCost, @initialCharge, @receiptId, @required, @paid, @charged,
+  @vouchers, @pendingReceiptId, @status, @reason, @units, @openedAt, @lastActivityAt, @endedAt)`;
+const SELECT_OPEN_STREAM_CHARGED = "SELECT charged FROM streams WHERE id = ? AND status = 'open'";
+// charged is decimal text, so the sum is taken in bigint (SQLite arithmetic would go through i64 or a float).
+const CREDIT_STREAM = `UPDATE streams SET paid = ?, charged = ?, vouchers = vouchers + 1, required = ?, pending_receipt_id = ?,
+  last_activity_at = ? WHERE id = ? AND status = 'open'`;
+const CONSUME_STREAM = "UPDATE streams SET pending_receipt_id = NULL WHERE id = ? AND status = 'open' AND pending_receipt_id = ?";
+const TOUCH_STREAM = "UPDATE streams SET last_activity_at = ? WHERE id = ? AND status = 'open'";
+const END_STREAM = "UPDATE streams SET status = 'ended', reason = ?, units = ?, ended_at = ? WHERE id = ? AND status = 'open'";
+const STREAM_UNITS = 'UPDATE streams SET units = ? WHERE id = ? AND units IS NULL';
 
 interface LedgerFields {
   deposit: bigint;
@@ -129,6 +146,41 @@ function insertReceipt(s: StatementCache, op: Extract<WriteOp, { op: 'receipt' }
   s.get(INSERT_RECEIPT).run(r.id, channelId, receiptCumulative(r.cumulative).toString(), r.payee, JSON.stringify(r));
 }
 
+type StreamOpenOp = Extract<WriteOp, { op: 'stream.open' }>;
+
+/** 'duplicate' first: a retried open whose own session fills the last slot is told it exists, not that it is over the limit. */
+function openStream(s: StatementCache, op: StreamOpenOp): 'ok' | 'duplicate' | 'limit' {
+  const st = op.stream;
+  if (s.get(SELECT_STREAM_TAKEN).get(st.id, st.receiptId) !== undefined) return 'duplicate';
+  const channelId = paddedId(st.channelId);
+  const onChannel = s.get(COUNT_OPEN_ON_CHANNEL).get(channelId) as { n: number };
+  if (onChannel.n >= op.maxPerChannel) return 'limit';
+  const total = s.get(COUNT_OPEN).get() as { n: number };
+  if (total.n >= op.maxTotal) return 'limit';
+  s.get(INSERT_STREAM).run(streamParams(st, channelId));
+  return 'ok';
+}
+
+function streamParams(st: StreamRecord, channelId: string): Record<string, string | number | null> {
+  return {
+    ...st,
+    channelId,
+    sliceCost: st.sliceCost.toString(),
+    initialCharge: st.initialCharge.toString(),
+    required: st.required.toString(),
+    paid: st.paid.toString(),
+    charged: st.charged.toString(),
+  };
+}
+
+function creditStream(s: StatementCache, op: Extract<WriteOp, { op: 'stream.credit' }>): boolean {
+  const row = s.get(SELECT_OPEN_STREAM_CHARGED).get(op.streamId) as { charged: string } | undefined;
+  if (!row) return false;
+  const charged = toBigint(row.charged, 'charged') + op.delta;
+  const args = [op.cumulative.toString(), charged.toString(), op.required.toString(), op.receiptId, op.at, op.streamId];
+  return s.get(CREDIT_STREAM).run(...args).changes === 1;
+}
+
 /** Applies one call's ops in order; stops at the first failed precondition. */
 export function applySqliteOps(s: StatementCache, ops: readonly WriteOp[]): WriteResult {
   const events: StoredEvent[] = [];
@@ -160,6 +212,26 @@ export function applySqliteOps(s: StatementCache, ops: readonly WriteOp[]): Writ
       case 'meta.set':
         s.get(UPSERT_META).run(op.key, op.value);
         break;
+      case 'stream.open': {
+        const opened = openStream(s, op);
+        if (opened !== 'ok') return { ok: false, reason: opened, op: i };
+        break;
+      }
+      case 'stream.credit':
+        if (!creditStream(s, op)) return { ok: false, reason: 'conflict', op: i };
+        break;
+      case 'stream.consume':
+        if (s.get(CONSUME_STREAM).run(op.streamId, op.receiptId).changes !== 1) return { ok: false, reason: 'conflict', op: i };
+        break;
+      case 'stream.touch':
+        s.get(TOUCH_STREAM).run(op.at, op.streamId);
+        break;
+      case 'stream.end':
+        if (s.get(END_STREAM).run(op.reason, op.units, op.at, op.streamId).changes !== 1) return { ok: false, reason: 'conflict', op: i };
+        break;
+      case 'stream.units':
+        s.get(STREAM_UNITS).run(op.units, op.streamId);
+        break;
     }
   }
   return { ok: true, events };
@@ -167,17 +239,36 @@ export function applySqliteOps(s: StatementCache, ops: readonly WriteOp[]): Writ
 
 const SELECT_ADVANCE_STATE = 'SELECT last_accepted, status FROM channels WHERE id = ?';
 const SELECT_IDEMPOTENCY_KEY = 'SELECT 1 FROM idempotency WHERE key = ?';
-const PRECHECKABLE = new Set<WriteOp['op']>(['channel.advance', 'receipt', 'event', 'idempotency', 'meta.set']);
+const SELECT_STREAM_STATE = 'SELECT status, pending_receipt_id FROM streams WHERE id = ?';
+const PRECHECKABLE = new Set<WriteOp['op']>([
+  'channel.advance',
+  'receipt',
+  'event',
+  'idempotency',
+  'meta.set',
+  'stream.credit',
+  'stream.consume',
+  'stream.touch',
+  'stream.end',
+  'stream.units',
+]);
+/**
+ * Stream ops that a precheckable call may hold, one at most: each of them changes what the others
+ * check (a credit sets the slice a consume takes, an end closes what a credit needs open). The
+ * open is never precheckable: its limits count sessions, which other calls' ops change.
+ */
+const STREAM_OPS = new Set<WriteOp['op']>(['stream.credit', 'stream.consume', 'stream.touch', 'stream.end', 'stream.units']);
 
 /**
  * Whether a call's preconditions can all be decided before any of its ops is applied: none of
  * its ops changes what another one checks (no insert or ledger update of a channel it advances,
- * no second advance of one channel, no second use of one idempotency key). The voucher call —
- * advance, receipt, event, idempotency — is of this kind.
+ * no second advance of one channel, no second use of one idempotency key, no second stream op).
+ * The voucher call — advance, receipt, event, idempotency, and a stream's credit — is of this kind.
  */
 export function isPrecheckable(ops: readonly WriteOp[]): boolean {
   const channels = new Set<bigint>();
   const keys = new Set<string>();
+  let streamOps = 0;
   for (const op of ops) {
     if (!PRECHECKABLE.has(op.op)) return false;
     if (op.op === 'channel.advance') {
@@ -186,9 +277,17 @@ export function isPrecheckable(ops: readonly WriteOp[]): boolean {
     } else if (op.op === 'idempotency') {
       if (keys.has(op.key)) return false;
       keys.add(op.key);
+    } else if (STREAM_OPS.has(op.op) && ++streamOps > 1) {
+      return false;
     }
   }
   return true;
+}
+
+/** The state a stream op's precondition reads; exactly the WHERE clauses of CREDIT/CONSUME/END_STREAM. */
+function streamHolds(s: StatementCache, streamId: string, pendingReceiptId?: string): boolean {
+  const row = s.get(SELECT_STREAM_STATE).get(streamId) as { status: string; pending_receipt_id: string | null } | undefined;
+  return row !== undefined && row.status === 'open' && (pendingReceiptId === undefined || row.pending_receipt_id === pendingReceiptId);
 }
 
 /** The first failed precondition of a precheckable call, or null when all hold. */
@@ -200,6 +299,10 @@ export function precheck(s: StatementCache, ops: readonly WriteOp[]): WriteResul
       if (!holds) return { ok: false, reason: 'conflict', op: i };
     } else if (op.op === 'idempotency' && s.get(SELECT_IDEMPOTENCY_KEY).get(op.key) !== undefined) {
       return { ok: false, reason: 'duplicate', op: i };
+    } else if ((op.op === 'stream.credit' || op.op === 'stream.end') && !streamHolds(s, op.streamId)) {
+      return { ok: false, reason: 'conflict', op: i };
+    } else if (op.op === 'stream.consume' && !streamHolds(s, op.streamId, op.receiptId)) {
+      return { ok: false, reason: 'conflict', op: i };
     }
   }
   return null;

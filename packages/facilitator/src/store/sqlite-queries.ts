@@ -1,9 +1,9 @@
 // Reads for SqliteStore, synchronous. Queries with optional filters are built from a fixed set of
 // fragments, so the statement cache holds a bounded number of shapes.
 import type { Receipt } from '@svc/core';
-import type { ChannelFilter, ChannelRecord, EventQuery, IdempotentRecord, ReceiptQuery, StoredEvent } from './port.js';
-import { channelFromRow, eventFromRow, positionedReceipt, receiptFromBody } from './records.js';
-import type { ChannelRow, EventRow, ReceiptRow } from './records.js';
+import type { ChannelFilter, ChannelRecord, EventQuery, IdempotentRecord, ReceiptQuery, StoredEvent, StreamFilter, StreamRecord } from './port.js';
+import { channelFromRow, eventFromRow, positionedReceipt, receiptFromBody, streamFromRow } from './records.js';
+import type { ChannelRow, EventRow, ReceiptRow, StreamRow } from './records.js';
 import type { StatementCache } from './sqlite-ops.js';
 import { checkLimit, eventOrder, paddedId } from './values.js';
 
@@ -106,4 +106,38 @@ export function getIdempotent(s: StatementCache, key: string): IdempotentRecord 
 export function getMeta(s: StatementCache, key: string): string | null {
   const row = s.get('SELECT value FROM meta WHERE key = ?').get(key) as { value: string } | undefined;
   return row ? row.value : null;
+}
+
+export function getStream(s: StatementCache, id: string): StreamRecord | null {
+  const row = s.get('SELECT * FROM streams WHERE id = ?').get(id) as StreamRow | undefined;
+  return row ? streamFromRow(row) : null;
+}
+
+export function listStreams(s: StatementCache, filter: StreamFilter = {}): StreamRecord[] {
+  const where: string[] = [];
+  const args: string[] = [];
+  if (filter.status !== undefined) {
+    where.push('status = ?');
+    args.push(filter.status);
+  }
+  if (filter.channelId !== undefined) {
+    where.push('channel_id = ?');
+    args.push(paddedId(filter.channelId));
+  }
+  if (filter.idleBefore !== undefined) {
+    // ISO text in one format: byte order is time order.
+    where.push('last_activity_at < ?');
+    args.push(filter.idleBefore);
+  }
+  const clause = where.length ? `WHERE ${where.join(' AND ')}` : '';
+  const rows = s.get(`SELECT * FROM streams ${clause} ORDER BY opened_at, id`).all(...args) as StreamRow[];
+  return rows.map(streamFromRow);
+}
+
+export function countOpenStreams(s: StatementCache, channelId?: bigint): number {
+  const row =
+    channelId === undefined
+      ? (s.get("SELECT COUNT(*) AS n FROM streams WHERE status = 'open'").get() as { n: number })
+      : (s.get("SELECT COUNT(*) AS n FROM streams WHERE channel_id = ? AND status = 'open'").get(paddedId(channelId)) as { n: number });
+  return row.n;
 }

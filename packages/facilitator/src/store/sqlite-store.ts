@@ -18,7 +18,19 @@ import type { Receipt } from '@svc/core';
 import { DEFAULT_MAX_BATCH, GroupCommit } from './group-commit.js';
 import type { CallOutcome } from './group-commit.js';
 import { appliedSqliteVersions } from './migrations/sqlite.js';
-import type { ChannelFilter, ChannelRecord, EventQuery, IdempotentRecord, ReceiptQuery, Store, StoredEvent, WriteOp, WriteResult } from './port.js';
+import type {
+  ChannelFilter,
+  ChannelRecord,
+  EventQuery,
+  IdempotentRecord,
+  ReceiptQuery,
+  Store,
+  StoredEvent,
+  StreamFilter,
+  StreamRecord,
+  WriteOp,
+  WriteResult,
+} from './port.js';
 import { StatementCache } from './sqlite-ops.js';
 import * as q from './sqlite-queries.js';
 import { SqliteWriter, openConnection } from './sqlite-writer.js';
@@ -127,6 +139,18 @@ export class SqliteStore implements Store {
 
   getMeta(key: string): Promise<string | null> {
     return this.#read(() => q.getMeta(this.#stmts, key));
+  }
+
+  getStream(id: string): Promise<StreamRecord | null> {
+    return this.#read(() => q.getStream(this.#stmts, id));
+  }
+
+  listStreams(filter?: StreamFilter): Promise<StreamRecord[]> {
+    return this.#read(() => q.listStreams(this.#stmts, filter));
+  }
+
+  countOpenStreams(channelId?: bigint): Promise<number> {
+    return this.#read(() => q.countOpenStreams(this.#stmts, channelId));
   }
 
   /** Commits what is queued, then closes both connections. */

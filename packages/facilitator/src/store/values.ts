@@ -1,12 +1,16 @@
 // Checks and conversions shared by both adapters. Money and channel ids cross into SQL as decimal
 // text, never as a JS number or an int8 parameter: i128 does not fit int8 and a float would round.
-import { I128_MAX, U64_MAX } from '@svc/core';
-import type { ChannelRecord, EventQuery, WriteOp } from './port.js';
+import { I128_MAX, STREAM_END_REASONS, U64_MAX } from '@svc/core';
+import type { ChannelRecord, EventQuery, StreamRecord, WriteOp } from './port.js';
 
 const CHANNEL_ID_DIGITS = 20;
 const HEX32_RE = /^[0-9a-f]{64}$/;
+const STREAM_ID_RE = /^[0-9a-f]{32}$/;
 const CHANNEL_STATUSES = new Set(['open', 'closed']);
 const EVENT_SOURCES = new Set(['gateway', 'facilitator', 'ledger']);
+const STREAM_UNITS = new Set(['token', 'second']);
+const STREAM_STATUSES = new Set(['open', 'ended']);
+const END_REASONS = new Set<string>(STREAM_END_REASONS);
 
 /** Decimal text of a channel id, zero-padded so text order is numeric order (SQLite keys). */
 export function paddedId(id: bigint): string {
@@ -37,6 +41,47 @@ function checkCount(value: unknown, name: string): void {
 
 function checkText(value: unknown, name: string): void {
   if (typeof value !== 'string') throw new TypeError(`${name} must be a string`);
+}
+
+function checkTextOrNull(value: unknown, name: string): void {
+  if (value !== null) checkText(value, name);
+}
+
+function checkStreamId(id: unknown): void {
+  if (typeof id !== 'string' || !STREAM_ID_RE.test(id)) throw new TypeError('stream id must be 32 lowercase hex characters');
+}
+
+/** Receipt ids as the receipt op stores them, so a session can only be bound to a real receipt id. */
+function checkReceiptId(id: unknown, name: string): void {
+  if (typeof id !== 'string' || !HEX32_RE.test(id)) throw new TypeError(`${name} must be 64 lowercase hex characters`);
+}
+
+function checkEndReason(reason: unknown): void {
+  if (typeof reason !== 'string' || !END_REASONS.has(reason)) throw new TypeError(`stream end reason must be one of ${STREAM_END_REASONS.join(', ')}`);
+}
+
+function checkUnitsOrNull(units: unknown): void {
+  if (units !== null) checkCount(units, 'units');
+}
+
+/** Session limits: a limit of 0 would refuse every open, which is a configuration mistake. */
+function checkLimitValue(value: unknown, name: string): void {
+  if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < 1) throw new RangeError(`${name} must be a positive integer`);
+}
+
+function checkStream(st: StreamRecord): void {
+  checkStreamId(st.id);
+  checkChannelId(st.channelId);
+  for (const k of ['payTo', 'resource', 'openedAt', 'lastActivityAt'] as const) checkText(st[k], k);
+  checkTextOrNull(st.endedAt, 'endedAt');
+  if (!STREAM_UNITS.has(st.unit)) throw new TypeError('stream unit must be token or second');
+  for (const k of ['sliceCost', 'initialCharge', 'required', 'paid', 'charged'] as const) checkAmount(st[k], k);
+  checkReceiptId(st.receiptId, 'receiptId');
+  if (st.pendingReceiptId !== null) checkReceiptId(st.pendingReceiptId, 'pendingReceiptId');
+  checkCount(st.vouchers, 'vouchers');
+  if (!STREAM_STATUSES.has(st.status)) throw new TypeError('stream status must be open or ended');
+  if (st.reason !== null) checkEndReason(st.reason);
+  checkUnitsOrNull(st.units);
 }
 
 function checkChannel(c: ChannelRecord): void {
@@ -87,6 +132,32 @@ function checkOp(op: WriteOp): void {
     case 'idempotency':
     case 'meta.set':
       return checkText(op.key, 'key');
+    case 'stream.open':
+      checkStream(op.stream);
+      checkLimitValue(op.maxPerChannel, 'maxPerChannel');
+      return checkLimitValue(op.maxTotal, 'maxTotal');
+    case 'stream.credit':
+      checkStreamId(op.streamId);
+      checkAmount(op.cumulative, 'cumulative');
+      checkAmount(op.delta, 'delta');
+      checkAmount(op.required, 'required');
+      checkReceiptId(op.receiptId, 'receiptId');
+      return checkText(op.at, 'at');
+    case 'stream.consume':
+      checkStreamId(op.streamId);
+      checkReceiptId(op.receiptId, 'receiptId');
+      return checkText(op.at, 'at');
+    case 'stream.touch':
+      checkStreamId(op.streamId);
+      return checkText(op.at, 'at');
+    case 'stream.end':
+      checkStreamId(op.streamId);
+      checkEndReason(op.reason);
+      checkUnitsOrNull(op.units);
+      return checkText(op.at, 'at');
+    case 'stream.units':
+      checkStreamId(op.streamId);
+      return checkCount(op.units, 'units');
     default:
       throw new TypeError(`unknown write op ${JSON.stringify((op as { op?: unknown }).op)}`);
   }

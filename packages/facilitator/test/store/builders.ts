@@ -2,7 +2,7 @@
 // an accepted voucher exactly as the verifier writes them (port.ts example).
 import { fromHex, keypairFromSeed, signReceipt } from '@svc/core';
 import type { Receipt } from '@svc/core';
-import type { ChannelRecord, NewEvent, WriteOp } from '../../src/store/index.js';
+import type { ChannelRecord, NewEvent, StreamRecord, WriteOp } from '../../src/store/index.js';
 
 export const SIGNER = keypairFromSeed(fromHex('11'.repeat(32), 32));
 export const PAYER = keypairFromSeed(fromHex('22'.repeat(32), 32)).address;
@@ -87,4 +87,47 @@ export function acceptOps(channelId: bigint, expected: bigint, cumulative: bigin
     },
   ];
   return { ops, receipt: r };
+}
+
+/** A stream id (32 lowercase hex), different for every n. */
+export function streamId(n: number): string {
+  return n.toString(16).padStart(32, '0');
+}
+
+/** A receipt id (64 lowercase hex), different for every n; sessions only bind the id. */
+export function receiptId(n: number): string {
+  return n.toString(16).padStart(64, 'c');
+}
+
+/** The spec's session limits (4 open per channel, 1000 in all). */
+export const STREAM_LIMITS = { maxPerChannel: 4, maxTotal: 1_000 } as const;
+
+/** An open session just after its first slice, `n` seconds after the start; receipt `receiptId(n)`. */
+export function stream(n: number, over: Partial<StreamRecord> = {}): StreamRecord {
+  return {
+    id: streamId(n),
+    channelId: 1n,
+    payTo: PAYEE,
+    resource: 'https://seller.example/demo/chat?q=ü',
+    unit: 'token',
+    sliceCost: 1_000n,
+    initialCharge: 1_000n,
+    receiptId: receiptId(n),
+    required: 2_000n,
+    paid: 1_000n,
+    charged: 1_000n,
+    vouchers: 1,
+    pendingReceiptId: null,
+    status: 'open',
+    reason: null,
+    units: null,
+    openedAt: iso(n),
+    lastActivityAt: iso(n),
+    endedAt: null,
+    ...over,
+  };
+}
+
+export function openStream(st: StreamRecord, limits: { maxPerChannel: number; maxTotal: number } = STREAM_LIMITS): WriteOp {
+  return { op: 'stream.open', stream: st, ...limits };
 }

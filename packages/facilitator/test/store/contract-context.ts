@@ -5,6 +5,10 @@ import type { Store } from '../../src/store/index.js';
 export interface StoreFixture {
   /** Opens a store on this fixture's database — the same database every time — and migrates it. */
   open: () => Promise<Store>;
+  /** Opens a store on this fixture's database migrated only up to `version`, as an older build left it. */
+  openAt: (version: number) => Promise<Store>;
+  /** Schema versions recorded in this fixture's database. */
+  versions: () => Promise<number[]>;
   /** Removes the database; stores opened from it are closed first. */
   dispose: () => Promise<void>;
 }
@@ -15,10 +19,21 @@ export interface StoreContractOptions {
   create: () => Promise<StoreFixture>;
 }
 
+/** A second database, as an older build left it. */
+export interface LegacyDatabase {
+  /** A store open on it, not migrated past the version asked for. */
+  store: Store;
+  /** Closes that store and opens the database with this build, which migrates it. */
+  upgrade: () => Promise<Store>;
+  versions: () => Promise<number[]>;
+}
+
 export interface ContractContext {
   store: Store;
   /** Closes the current store and opens the same database again. */
   reopen: () => Promise<Store>;
+  /** A fresh database migrated only up to `version` (removed after the test). */
+  legacy: (version: number) => Promise<LegacyDatabase>;
 }
 
 export type Section = (ctx: () => ContractContext) => void;

@@ -1,7 +1,8 @@
 import postgres from 'postgres';
 import type { Sql } from 'postgres';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { PostgresStore } from '../../src/store/index.js';
+import { POSTGRES_MIGRATIONS, PostgresStore } from '../../src/store/index.js';
+import { appliedPostgresVersions, migratePostgres } from '../../src/store/migrations/postgres.js';
 import type { StoredEvent } from '../../src/store/index.js';
 import { createPgDatabase, inCi, pgEnabled, pgServerAnswers, randomSchema } from '../helpers/pg.js';
 import type { PgDatabase } from '../helpers/pg.js';
@@ -50,6 +51,14 @@ describe.runIf(PG)('PostgresStore', () => {
           opened.push(store);
           return store;
         },
+        openAt: async (version) => {
+          // What an older build did to the schema: its migrations only, then its store on top.
+          await migratePostgres(admin, schema, POSTGRES_MIGRATIONS.slice(0, version));
+          const store = await PostgresStore.open({ url: db.url, schema, max: 4 });
+          opened.push(store);
+          return store;
+        },
+        versions: () => appliedPostgresVersions(admin, schema),
         dispose: async () => {
           for (const store of opened) await store.close();
           await admin.unsafe(`DROP SCHEMA IF EXISTS ${schema} CASCADE`);
@@ -63,7 +72,7 @@ describe.runIf(PG)('PostgresStore', () => {
       const schema = randomSchema();
       const [a, b] = await Promise.all([PostgresStore.open({ url: db.url, schema }), PostgresStore.open({ url: db.url, schema })]);
       await Promise.all([a.migrate(), b.migrate(), a.migrate()]);
-      expect(await a.appliedMigrations()).toEqual([1]);
+      expect(await a.appliedMigrations()).toEqual([1, 2]);
       await Promise.all([a.close(), b.close()]);
     });
 
@@ -86,9 +95,12 @@ describe.runIf(PG)('PostgresStore', () => {
       const seen: StoredEvent[] = [];
       const tail = async (): Promise<void> => {
         for (;;) {
+          // Sampled before the read: an empty answer ends the tail only if every write had already
+          // committed when the read was sent (a read sent earlier can answer empty after they have).
+          const wroteAll = !writing;
           const more = await reader.events({ after: seen.at(-1)?.id ?? 0, limit: 1_000 });
           seen.push(...more);
-          if (!writing && more.length === 0) return;
+          if (wroteAll && more.length === 0) return;
         }
       };
       const tailing = tail();
@@ -166,8 +178,10 @@ describe.runIf(PG)('PostgresStore', () => {
       const store = await openMigrated(schema);
       const rows = await admin<{ table_name: string; column_name: string; data_type: string; numeric_precision: number | null }[]>`
         SELECT table_name, column_name, data_type, numeric_precision FROM information_schema.columns
-        WHERE table_schema = ${schema} AND column_name IN ('id', 'channel_id', 'deposit', 'claimed', 'last_accepted', 'refunded', 'cumulative')
-          AND table_name IN ('channels', 'events', 'receipts')`;
+        WHERE table_schema = ${schema}
+          AND column_name IN ('id', 'channel_id', 'deposit', 'claimed', 'last_accepted', 'refunded', 'cumulative', 'slice_cost',
+            'initial_charge', 'required', 'paid', 'charged')
+          AND table_name IN ('channels', 'events', 'receipts', 'streams')`;
       const types = Object.fromEntries(rows.map((r) => [`${r.table_name}.${r.column_name}`, `${r.data_type}(${r.numeric_precision})`]));
       expect(types).toMatchObject({
         'channels.id': 'numeric(20)',
@@ -178,7 +192,31 @@ describe.runIf(PG)('PostgresStore', () => {
         'events.channel_id': 'numeric(20)',
         'receipts.channel_id': 'numeric(20)',
         'receipts.cumulative': 'numeric(39)',
+        'streams.channel_id': 'numeric(20)',
+        'streams.slice_cost': 'numeric(39)',
+        'streams.initial_charge': 'numeric(39)',
+        'streams.required': 'numeric(39)',
+        'streams.paid': 'numeric(39)',
+        'streams.charged': 'numeric(39)',
       });
+      await store.close();
+    });
+
+    it('indexes sessions for the limits, the listings and the idle sweep, and binds a receipt to one session', async () => {
+      const schema = randomSchema();
+      const store = await openMigrated(schema);
+      const rows = await admin<{ indexname: string; indexdef: string }[]>`
+        SELECT indexname, indexdef FROM pg_indexes WHERE schemaname = ${schema} AND tablename = 'streams'`;
+      const defs = Object.fromEntries(rows.map((r) => [r.indexname, r.indexdef.replace(/^.* USING btree /, '')]));
+      expect(defs).toEqual({
+        streams_pkey: '(id)',
+        streams_receipt_id_key: '(receipt_id)',
+        streams_by_channel_status: '(channel_id, status)',
+        streams_by_status: '(status, opened_at, id)',
+        streams_by_activity: '(status, last_activity_at)',
+        streams_by_opened: '(opened_at, id)',
+      });
+      expect(rows.find((r) => r.indexname === 'streams_receipt_id_key')?.indexdef).toMatch(/^CREATE UNIQUE INDEX/);
       await store.close();
     });
   });

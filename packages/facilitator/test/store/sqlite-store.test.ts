@@ -5,8 +5,10 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import Database from 'better-sqlite3';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { SqliteStore } from '../../src/store/index.js';
+import { SQLITE_MIGRATIONS, SqliteStore } from '../../src/store/index.js';
 import type { Store } from '../../src/store/index.js';
+import { appliedSqliteVersions, migrateSqlite } from '../../src/store/migrations/sqlite.js';
+import { openConnection } from '../../src/store/sqlite-writer.js';
 import { acceptOps, channel } from './builders.js';
 import { runStoreContract } from './store-contract.js';
 
@@ -30,12 +32,33 @@ for (const writer of ['thread', 'inline'] as const) {
     name: writer === 'thread' ? 'sqlite' : 'sqlite (inline writer)',
     create: () => {
       const dir = tempDir();
+      const file = path.join(dir, 'data', 'facilitator.sqlite');
       const opened: Store[] = [];
       return Promise.resolve({
         open: async () => {
-          const store = await openMigrated(path.join(dir, 'data', 'facilitator.sqlite'), { writer });
+          const store = await openMigrated(file, { writer });
           opened.push(store);
           return store;
+        },
+        openAt: async (version) => {
+          // What an older build did to the file: its migrations only, then its store on top.
+          const raw = openConnection({ file, busyTimeoutMs: 5_000 });
+          try {
+            migrateSqlite(raw, SQLITE_MIGRATIONS.slice(0, version));
+          } finally {
+            raw.close();
+          }
+          const store = await SqliteStore.open({ file, writer });
+          opened.push(store);
+          return store;
+        },
+        versions: () => {
+          const raw = new Database(file);
+          try {
+            return Promise.resolve(appliedSqliteVersions(raw));
+          } finally {
+            raw.close();
+          }
         },
         dispose: async () => {
           for (const store of opened) await store.close();
@@ -68,14 +91,30 @@ describe('SqliteStore', () => {
     expect(raw.pragma('journal_mode', { simple: true })).toBe('wal');
     raw.close();
     await store.migrate();
-    expect(await store.appliedMigrations()).toEqual([1]);
+    expect(await store.appliedMigrations()).toEqual([1, 2]);
+  });
+
+  it('indexes sessions for the limits, the listings and the idle sweep, and binds a receipt to one session', () => {
+    const raw = new Database(file, { readonly: true });
+    const list = raw.pragma('index_list(streams)') as { name: string; unique: number }[];
+    const indexes = Object.fromEntries(
+      list.map((ix) => [ix.name, { unique: ix.unique, columns: (raw.pragma(`index_info(${ix.name})`) as { name: string }[]).map((c) => c.name) }]),
+    );
+    raw.close();
+    expect(indexes).toMatchObject({
+      streams_by_channel_status: { unique: 0, columns: ['channel_id', 'status'] },
+      streams_by_status: { unique: 0, columns: ['status', 'opened_at', 'id'] },
+      streams_by_activity: { unique: 0, columns: ['status', 'last_activity_at'] },
+      streams_by_opened: { unique: 0, columns: ['opened_at', 'id'] },
+    });
+    expect(Object.values(indexes).filter((ix) => ix.unique === 1).map((ix) => ix.columns)).toEqual(expect.arrayContaining([['id'], ['receipt_id']]));
   });
 
   it('migrates safely when two stores open one new file at once', async () => {
     const shared = path.join(dir, 'twice.sqlite');
     const [a, b] = await Promise.all([SqliteStore.open({ file: shared }), SqliteStore.open({ file: shared })]);
     await Promise.all([a.migrate(), b.migrate()]);
-    expect(await a.appliedMigrations()).toEqual([1]);
+    expect(await a.appliedMigrations()).toEqual([1, 2]);
     await Promise.all([a.close(), b.close()]);
   });
 

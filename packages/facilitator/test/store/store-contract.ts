@@ -9,6 +9,7 @@ import type { ContractContext, StoreContractOptions, StoreFixture } from './cont
 import { eventSection } from './contract-events.js';
 import { lifecycleSection } from './contract-lifecycle.js';
 import { recordSection } from './contract-records.js';
+import { streamSection } from './contract-streams.js';
 
 export type { StoreContractOptions, StoreFixture } from './contract-context.js';
 
@@ -16,6 +17,7 @@ export function runStoreContract({ name, create }: StoreContractOptions): void {
   describe(`Store contract: ${name}`, () => {
     let fixture: StoreFixture;
     let store: Store | null = null;
+    const extra: StoreFixture[] = [];
 
     beforeEach(async () => {
       fixture = await create();
@@ -26,6 +28,7 @@ export function runStoreContract({ name, create }: StoreContractOptions): void {
       await store?.close();
       store = null;
       await fixture.dispose();
+      for (const other of extra.splice(0)) await other.dispose();
     });
 
     const ctx = (): ContractContext => {
@@ -38,6 +41,19 @@ export function runStoreContract({ name, create }: StoreContractOptions): void {
           store = await fixture.open();
           return store;
         },
+        legacy: async (version) => {
+          const other = await create();
+          extra.push(other);
+          const old = await other.openAt(version);
+          return {
+            store: old,
+            versions: () => other.versions(),
+            upgrade: async () => {
+              await old.close();
+              return other.open();
+            },
+          };
+        },
       };
     };
 
@@ -45,5 +61,6 @@ export function runStoreContract({ name, create }: StoreContractOptions): void {
     eventSection(ctx);
     recordSection(ctx);
     lifecycleSection(ctx);
+    streamSection(ctx);
   });
 }

@@ -81,7 +81,46 @@ CREATE TABLE meta (
 );
 `;
 
-export const POSTGRES_MIGRATIONS: readonly Migration[] = checkedMigrations([{ version: 1, name: 'initial', sql: INITIAL }]);
+// Streaming sessions (PROTOCOL.md §8). Amounts and channel ids as in version 1; ids and the
+// timestamps listings sort or compare on are COLLATE "C", so order is byte order as in SQLite. No
+// CHECK on \`reason\`: the list of end reasons may grow; write() validates it (values.ts).
+const STREAMS = `
+CREATE TABLE streams (
+  id                 text COLLATE "C" PRIMARY KEY,
+  channel_id         numeric(20,0) NOT NULL,
+  pay_to             text NOT NULL,
+  resource           text NOT NULL,
+  unit               text NOT NULL CHECK (unit IN ('token', 'second')),
+  slice_cost         numeric(39,0) NOT NULL,
+  initial_charge     numeric(39,0) NOT NULL,
+  receipt_id         text NOT NULL,
+  required           numeric(39,0) NOT NULL,
+  paid               numeric(39,0) NOT NULL,
+  charged            numeric(39,0) NOT NULL,
+  vouchers           bigint NOT NULL,
+  pending_receipt_id text,
+  status             text NOT NULL CHECK (status IN ('open', 'ended')),
+  reason             text,
+  units              bigint,
+  opened_at          text COLLATE "C" NOT NULL,
+  last_activity_at   text COLLATE "C" NOT NULL,
+  ended_at           text,
+  CONSTRAINT streams_receipt_id_key UNIQUE (receipt_id)
+);
+-- The per-channel limit counts (channel_id, 'open'); the total limit and listings by status walk
+-- (status, …) in list order.
+CREATE INDEX streams_by_channel_status ON streams (channel_id, status);
+CREATE INDEX streams_by_status ON streams (status, opened_at, id);
+-- The idle sweep: open sessions by last activity. Led by status, so the ended sessions, which keep
+-- their old last_activity_at forever, are not walked on every sweep.
+CREATE INDEX streams_by_activity ON streams (status, last_activity_at);
+CREATE INDEX streams_by_opened ON streams (opened_at, id);
+`;
+
+export const POSTGRES_MIGRATIONS: readonly Migration[] = checkedMigrations([
+  { version: 1, name: 'initial', sql: INITIAL },
+  { version: 2, name: 'streams', sql: STREAMS },
+]);
 
 const SCHEMA_NAME_RE = /^[a-z_][a-z0-9_]{0,62}$/;
 

@@ -81,7 +81,45 @@ CREATE TABLE meta (
 ) STRICT, WITHOUT ROWID;
 `;
 
-export const SQLITE_MIGRATIONS: readonly Migration[] = checkedMigrations([{ version: 1, name: 'initial', sql: INITIAL }]);
+// Streaming sessions (PROTOCOL.md §8). Amounts and channel ids as in version 1. No CHECK on
+// \`reason\`: the list of end reasons may grow, and a STRICT table's CHECK cannot be altered without
+// rebuilding it; write() validates reasons before they reach a batch (values.ts).
+const STREAMS = `
+CREATE TABLE streams (
+  id                 TEXT PRIMARY KEY,
+  channel_id         TEXT NOT NULL,
+  pay_to             TEXT NOT NULL,
+  resource           TEXT NOT NULL,
+  unit               TEXT NOT NULL CHECK (unit IN ('token', 'second')),
+  slice_cost         TEXT NOT NULL,
+  initial_charge     TEXT NOT NULL,
+  receipt_id         TEXT NOT NULL UNIQUE,
+  required           TEXT NOT NULL,
+  paid               TEXT NOT NULL,
+  charged            TEXT NOT NULL,
+  vouchers           INTEGER NOT NULL,
+  pending_receipt_id TEXT,
+  status             TEXT NOT NULL CHECK (status IN ('open', 'ended')),
+  reason             TEXT,
+  units              INTEGER,
+  opened_at          TEXT NOT NULL,
+  last_activity_at   TEXT NOT NULL,
+  ended_at           TEXT
+) STRICT, WITHOUT ROWID;
+-- The per-channel limit counts (channel_id, 'open'); the total limit and listings by status walk
+-- (status, …) in list order.
+CREATE INDEX streams_by_channel_status ON streams (channel_id, status);
+CREATE INDEX streams_by_status ON streams (status, opened_at, id);
+-- The idle sweep: open sessions by last activity. Led by status, so the ended sessions, which keep
+-- their old last_activity_at forever, are not walked on every sweep.
+CREATE INDEX streams_by_activity ON streams (status, last_activity_at);
+CREATE INDEX streams_by_opened ON streams (opened_at, id);
+`;
+
+export const SQLITE_MIGRATIONS: readonly Migration[] = checkedMigrations([
+  { version: 1, name: 'initial', sql: INITIAL },
+  { version: 2, name: 'streams', sql: STREAMS },
+]);
 
 const CREATE_MIGRATIONS_TABLE = `
 CREATE TABLE IF NOT EXISTS schema_migrations (
