@@ -8,6 +8,8 @@ const USAGE = `usage: svc <command>
   start              run the facilitator (embedded ledger, SQLite, demo seller) — configured by env vars
   ledger             run a standalone local ledger (PORT, HOST, DATA_DIR, LEDGER_SECONDS)
   pay <url> [n]      pay a metered endpoint n times (default 1) as a buyer using a local wallet
+  stream <url>       buy a paid event stream (per token or per second), printing events as they come
+                     [--post JSON] sends a POST with that body (e.g. /demo/chat)
   help               this text
 `;
 
@@ -55,6 +57,10 @@ async function main(argv: string[]): Promise<void> {
     case 'pay': {
       const { payCommand } = await import('./cli/pay.js');
       return payCommand(rest);
+    }
+    case 'stream': {
+      const { streamCommand } = await import('./cli/stream.js');
+      return streamCommand(rest);
     }
     case undefined:
     case 'help':

@@ -23,6 +23,7 @@ import { LedgerClock } from './domain/ledger-clock.js';
 import { LedgerWatcher } from './domain/ledger-watcher.js';
 import { Verifier } from './domain/verifier.js';
 import { MemoryVoucherRate } from './domain/voucher-rate.js';
+import { StreamSessions } from './domain/streams.js';
 import { buildHttp } from './http/app.js';
 import type { AnyRoute } from './http/route.js';
 import { registerDemo } from './http/routes/demo.js';
@@ -93,6 +94,7 @@ export async function createFacilitator(options: FacilitatorOptions): Promise<Fa
     latency,
     startedAt: clock.now(),
     verifier: null as unknown as Verifier,
+    streams: null as unknown as StreamSessions,
     publicUrl: () => config.PUBLIC_URL?.replace(/\/+$/, '') ?? boundUrl,
     selfUrl: () => boundUrl,
     supported: () => supported(services),
@@ -131,6 +133,23 @@ export async function createFacilitator(options: FacilitatorOptions): Promise<Fa
     },
   });
 
+  services.streams = new StreamSessions({
+    store,
+    events,
+    bus,
+    book,
+    verifier: services.verifier,
+    clock,
+    network: ledgerInfo.network,
+    asset: ledgerInfo.contracts.asset,
+    channelContract: ledgerInfo.contracts.channel,
+    maxPerChannel: config.STREAM_MAX_PER_CHANNEL,
+    maxTotal: config.STREAM_MAX_TOTAL,
+    idleMs: config.STREAM_IDLE_SECONDS * 1000,
+    isFrozen: (account) => frozen.has(account),
+    log: app.log,
+  });
+
   if (localLedger) await app.register(ledgerRoutes, { prefix: '/ledger', ledger: localLedger });
   let demoPayTo: string | null = null;
   if (config.DEMO) {
@@ -157,8 +176,12 @@ export async function createFacilitator(options: FacilitatorOptions): Promise<Fa
     async listen() {
       // Catch up with the ledger before serving, so no channel state is stale at the first voucher.
       await watcher.tick();
+      // No seller loop survives a restart: sessions left open end now, with what they were charged.
+      const orphans = await services.streams.abortOrphans();
+      if (orphans > 0) app.log.warn({ sessions: orphans }, 'ended stream sessions left open by the previous run (ABORTED)');
       watcher.start();
       scheduler.start();
+      services.streams.start(Math.max(100, Math.min(5_000, (config.STREAM_IDLE_SECONDS * 1000) / 3)));
       const address = await app.listen({ port: config.PORT, host: config.HOST });
       const port = new URL(address).port;
       const host = config.HOST === '0.0.0.0' || config.HOST === '::' ? '127.0.0.1' : config.HOST.includes(':') ? `[${config.HOST}]` : config.HOST;
@@ -166,6 +189,7 @@ export async function createFacilitator(options: FacilitatorOptions): Promise<Fa
       return boundUrl;
     },
     async close() {
+      services.streams.stop();
       await app.close();
       await scheduler.stop();
       await watcher.stop();

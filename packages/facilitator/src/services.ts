@@ -8,6 +8,7 @@ import type { Claimer } from './domain/claimer.js';
 import type { Clock } from './domain/clock.js';
 import type { LatencyWindow } from './domain/latency.js';
 import type { LedgerClock } from './domain/ledger-clock.js';
+import type { StreamSessions } from './domain/streams.js';
 import type { Verifier } from './domain/verifier.js';
 import type { ChannelRecord, Store } from './store/port.js';
 
@@ -24,6 +25,7 @@ export interface Services {
   book: ChannelBook;
   verifier: Verifier;
   claimer: Claimer;
+  streams: StreamSessions;
   latency: LatencyWindow;
   /** The facilitator's public base URL (PUBLIC_URL, or derived from the bound address). */
   publicUrl(): string;

@@ -5,7 +5,10 @@
 //   const { meter } = svc({ facilitator: 'http://127.0.0.1:4020', payTo: 'G…' });
 //   app.get('/book', meter({ price: 5000n, unit: 'request' }), (req, res) => res.json({ paid: req.payment }));
 import { UNITS, isAddress } from '@svc/core';
-import { FacilitatorClient } from './facilitator-client.js';
+import { FacilitatorClient, StreamCalls } from './facilitator-client.js';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { openPaidStream } from './stream.js';
+import type { PaidStream, StreamOptions } from './stream.js';
 import { Gate } from './gate.js';
 import { nodeMiddleware } from './node.js';
 import type { NodeMiddleware } from './node.js';
@@ -30,7 +33,8 @@ export interface SvcClient {
   meter(options: MeterOptions): NodeMiddleware;
   /** The framework-neutral gate behind meter(), for the Fastify and Hono bindings. */
   gate(options: MeterOptions): Gate;
-  stream(...args: unknown[]): never;
+  /** A paid SSE stream for `token`/`second` units, on a request the meter already charged. */
+  stream(req: IncomingMessage, res: ServerResponse, options: StreamOptions): Promise<PaidStream>;
   /** Sends a bare voucher to the facilitator (POST /channels/:id/voucher). */
   acceptVoucher(channelId: string, voucher: { streamId?: string; cumulative: string; signature: string }): Promise<unknown>;
   readonly facilitator: FacilitatorClient;
@@ -43,13 +47,12 @@ export function svc(options: SvcOptions): SvcClient {
   const publicUrl = options.publicUrl === undefined ? undefined : checkUrl('publicUrl', options.publicUrl);
   if (!isAddress(options.payTo)) throw new TypeError(`svc: payTo must be a Stellar address (G… or C…), got ${JSON.stringify(options.payTo)}`);
   const facilitator = new FacilitatorClient(facilitatorUrl, options.fetch ?? fetch, options.timeoutMs ?? DEFAULT_TIMEOUT_MS);
+  const streams = new StreamCalls(facilitatorUrl, options.fetch ?? fetch, options.timeoutMs ?? DEFAULT_TIMEOUT_MS);
   const gate = (meterOptions: MeterOptions) => new Gate({ facilitator, payTo: options.payTo }, checkMeterOptions(meterOptions));
   return {
     meter: (meterOptions) => nodeMiddleware(gate(meterOptions), publicUrl),
     gate,
-    stream: () => {
-      throw new Error('svc: client.stream() is not available yet (streaming sessions for external sellers are coming)');
-    },
+    stream: (req, res, streamOptions) => openPaidStream(streams, req, res, checkStreamOptions(streamOptions)),
     acceptVoucher: (channelId, voucher) => facilitator.postVoucher(channelId, voucher),
     facilitator,
     payTo: options.payTo,
@@ -65,6 +68,15 @@ function checkUrl(name: string, value: unknown): string {
     // fall through
   }
   throw new TypeError(`svc: ${name} must be an http(s) URL, got ${JSON.stringify(value)}`);
+}
+
+function checkStreamOptions(o: StreamOptions): StreamOptions {
+  checkMeterOptions(o);
+  if (o.unit !== 'token' && o.unit !== 'second') throw new TypeError('stream: unit must be "token" or "second"');
+  if (o.voucherTimeoutMs !== undefined && (!Number.isInteger(o.voucherTimeoutMs) || o.voucherTimeoutMs <= 0)) {
+    throw new TypeError('stream: voucherTimeoutMs must be a positive whole number of milliseconds');
+  }
+  return o;
 }
 
 function checkMeterOptions(o: MeterOptions): MeterOptions {

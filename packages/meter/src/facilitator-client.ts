@@ -109,3 +109,64 @@ export class FacilitatorClient {
 function isErrorBody(value: unknown): value is ErrorBody {
   return typeof value === 'object' && value !== null && typeof (value as ErrorBody).error === 'string' && typeof (value as ErrorBody).message === 'string';
 }
+
+export interface OpenedStream {
+  streamId: string;
+  requiredCumulative: string;
+  voucherUrl: string;
+  deposit: string;
+}
+
+export type WaitReply =
+  | { kind: 'paid'; requiredCumulative: string; deposit: string; receipt: unknown }
+  | { kind: 'timeout' | 'exhausted' | 'frozen' | 'aborted' };
+
+export class FacilitatorError extends Error {
+  constructor(
+    readonly status: number,
+    readonly code: string,
+    message: string,
+    readonly retryAfter: string | null = null,
+  ) {
+    super(message);
+    this.name = 'FacilitatorError';
+  }
+}
+
+/** The stream-session calls (POST /streams, POST /streams/:id/wait, DELETE /streams/:id). */
+export class StreamCalls {
+  constructor(
+    private readonly baseUrl: string,
+    private readonly fetchImpl: typeof fetch,
+    private readonly timeoutMs: number,
+  ) {}
+
+  open(body: { channelId: string; payTo: string; resource: string; unit: 'token' | 'second'; sliceCost: string; initialCharge: string; receiptId: string }): Promise<OpenedStream> {
+    return this.call<OpenedStream>('POST', '/streams', body, this.timeoutMs);
+  }
+
+  wait(streamId: string, timeoutMs: number, signal?: AbortSignal): Promise<WaitReply> {
+    // The long poll itself lasts up to timeoutMs: allow for it and a little more.
+    return this.call<WaitReply>('POST', `/streams/${streamId}/wait`, { timeoutMs }, timeoutMs + this.timeoutMs, signal);
+  }
+
+  end(streamId: string, reason: string, units: number): Promise<{ charged: string; vouchers: number }> {
+    return this.call('DELETE', `/streams/${streamId}`, { reason, units }, this.timeoutMs);
+  }
+
+  private async call<T>(method: string, path: string, body: unknown, timeoutMs: number, signal?: AbortSignal): Promise<T> {
+    const timeout = AbortSignal.timeout(timeoutMs);
+    const res = await this.fetchImpl(`${this.baseUrl}${path}`, {
+      method,
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify(body),
+      signal: signal ? AbortSignal.any([signal, timeout]) : timeout,
+    });
+    const json: unknown = await res.json().catch(() => null);
+    if (!res.ok) {
+      const err = json as { error?: string; message?: string } | null;
+      throw new FacilitatorError(res.status, err?.error ?? 'FACILITATOR_UNAVAILABLE', err?.message ?? `HTTP ${res.status}`, res.headers.get('retry-after'));
+    }
+    return json as T;
+  }
+}

@@ -8,3 +8,7 @@ export { Wallet } from './wallet.js';
 export type { WalletOptions } from './wallet.js';
 export { keypairFromSecret, randomKeypair } from '@svc/core';
 export type { Keypair } from '@svc/core';
+export { streamPaid } from './stream-paid.js';
+export type { StreamEvent, StreamPaidOptions, StreamPaidResult } from './stream-paid.js';
+export { SseParser } from './sse.js';
+export type { SseEvent } from './sse.js';

@@ -5,8 +5,7 @@
 // one voucher give exactly one acceptance, in one process or many.
 import { formatUnits, fromHex, signReceiptAsync } from '@svc/core';
 import type { Keypair, Payment, PaymentRejection, PaymentRequirements, PaymentResponse, Receipt, VoucherContext } from '@svc/core';
-import type { WriteOp } from '../store/port.js';
-import type { Store } from '../store/port.js';
+import type { Store, WriteOp } from '../store/port.js';
 import type { CachedChannel, ChannelBook } from './channel-book.js';
 import type { Clock } from './clock.js';
 import type { EventLog } from './event-log.js';
@@ -22,11 +21,19 @@ export interface VerifyInput {
   method: string;
   requestHash: string | null;
   idempotencyKey: string | null;
+  /**
+   * More ops for the same atomic write as the advance (a stream slice credited with its voucher).
+   * If one of them fails, nothing is accepted and the answer is CONFLICT with `conflictMessage`.
+   */
+  extraOps?: (accepted: { delta: bigint; receipt: Receipt }) => WriteOp[];
+  conflictMessage?: string;
 }
 
 export type VerifyOutcome =
   | { ok: true; response: PaymentResponse; payer: string }
-  | { ok: false; code: PaymentRejection; message: string; payer?: string; retryAfter?: number };
+  | { ok: false; code: PaymentRejection | 'CONFLICT'; message: string; payer?: string; retryAfter?: number };
+
+type Advanced = { kind: 'accepted'; response: PaymentResponse } | { kind: 'lost' } | { kind: 'conflict' };
 
 /** Limits vouchers per channel; resolves the seconds to wait when over the limit, else null. */
 export interface VoucherRateLimit {
@@ -63,7 +70,7 @@ export class Verifier {
   async verify(input: VerifyInput): Promise<VerifyOutcome> {
     const started = performance.now();
     const outcome = await this.run(input, started);
-    if (!outcome.ok) this.d.onRejected({ code: outcome.code, channelId: input.payment.channelId, resource: input.resource });
+    if (!outcome.ok && outcome.code !== 'CONFLICT') this.d.onRejected({ code: outcome.code, channelId: input.payment.channelId, resource: input.resource });
     return outcome;
   }
 
@@ -85,8 +92,9 @@ export class Verifier {
         const first = amounts.code === 'VOUCHER_NOT_INCREASING' ? await this.replay(input) : null;
         return first ?? { ...amounts, payer };
       }
-      const accepted = await this.advance(channel, input, started);
-      if (accepted) return { ok: true, response: accepted, payer };
+      const advanced = await this.advance(channel, input, started);
+      if (advanced.kind === 'accepted') return { ok: true, response: advanced.response, payer };
+      if (advanced.kind === 'conflict') return { ok: false, code: 'CONFLICT', message: input.conflictMessage ?? 'The payment conflicts with the current state.', payer };
       // Lost the compare-and-set: another voucher advanced the channel. Re-read and re-check.
       const reloaded = await this.d.book.reload(payment.channelId);
       if (!reloaded) return { ...fail('CHANNEL_NOT_FOUND', 'The channel disappeared.'), payer };
@@ -147,8 +155,8 @@ export class Verifier {
     return pass;
   }
 
-  /** Signs the receipt and commits the advance; null when the compare-and-set lost. */
-  private async advance(channel: CachedChannel, input: VerifyInput, started: number): Promise<PaymentResponse | null> {
+  /** Signs the receipt and commits the advance with any extra ops, atomically. */
+  private async advance(channel: CachedChannel, input: VerifyInput, started: number): Promise<Advanced> {
     const { record } = channel;
     const { payment } = input;
     const ts = new Date(this.d.clock.now()).toISOString();
@@ -182,16 +190,17 @@ export class Verifier {
       latencyMs,
       receipt,
     };
-    const ops = this.advanceOps(record.lastAccepted, input, receipt, response, latencyMs);
+    let ops = [...this.advanceOps(record.lastAccepted, input, receipt, response, latencyMs), ...(input.extraOps?.({ delta, receipt }) ?? [])];
     let result = await this.d.events.commit(ops);
-    if (!result.ok && result.reason === 'duplicate') {
+    if (!result.ok && result.reason === 'duplicate' && ops[result.op]?.op === 'idempotency') {
       // The idempotency key belongs to another voucher: accept this one without remembering it.
-      result = await this.d.events.commit(ops.filter((op) => op.op !== 'idempotency'));
+      ops = ops.filter((op) => op.op !== 'idempotency');
+      result = await this.d.events.commit(ops);
     }
-    if (!result.ok) return null;
+    if (!result.ok) return result.op === 0 ? { kind: 'lost' } : { kind: 'conflict' };
     this.d.book.advanced(record.id, payment.cumulative, payment.signature, ts);
     this.d.latency.record(performance.now() - started);
-    return response;
+    return { kind: 'accepted', response };
   }
 
   private advanceOps(expected: bigint, input: VerifyInput, receipt: Receipt, response: PaymentResponse, latencyMs: number): WriteOp[] {

@@ -6,6 +6,7 @@ import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { randomKeypair } from '@svc/core';
 import { ChannelSigner, LocalLedgerClient, payFetch } from '@svc/sdk';
+import { SqliteStore } from '../../src/store/index.js';
 import { startChild } from '../helpers/process.js';
 import type { Child } from '../helpers/process.js';
 
@@ -66,6 +67,48 @@ describe('kill -9 during a paying loop', () => {
       const next = await payFetch(`${child.url}/demo/book`, {}, { signer });
       expect(next.status).toBe(200);
       expect(BigInt(next.payment!.cumulative)).toBe(BigInt(view.lastAccepted) + 5000n);
+    }
+  });
+});
+
+describe('a restart ends stream sessions left open, cleanly', () => {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'svc-crash-streams-'));
+  let child: Child | null = null;
+  afterAll(async () => {
+    await child?.kill();
+    fs.rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('a session open at kill -9 is ABORTED on restart, with what it was charged, and stream.ended once', async () => {
+    child = await startChild({ DATA_DIR: dir, LEDGER_SECONDS: '1', DEMO: 'off' });
+    const ledger = new LocalLedgerClient(`${child.url}/ledger`);
+    const info = await ledger.info();
+    const payer = randomKeypair();
+    const payee = randomKeypair();
+    const vk = randomKeypair();
+    await ledger.faucet(payer.address);
+    const { channelId } = await ledger.openChannel({ payer, payee: payee.address, deposit: 100_000n, voucherKey: vk });
+    const signer = new ChannelSigner({ channelId, deposit: 100_000n, voucherKey: vk, networkPassphrase: info.passphrase, channelContract: info.contracts.channel, network: info.network, payee: payee.address, asset: info.contracts.asset });
+    const terms = { scheme: 'channel', network: info.network, asset: info.contracts.asset, payTo: payee.address, amount: '1000', unit: 'second', maxTimeoutSeconds: 60, extra: { channelContract: info.contracts.channel, minDeposit: '1', facilitator: child.url, areFeesSponsored: true, sliceSeconds: 2, sliceAmount: '2000' } };
+    const verify = await fetch(`${child.url}/verify`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ x402Version: 2, paymentPayload: { x402Version: 2, accepted: terms, payload: signer.next(2000n), resource: { url: `${child.url}/r` } }, paymentRequirements: terms }) });
+    const receiptId = ((await verify.json()) as { receipt: { receipt: { id: string } } }).receipt.receipt.id;
+    const opened = await fetch(`${child.url}/streams`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ channelId: channelId.toString(), payTo: payee.address, resource: `${child.url}/r`, unit: 'second', sliceCost: '2000', initialCharge: '2000', receiptId }) });
+    const { streamId } = (await opened.json()) as { streamId: string };
+    await child.kill('SIGKILL');
+
+    child = await startChild({ DATA_DIR: dir, LEDGER_SECONDS: '1', DEMO: 'off' });
+    const wait = await fetch(`${child.url}/streams/${streamId}/wait`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' });
+    expect(await wait.json()).toEqual({ kind: 'aborted' });
+    const end = await fetch(`${child.url}/streams/${streamId}`, { method: 'DELETE', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ reason: 'done', units: 0 }) });
+    expect(await end.json()).toMatchObject({ reason: 'ABORTED', charged: '2000', vouchers: 1 });
+    await child.kill('SIGTERM');
+    const store = await SqliteStore.open({ file: path.join(dir, 'facilitator.sqlite'), writer: 'inline' });
+    try {
+      const ended = await store.events({ types: ['stream.ended'], limit: 10 });
+      expect(ended).toHaveLength(1);
+      expect(ended[0]!.data).toMatchObject({ streamId, reason: 'ABORTED', charged: '2000', vouchers: 1 });
+    } finally {
+      await store.close();
     }
   });
 });

@@ -9,6 +9,7 @@ import { ChannelSigner, LocalLedgerClient } from '@svc/sdk';
 import { loadConfig } from '../../src/config.js';
 import { createFacilitator } from '../../src/facilitator.js';
 import type { Facilitator } from '../../src/facilitator.js';
+import type { Clock } from '../../src/domain/clock.js';
 
 export interface Harness {
   url: string;
@@ -18,7 +19,7 @@ export interface Harness {
   /** A funded buyer with an open channel to `payee`, and its voucher signer. */
   buyer(o?: { payee?: string; deposit?: bigint; expiryLedger?: number }): Promise<Buyer>;
   /** Requirements for a per-request price paid to `payTo` (defaults: the demo seller, 5000). */
-  requirements(overrides?: Partial<PaymentRequirements> & { extra?: Partial<PaymentRequirements['extra']> }): PaymentRequirements;
+  requirements(overrides?: Omit<Partial<PaymentRequirements>, 'extra'> & { extra?: Partial<PaymentRequirements['extra']> }): PaymentRequirements;
   /** POST /verify with a voucher; returns status and parsed body. */
   verify(payload: ChannelPayload, requirements?: PaymentRequirements, headers?: Record<string, string>): Promise<{ status: number; body: Record<string, unknown>; headers: Headers }>;
   close(): Promise<void>;
@@ -32,10 +33,10 @@ export interface Buyer {
   payee: string;
 }
 
-export async function startHarness(env: Record<string, string> = {}): Promise<Harness> {
+export async function startHarness(env: Record<string, string> = {}, options: { clock?: Clock } = {}): Promise<Harness> {
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'svc-test-'));
   const config = loadConfig({ PORT: '0', DATA_DIR: dataDir, LOG_LEVEL: 'warn', LEDGER_SECONDS: '1', ...env });
-  const f = await createFacilitator({ config, watchPollMs: 50 });
+  const f = await createFacilitator({ config, watchPollMs: 50, ...(options.clock ? { clock: options.clock } : {}) });
   const url = await f.listen();
   const ledger = new LocalLedgerClient(env["LEDGER_URL"] ?? `${url}/ledger`);
   const info = await ledger.info();

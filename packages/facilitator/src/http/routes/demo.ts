@@ -1,9 +1,11 @@
-// The demo seller, written with the public @svc/meter API exactly as an external seller would.
+// The demo seller, written with the public @svc/meter API exactly as an external seller would:
+// GET /demo/book (per request), GET /demo/ticker/stream (per second), POST /demo/chat (per token).
 // Its meter reaches this facilitator over HTTP, like any other seller's.
+import type { ServerResponse } from 'node:http';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { svc, FacilitatorError } from '@svc/meter';
+import type { PaidStream, StreamOptions, SvcClient } from '@svc/meter';
 import { fastifyMeter } from '@svc/meter/fastify';
-import { svc } from '@svc/meter';
-import type { SvcClient } from '@svc/meter';
-import type { FastifyInstance } from 'fastify';
 import type { Services } from '../../services.js';
 
 const BOOK = {
@@ -16,6 +18,17 @@ const BOOK = {
   ],
 };
 
+const CHAT_TEXT =
+  'A payment channel is a deposit with a promise. The buyer locks funds once, then signs small ' +
+  'vouchers for the running total as it reads, listens or watches. The seller keeps the highest ' +
+  'voucher and claims it when it is worth a transaction. Nobody waits for a block to pay for a ' +
+  'word, and nobody trusts anybody with more than one slice. That is the whole trick: cumulative ' +
+  'vouchers turn a stream of tiny payments into one settlement, and a deposit turns trust into ' +
+  'arithmetic.';
+const TOKEN_DELAY_MS = 25;
+const TICK_MS = 1000;
+const TICKER_MAX_SECONDS = 3600;
+
 export interface DemoSeller {
   payTo: string;
 }
@@ -24,15 +37,72 @@ export function registerDemo(app: FastifyInstance, s: Services, demo: DemoSeller
   // The meter needs the facilitator's URL, known once the server listens: build it on first use.
   let client: SvcClient | null = null;
   const seller = () => (client ??= svc({ facilitator: s.selfUrl(), payTo: demo.payTo, publicUrl: s.publicUrl() }));
+  const c = s.config;
+  const ticker = { price: c.PRICE_TICKER_PER_SECOND, unit: 'second' as const, sliceSeconds: c.TICKER_SLICE_SECONDS, description: 'A price ticker, per second, streamed as server-sent events.' };
+  const chat = { price: c.PRICE_CHAT_PER_TOKEN, unit: 'token' as const, sliceTokens: c.CHAT_SLICE_TOKENS, description: 'A chat answer, per token, streamed as server-sent events.' };
 
   app.get(
     '/demo/book',
-    { preHandler: lazyMeter(() => fastifyMeter(seller(), { price: s.config.PRICE_BOOK_PER_REQUEST, unit: 'request', description: 'A short book about cumulative vouchers, per request.' })) },
+    { preHandler: lazyMeter(() => fastifyMeter(seller(), { price: c.PRICE_BOOK_PER_REQUEST, unit: 'request', description: 'A short book about cumulative vouchers, per request.' })) },
     (request) => ({ ...BOOK, paidWith: { channelId: request.payment?.channelId, cumulative: request.payment?.cumulative } }),
   );
+
+  app.get('/demo/ticker/stream', { preHandler: lazyMeter(() => fastifyMeter(seller(), ticker)) }, (request, reply) =>
+    streamWith(seller(), request, reply, ticker, async (stream) => {
+      const seconds = boundedInt((request.query as Record<string, unknown>)['seconds'], 60, 1, TICKER_MAX_SECONDS);
+      let price = 10_000_000n; // 1.0000000 in base units, then a deterministic walk
+      for (let tick = 1; tick <= seconds && (await stream.next()); tick++) {
+        price += BigInt(((tick * 7919) % 21) - 10) * 1000n;
+        stream.send('tick', { tick, price: price.toString(), at: new Date().toISOString() });
+        if (tick < seconds) await sleep(TICK_MS);
+      }
+    }),
+  );
+
+  app.post('/demo/chat', { preHandler: lazyMeter(() => fastifyMeter(seller(), chat)) }, (request, reply) =>
+    streamWith(seller(), request, reply, chat, async (stream) => {
+      const tokens = CHAT_TEXT.split(/(?<= )/);
+      for (const [index, text] of tokens.entries()) {
+        if (!(await stream.next())) return;
+        stream.send('token', { index, text });
+        await sleep(TOKEN_DELAY_MS);
+      }
+    }),
+  );
+}
+
+/** Hands the raw request and response to the stream, as any Node framework would. */
+async function streamWith(client: SvcClient, request: FastifyRequest, reply: FastifyReply, options: StreamOptions, body: (stream: PaidStream) => Promise<void>): Promise<void> {
+  void reply.hijack();
+  const res: ServerResponse = reply.raw;
+  for (const [name, value] of Object.entries(reply.getHeaders())) if (value !== undefined) res.setHeader(name, value);
+  let stream: PaidStream;
+  try {
+    stream = await client.stream(request.raw, res, { ...options, ...(request.payment ? { payment: request.payment } : {}) });
+  } catch (err) {
+    // No session (e.g. too many open on this channel): answer like the facilitator did.
+    const f = err instanceof FacilitatorError ? err : new FacilitatorError(503, 'FACILITATOR_UNAVAILABLE', 'The payment facilitator is unavailable; try again shortly.');
+    res.writeHead(f.status, { 'content-type': 'application/json; charset=utf-8', ...(f.retryAfter ? { 'retry-after': f.retryAfter } : {}) });
+    res.end(JSON.stringify({ error: f.code, source: 'facilitator', message: f.message }));
+    return;
+  }
+  try {
+    await body(stream);
+  } finally {
+    await stream.end();
+  }
 }
 
 function lazyMeter<T extends (...args: never[]) => unknown>(make: () => T): T {
   let fn: T | null = null;
   return ((...args: Parameters<T>) => (fn ??= make())(...args)) as T;
+}
+
+function boundedInt(value: unknown, fallback: number, min: number, max: number): number {
+  const n = typeof value === 'string' && /^[0-9]{1,7}$/.test(value) ? Number(value) : fallback;
+  return Math.min(max, Math.max(min, n));
+}
+
+function sleep(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
 }

@@ -1,9 +1,10 @@
 // The x402 facilitator endpoints: GET /supported, POST /verify, POST /settle, in the shapes the
 // x402 2.x facilitator client parses: a rejected payment is 200 with isValid/success false (the
 // official client turns a non-2xx into a 502), a malformed request body is a 400.
-import { ErrorBodySchema, SettleResponseSchema, SupportedResponseSchema, SvcError, VerifyRequestSchema, VerifyResponseSchema, decodePayment, formatUnits, fromHex } from '@svc/core';
+import { ErrorBodySchema, SettleResponseSchema, SupportedResponseSchema, SvcError, VerifyRequestSchema, VerifyResponseSchema, decodePayment, fromHex } from '@svc/core';
 import type { PaymentRejection, PaymentResponse, VerifyRequest } from '@svc/core';
 import { z } from 'zod';
+import { paymentResponseOf } from '../../domain/payment-response.js';
 import type { VerifyInput, VerifyOutcome } from '../../domain/verifier.js';
 import type { Services } from '../../services.js';
 import { defineRoute } from '../route.js';
@@ -37,6 +38,8 @@ export function x402Routes(s: Services): AnyRoute[] {
       handler: async ({ body, request }) => {
         const input = verifyInput(body, idempotencyKey(request.headers['idempotency-key']));
         if ('rejection' in input) return { isValid: false, invalidReason: input.rejection, invalidMessage: input.message };
+        // A stream's first slice: charge it only if a session can be opened for it.
+        if (input.requirements.unit !== 'request') await s.streams.checkCapacity(input.payment.channelId);
         const outcome = await s.verifier.verify(input);
         if (outcome.ok) return { isValid: true, payer: outcome.payer, receipt: outcome.response };
         throwIfRateLimited(outcome);
@@ -55,7 +58,7 @@ export function x402Routes(s: Services): AnyRoute[] {
       },
       handler: async ({ body, request }) => {
         const network = s.ledgerInfo.network;
-        const failure = (errorReason: PaymentRejection, errorMessage: string) => ({ success: false as const, errorReason, errorMessage, transaction: '' as const, network });
+        const failure = (errorReason: PaymentRejection | 'CONFLICT', errorMessage: string) => ({ success: false as const, errorReason, errorMessage, transaction: '' as const, network });
         const input = verifyInput(body, idempotencyKey(request.headers['idempotency-key']));
         if ('rejection' in input) return failure(input.rejection, input.message);
         const confirmed = await confirmAccepted(s, input);
@@ -109,17 +112,5 @@ async function confirmAccepted(s: Services, input: VerifyInput): Promise<Payment
   // Knowing a channel id and an amount is not enough: the payload must carry the buyer's signature.
   const signature = fromHex(payment.signature, 64);
   if (!channel?.keyIsStrict || !s.vouchers.verify(channel.voucherKey, payment.channelId, payment.cumulative, signature)) return null;
-  return {
-    success: true,
-    transaction: '',
-    network: receipt.network,
-    payer: receipt.payer,
-    scheme: 'channel',
-    channelId: receipt.channelId,
-    cumulative: receipt.cumulative,
-    delta: receipt.amount,
-    remaining: formatUnits(channel.record.deposit - payment.cumulative),
-    latencyMs: 0,
-    receipt,
-  };
+  return paymentResponseOf(receipt, channel.record.deposit);
 }

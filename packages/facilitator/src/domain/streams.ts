@@ -1,0 +1,317 @@
+// Streaming sessions (spec "States and transitions"; PROTOCOL.md §8). A seller whose first slice
+// was paid opens a session bound to that slice's receipt; each time a slice is used up it waits
+// (long poll) for the buyer's next voucher, which the buyer posts straight to the facilitator.
+// Sessions live in the Store, so they survive nothing by accident: a restart ends the open ones
+// (ABORTED, with what they were charged), and `stream.ended` is written once, with the end itself.
+import { SvcError, formatUnits, randomBytes, toHex } from '@svc/core';
+import type { PaymentResponse, PaymentRequirements, StreamEndReason } from '@svc/core';
+import type { Bus } from '../bus/port.js';
+import type { StreamRecord, Store, WriteOp } from '../store/port.js';
+import type { ChannelBook } from './channel-book.js';
+import type { Clock } from './clock.js';
+import type { EventLog } from './event-log.js';
+import { paymentResponseOf } from './payment-response.js';
+import type { Verifier } from './verifier.js';
+
+/** The first slice's receipt must be this fresh to open a session with it. */
+export const RECEIPT_FRESH_MS = 60_000;
+const RATE_LIMIT_RETRY_SECONDS = 10;
+
+export type WaitKind = 'paid' | 'timeout' | 'exhausted' | 'frozen' | 'aborted';
+export type WaitResult =
+  | { kind: 'paid'; receipt: PaymentResponse; requiredCumulative: bigint; deposit: bigint }
+  | { kind: Exclude<WaitKind, 'paid'> };
+
+const END_KIND: Record<StreamEndReason, Exclude<WaitKind, 'paid'> | null> = {
+  TIMEOUT: 'timeout',
+  CHANNEL_EXHAUSTED: 'exhausted',
+  ACCOUNT_FROZEN: 'frozen',
+  ABORTED: 'aborted',
+  done: null,
+};
+
+export interface OpenInput {
+  channelId: bigint;
+  payTo: string;
+  resource: string;
+  unit: 'token' | 'second';
+  sliceCost: bigint;
+  initialCharge: bigint;
+  receiptId: string;
+}
+
+export interface StreamDeps {
+  store: Store;
+  events: EventLog;
+  bus: Bus;
+  book: ChannelBook;
+  verifier: Verifier;
+  clock: Clock;
+  network: string;
+  asset: string;
+  channelContract: string;
+  maxPerChannel: number;
+  maxTotal: number;
+  idleMs: number;
+  isFrozen(account: string): boolean;
+  log: { warn(obj: object, msg: string): void };
+}
+
+export class StreamSessions {
+  /** Sessions with a wait in progress: never idle. */
+  private readonly waiting = new Map<string, number>();
+  private sweeper: NodeJS.Timeout | null = null;
+
+  constructor(private readonly d: StreamDeps) {}
+
+  async open(input: OpenInput): Promise<{ stream: StreamRecord; deposit: bigint }> {
+    await this.checkFirstSlice(input);
+    const channel = await this.d.book.get(input.channelId);
+    if (!channel || channel.record.status !== 'open') throw new SvcError('CONFLICT', `Channel ${input.channelId} is not open.`);
+    if (channel.record.payee !== input.payTo) throw new SvcError('CONFLICT', `Channel ${input.channelId} does not pay ${input.payTo}.`);
+    const now = this.iso();
+    const paid = channel.record.lastAccepted;
+    const stream: StreamRecord = {
+      id: toHex(randomBytes(16)),
+      channelId: input.channelId,
+      payTo: input.payTo,
+      resource: input.resource,
+      unit: input.unit,
+      sliceCost: input.sliceCost,
+      initialCharge: input.initialCharge,
+      receiptId: input.receiptId,
+      required: paid + input.sliceCost,
+      paid,
+      charged: input.initialCharge,
+      vouchers: 1,
+      pendingReceiptId: null,
+      status: 'open',
+      reason: null,
+      units: null,
+      openedAt: now,
+      lastActivityAt: now,
+      endedAt: null,
+    };
+    const result = await this.d.events.commit([
+      { op: 'stream.open', stream, maxPerChannel: this.d.maxPerChannel, maxTotal: this.d.maxTotal },
+      this.event('stream.started', stream, now, { streamId: stream.id, channelId: stream.channelId.toString(), unit: stream.unit, resource: stream.resource }),
+    ]);
+    if (!result.ok && result.reason === 'limit') {
+      const onChannel = await this.d.store.countOpenStreams(input.channelId);
+      const why = onChannel >= this.d.maxPerChannel ? `channel ${input.channelId} has ${onChannel} open sessions (at most ${this.d.maxPerChannel})` : `${this.d.maxTotal} sessions are open`;
+      throw new SvcError('RATE_LIMITED', `No more stream sessions: ${why}.`, { retryAfter: RATE_LIMIT_RETRY_SECONDS });
+    }
+    if (!result.ok) throw new SvcError('CONFLICT', 'That receipt already opened a stream session.');
+    return { stream, deposit: channel.record.deposit };
+  }
+
+  /**
+   * Before a stream's first slice is charged: refuses (429) when no session could be opened for it
+   * anyway, so a buyer is not charged a slice for a session that cannot exist.
+   */
+  async checkCapacity(channelId: bigint): Promise<void> {
+    const onChannel = await this.d.store.countOpenStreams(channelId);
+    if (onChannel >= this.d.maxPerChannel) {
+      throw new SvcError('RATE_LIMITED', `Channel ${channelId} already has ${onChannel} open stream sessions (at most ${this.d.maxPerChannel}).`, { retryAfter: RATE_LIMIT_RETRY_SECONDS });
+    }
+    if ((await this.d.store.countOpenStreams()) >= this.d.maxTotal) {
+      throw new SvcError('RATE_LIMITED', `${this.d.maxTotal} stream sessions are open; try again shortly.`, { retryAfter: RATE_LIMIT_RETRY_SECONDS });
+    }
+  }
+
+  /** Long poll for the next slice's voucher (spec state table); timeout, exhausted, frozen and aborted end the session. */
+  async wait(id: string, timeoutMs: number, signal?: AbortSignal): Promise<WaitResult> {
+    const topic = topicOf(id);
+    let woken = false;
+    let wake: (() => void) | null = null;
+    // Listen before looking, so a voucher landing in between is not missed.
+    const off = this.d.bus.onSignal(topic, () => {
+      woken = true;
+      wake?.();
+    });
+    const onAbort = () => wake?.();
+    signal?.addEventListener('abort', onAbort);
+    this.waiting.set(id, (this.waiting.get(id) ?? 0) + 1);
+    const deadline = this.d.clock.now() + timeoutMs;
+    try {
+      await this.touch(id);
+      for (;;) {
+        woken = false;
+        const decided = await this.decide(id, deadline);
+        if (decided) return decided;
+        if (signal?.aborted) return { kind: 'aborted' };
+        if (!woken) {
+          await new Promise<void>((resolve) => {
+            const timer = setTimeout(resolve, Math.max(0, deadline - this.d.clock.now()));
+            wake = () => {
+              clearTimeout(timer);
+              resolve();
+            };
+          });
+          wake = null;
+        }
+      }
+    } finally {
+      off();
+      signal?.removeEventListener('abort', onAbort);
+      const n = (this.waiting.get(id) ?? 1) - 1;
+      if (n > 0) this.waiting.set(id, n);
+      else this.waiting.delete(id);
+      await this.touch(id).catch(() => undefined);
+    }
+  }
+
+  /** POST /channels/:id/voucher: a voucher for a session's next slice (or a bare one). */
+  async voucher(channelId: bigint, v: { streamId?: string; cumulative: bigint; signature: string }, facilitatorUrl: string): Promise<{ receipt: PaymentResponse; streamId: string | null; requiredCumulative: bigint | null }> {
+    const stream = v.streamId === undefined ? null : await this.d.store.getStream(v.streamId);
+    if (v.streamId !== undefined && (!stream || stream.channelId !== channelId)) throw new SvcError('STREAM_NOT_FOUND', `No stream session ${v.streamId} on channel ${channelId}.`);
+    if (stream && stream.status !== 'open') throw new SvcError('CONFLICT', `Stream session ${stream.id} has ended (${stream.reason}).`);
+    const channel = await this.d.book.get(channelId);
+    const payTo = stream?.payTo ?? channel?.record.payee ?? '';
+    const outcome = await this.d.verifier.verify({
+      payment: { x402Version: 2, network: this.d.network, channelId, cumulative: v.cumulative, signature: v.signature },
+      requirements: this.requirements(payTo, stream, facilitatorUrl),
+      resource: stream?.resource ?? '',
+      method: stream ? 'STREAM' : 'VOUCHER',
+      requestHash: null,
+      idempotencyKey: null,
+      ...(stream
+        ? {
+            extraOps: ({ delta, receipt }): WriteOp[] => [
+              { op: 'stream.credit', streamId: stream.id, cumulative: v.cumulative, delta, receiptId: receipt.id, required: v.cumulative + stream.sliceCost, at: receipt.ts },
+            ],
+            conflictMessage: `Stream session ${stream.id} has ended.`,
+          }
+        : {}),
+    });
+    if (!outcome.ok) throw new SvcError(outcome.code, outcome.message, outcome.retryAfter === undefined ? {} : { retryAfter: outcome.retryAfter });
+    if (stream) this.d.bus.signal(topicOf(stream.id));
+    return { receipt: outcome.response, streamId: stream?.id ?? null, requiredCumulative: stream ? v.cumulative + stream.sliceCost : null };
+  }
+
+  /** DELETE /streams/:id: the seller ends the session (again: the recorded outcome). */
+  async end(id: string, reason: StreamEndReason, units: number | null): Promise<StreamRecord> {
+    const stream = await this.d.store.getStream(id);
+    if (!stream) throw new SvcError('STREAM_NOT_FOUND', `No stream session ${id}.`);
+    if (stream.status === 'open') await this.finish(stream, reason, units);
+    else if (units !== null && stream.units === null) await this.d.store.write([{ op: 'stream.units', streamId: id, units }]);
+    this.d.bus.signal(topicOf(id));
+    return (await this.d.store.getStream(id)) ?? stream;
+  }
+
+  /** Ends sessions idle for longer than the idle timeout (no wait, no voucher). */
+  async sweep(): Promise<number> {
+    const before = new Date(this.d.clock.now() - this.d.idleMs).toISOString();
+    const idle = await this.d.store.listStreams({ status: 'open', idleBefore: before });
+    let ended = 0;
+    for (const s of idle) {
+      if (this.waiting.has(s.id)) continue;
+      if (await this.finish(s, 'ABORTED', null)) ended++;
+      this.d.bus.signal(topicOf(s.id));
+    }
+    return ended;
+  }
+
+  /** After a restart no seller loop is attached to an open session: end them, cleanly. */
+  async abortOrphans(): Promise<number> {
+    let ended = 0;
+    for (const s of await this.d.store.listStreams({ status: 'open' })) if (await this.finish(s, 'ABORTED', null)) ended++;
+    return ended;
+  }
+
+  start(sweepMs: number): void {
+    this.sweeper ??= setInterval(() => {
+      this.sweep().catch((err: unknown) => this.d.log.warn({ err }, 'stream idle sweep failed'));
+    }, sweepMs);
+    this.sweeper.unref();
+  }
+
+  stop(): void {
+    if (this.sweeper) clearInterval(this.sweeper);
+    this.sweeper = null;
+  }
+
+  private async decide(id: string, deadline: number): Promise<WaitResult | null> {
+    const s = await this.d.store.getStream(id);
+    if (!s) throw new SvcError('STREAM_NOT_FOUND', `No stream session ${id}.`);
+    if (s.status === 'ended') {
+      const kind = s.reason ? END_KIND[s.reason] : null;
+      if (kind) return { kind };
+      throw new SvcError('CONFLICT', `Stream session ${id} has ended.`);
+    }
+    const channel = await this.d.book.get(s.channelId);
+    if (s.pendingReceiptId) {
+      const taken = await this.d.store.write([{ op: 'stream.consume', streamId: id, receiptId: s.pendingReceiptId, at: this.iso() }]);
+      const receipt = taken.ok ? await this.d.store.getReceipt(s.pendingReceiptId) : null;
+      if (receipt) return { kind: 'paid', receipt: paymentResponseOf(receipt, channel?.record.deposit ?? 0n), requiredCumulative: s.required, deposit: channel?.record.deposit ?? 0n };
+      return null; // another wait took it: look again
+    }
+    if (this.d.isFrozen(channel?.record.payer ?? '')) return this.endWith(s, 'ACCOUNT_FROZEN');
+    // Decided before waiting: no voucher can pay a slice the deposit cannot cover.
+    if (!channel || channel.record.status !== 'open' || s.required > channel.record.deposit) return this.endWith(s, 'CHANNEL_EXHAUSTED');
+    if (this.d.clock.now() >= deadline) return this.endWith(s, 'TIMEOUT');
+    return null;
+  }
+
+  private async endWith(s: StreamRecord, reason: 'ACCOUNT_FROZEN' | 'CHANNEL_EXHAUSTED' | 'TIMEOUT'): Promise<WaitResult | null> {
+    // If the session changed meanwhile (a voucher, an end), look again rather than end it blindly.
+    return (await this.finish(s, reason, null)) ? { kind: END_KIND[reason]! } : null;
+  }
+
+  /** Ends an open session with its stream.ended event, once; false when it was no longer open. */
+  private async finish(s: StreamRecord, reason: StreamEndReason, units: number | null): Promise<boolean> {
+    const at = this.iso();
+    const result = await this.d.events.commit([
+      { op: 'stream.end', streamId: s.id, reason, units, at },
+      this.event('stream.ended', s, at, {
+        streamId: s.id,
+        channelId: s.channelId.toString(),
+        unit: s.unit,
+        reason,
+        units,
+        charged: formatUnits(s.charged),
+        vouchers: s.vouchers,
+      }),
+    ]);
+    return result.ok;
+  }
+
+  private async checkFirstSlice(input: OpenInput): Promise<void> {
+    const receipt = await this.d.store.getReceipt(input.receiptId);
+    const fresh = receipt !== null && this.d.clock.now() - Date.parse(receipt.ts) <= RECEIPT_FRESH_MS;
+    if (!receipt || receipt.channelId !== input.channelId.toString() || receipt.payee !== input.payTo || BigInt(receipt.amount) < input.initialCharge || !fresh) {
+      throw new SvcError('CONFLICT', 'receiptId must name the receipt of the first slice: for this channel and payee, at least initialCharge, issued within the last 60 s.');
+    }
+    if (input.initialCharge < input.sliceCost) throw new SvcError('BAD_REQUEST', 'initialCharge must cover at least one slice.');
+  }
+
+  private requirements(payTo: string, stream: StreamRecord | null, facilitatorUrl: string): PaymentRequirements {
+    const slice = stream ? formatUnits(stream.sliceCost) : '1';
+    return {
+      scheme: 'channel',
+      network: this.d.network,
+      asset: this.d.asset,
+      payTo,
+      amount: slice,
+      unit: stream?.unit ?? 'request',
+      maxTimeoutSeconds: 60,
+      extra: { channelContract: this.d.channelContract, minDeposit: '0', facilitator: facilitatorUrl, areFeesSponsored: true, ...(stream ? { sliceAmount: slice } : {}) },
+    };
+  }
+
+  private async touch(id: string): Promise<void> {
+    await this.d.store.write([{ op: 'stream.touch', streamId: id, at: this.iso() }]);
+  }
+
+  private event(type: string, s: StreamRecord, ts: string, data: Record<string, unknown>): WriteOp {
+    return { op: 'event', event: { type, source: 'facilitator', ts, channelId: s.channelId, accounts: [s.payTo], data } };
+  }
+
+  private iso(): string {
+    return new Date(this.d.clock.now()).toISOString();
+  }
+}
+
+function topicOf(id: string): string {
+  return `stream:${id}`;
+}

@@ -1,0 +1,127 @@
+// Streaming sessions for `token` and `second` units (spec state table; PROTOCOL.md §8), and the
+// voucher endpoint buyers post each slice's voucher to.
+import { ErrorBodySchema, PaymentResponseSchema, STREAM_END_REASONS, formatUnits, zAddress, zChannelId, zSignatureHex, zUnits } from '@svc/core';
+import { z } from 'zod';
+import type { Services } from '../../services.js';
+import { defineRoute } from '../route.js';
+import type { AnyRoute } from '../route.js';
+
+export const WAIT_DEFAULT_MS = 10_000;
+export const WAIT_MIN_MS = 1_000;
+export const WAIT_MAX_MS = 30_000;
+const TAGS = ['streams'];
+
+const zStreamId = z.string().regex(/^[0-9a-f]{32}$/, 'a stream id: 32 lowercase hex characters');
+const StreamParams = z.object({ id: zStreamId });
+
+const OpenSchema = z
+  .object({
+    channelId: zChannelId,
+    payTo: zAddress,
+    resource: z.string().min(1).max(2048),
+    unit: z.enum(['token', 'second']),
+    sliceCost: zUnits,
+    initialCharge: zUnits,
+    receiptId: z.string().regex(/^[0-9a-f]{64}$/, 'the first slice’s receipt id'),
+  })
+  .meta({ id: 'StreamOpen' });
+
+const OpenedSchema = z
+  .object({ streamId: zStreamId, requiredCumulative: zUnits, voucherUrl: z.string(), deposit: zUnits })
+  .meta({ id: 'StreamOpened' });
+
+const WaitSchema = z.object({ timeoutMs: z.number().int().min(0).max(3_600_000).optional() }).meta({ id: 'StreamWait' });
+const WaitResultSchema = z
+  .union([
+    z.object({ kind: z.literal('paid'), receipt: PaymentResponseSchema, requiredCumulative: zUnits, deposit: zUnits }),
+    z.object({ kind: z.enum(['timeout', 'exhausted', 'frozen', 'aborted']) }),
+  ])
+  .meta({ id: 'StreamWaitResult' });
+
+const EndSchema = z
+  .object({ reason: z.enum(STREAM_END_REASONS), units: z.number().int().min(0).max(Number.MAX_SAFE_INTEGER) })
+  .meta({ id: 'StreamEnd' });
+const EndedSchema = z.object({ charged: zUnits, vouchers: z.number().int(), reason: z.enum(STREAM_END_REASONS), units: z.number().int().nullable() }).meta({ id: 'StreamEnded' });
+
+const VoucherSchema = z
+  .object({ streamId: zStreamId.optional(), cumulative: zUnits, signature: zSignatureHex })
+  .meta({ id: 'Voucher' });
+const VoucherAcceptedSchema = z
+  .object({ accepted: z.literal(true), streamId: zStreamId.nullable(), requiredCumulative: zUnits.nullable(), receipt: PaymentResponseSchema })
+  .meta({ id: 'VoucherAccepted' });
+
+const errors = (codes: Record<number, string>) => Object.fromEntries(Object.entries(codes).map(([status, description]) => [status, { description, schema: ErrorBodySchema }]));
+
+export function streamRoutes(s: Services): AnyRoute[] {
+  return [
+    defineRoute({
+      method: 'POST',
+      url: '/streams',
+      summary: 'Opens a streaming session for a first slice already paid (receiptId).',
+      tags: TAGS,
+      body: OpenSchema,
+      responses: { 200: { description: 'Opened', schema: OpenedSchema }, ...errors({ 400: 'Malformed', 409: 'receiptId unusable or channel not open', 429: 'Too many open sessions' }) },
+      handler: async ({ body }) => {
+        const { stream, deposit } = await s.streams.open({
+          channelId: BigInt(body.channelId),
+          payTo: body.payTo,
+          resource: body.resource,
+          unit: body.unit,
+          sliceCost: BigInt(body.sliceCost),
+          initialCharge: BigInt(body.initialCharge),
+          receiptId: body.receiptId,
+        });
+        return { streamId: stream.id, requiredCumulative: formatUnits(stream.required), voucherUrl: `${s.publicUrl()}/channels/${stream.channelId}/voucher`, deposit: formatUnits(deposit) };
+      },
+    }),
+    defineRoute({
+      method: 'POST',
+      url: '/streams/:id/wait',
+      summary: 'Waits (long poll, 1–30 s, default 10 s) for the voucher of the next slice.',
+      tags: TAGS,
+      params: StreamParams,
+      body: WaitSchema,
+      responses: { 200: { description: 'paid, or why the session stopped', schema: WaitResultSchema }, ...errors({ 404: 'No such session', 409: 'The session ended' }) },
+      handler: async ({ params, body, reply }) => {
+        const timeoutMs = Math.min(WAIT_MAX_MS, Math.max(WAIT_MIN_MS, body.timeoutMs ?? WAIT_DEFAULT_MS));
+        // The seller hung up: stop waiting (the request's own 'close' fires once its body is read).
+        const gone = new AbortController();
+        reply.raw.once('close', () => {
+          if (!reply.raw.writableFinished) gone.abort();
+        });
+        const result = await s.streams.wait(params.id, timeoutMs, gone.signal);
+        if (result.kind !== 'paid') return result;
+        return { kind: 'paid', receipt: result.receipt, requiredCumulative: formatUnits(result.requiredCumulative), deposit: formatUnits(result.deposit) };
+      },
+    }),
+    defineRoute({
+      method: 'DELETE',
+      url: '/streams/:id',
+      summary: 'The seller ends the session with the reason and the units it delivered.',
+      tags: TAGS,
+      params: StreamParams,
+      body: EndSchema,
+      responses: { 200: { description: 'What the session was charged', schema: EndedSchema }, ...errors({ 404: 'No such session' }) },
+      handler: async ({ params, body }) => {
+        const ended = await s.streams.end(params.id, body.reason, body.units);
+        return { charged: formatUnits(ended.charged), vouchers: ended.vouchers, reason: ended.reason ?? body.reason, units: ended.units };
+      },
+    }),
+    defineRoute({
+      method: 'POST',
+      url: '/channels/:id/voucher',
+      summary: "A voucher for a stream session's next slice (or a bare voucher for the channel).",
+      tags: TAGS,
+      params: z.object({ id: zChannelId }),
+      body: VoucherSchema,
+      responses: {
+        200: { description: 'Accepted', schema: VoucherAcceptedSchema },
+        ...errors({ 402: 'The voucher was rejected (reason code)', 404: 'No such session', 409: 'The session ended', 429: 'Voucher rate limit' }),
+      },
+      handler: async ({ params, body }) => {
+        const out = await s.streams.voucher(BigInt(params.id), { ...(body.streamId ? { streamId: body.streamId } : {}), cumulative: BigInt(body.cumulative), signature: body.signature.toLowerCase() }, s.publicUrl());
+        return { accepted: true, streamId: out.streamId, requiredCumulative: out.requiredCumulative === null ? null : formatUnits(out.requiredCumulative), receipt: out.receipt };
+      },
+    }),
+  ];
+}

@@ -1,0 +1,162 @@
+// streamPaid: buys a paid server-sent-event stream (`token` or `second` units). It pays the first
+// slice like payFetch, reads events as they arrive, and answers each `payment-required` with a
+// voucher for exactly the cumulative asked for, posted straight to the facilitator — never more
+// than one slice beyond what it has received, never beyond the deposit.
+//
+//   const run = await streamPaid({ url: 'http://127.0.0.1:4020/demo/ticker/stream', signer, onEvent: (e) => console.log(e) });
+//   run.ended.reason; run.paid
+import { PaymentRequiredSchema, PaymentResponseSchema, decodeJsonHeader, encodeJsonHeader, verifyReceipt } from '@svc/core';
+import type { PaymentRequirements, PaymentResponse } from '@svc/core';
+import type { ChannelSigner } from './channel-signer.js';
+import { PaymentError, facilitatorSigners } from './pay-fetch.js';
+import { SseParser } from './sse.js';
+
+export interface StreamEvent {
+  event: string;
+  data: unknown;
+  /** When it arrived (ms since the epoch). */
+  at: number;
+}
+
+export interface StreamPaidOptions {
+  url: string | URL;
+  signer: ChannelSigner | ((terms: PaymentRequirements) => Promise<ChannelSigner>);
+  method?: string;
+  body?: string;
+  headers?: Record<string, string>;
+  onEvent?: (event: StreamEvent) => void;
+  signal?: AbortSignal;
+  fetch?: typeof fetch;
+  trustedSigners?: readonly string[];
+}
+
+export interface StreamPaidResult {
+  streamId: string | null;
+  /** Every event received, in order (session, payment-required, the seller's, done). */
+  events: StreamEvent[];
+  /** What this stream cost: the first slice and every slice voucher, in base units. */
+  paid: bigint;
+  vouchers: number;
+  /** The seller's `done` ({ reason, units, charged, vouchers }), or how the stream was cut. */
+  ended: { reason: string; units?: number; charged?: string | null; vouchers?: number | null; detail?: string };
+}
+
+interface SessionInfo {
+  streamId: string;
+  voucherUrl: string;
+  sliceAmount: bigint;
+}
+
+export async function streamPaid(o: StreamPaidOptions): Promise<StreamPaidResult> {
+  const doFetch = o.fetch ?? fetch;
+  const init = { method: o.method ?? 'GET', headers: { accept: 'text/event-stream', ...(o.body !== undefined ? { 'content-type': 'application/json' } : {}), ...o.headers }, ...(o.body !== undefined ? { body: o.body } : {}), ...(o.signal ? { signal: o.signal } : {}) };
+  const first = await doFetch(o.url, init);
+  if (first.status !== 402) throw new PaymentError(`expected 402 with stream terms, got ${first.status}`, 'NOT_METERED', first);
+  const terms = await readTerms(first);
+  const accept = terms.accepts.find((a) => a.scheme === 'channel' && a.unit !== 'request');
+  if (!accept?.extra.sliceAmount) throw new PaymentError('the seller offers no `channel` stream (token or second) terms', 'NO_STREAM_TERMS', first);
+  const slice = BigInt(accept.extra.sliceAmount);
+  const signer = typeof o.signer === 'function' ? await o.signer(accept) : o.signer;
+  const trusted = o.trustedSigners ?? (await facilitatorSigners(doFetch, accept.extra.facilitator));
+  const run: StreamPaidResult = { streamId: null, events: [], paid: 0n, vouchers: 0, ended: { reason: 'disconnected' } };
+
+  const payload = signer.next(slice);
+  const headers = new Headers(init.headers);
+  headers.set('PAYMENT-SIGNATURE', encodeJsonHeader({ x402Version: 2, accepted: accept, payload, resource: terms.resource }));
+  const res = await doFetch(o.url, { ...init, headers });
+  if (!res.ok || !res.body) {
+    const body = (await res.json().catch(() => null)) as { error?: string; message?: string } | null;
+    return { ...run, ended: { reason: body?.error ?? `HTTP_${res.status}`, detail: body?.message ?? '' } };
+  }
+  const firstPayment = checked(readPaymentHeader(res), accept, signer, trusted, BigInt(payload.cumulative));
+  run.paid += BigInt(firstPayment.delta);
+  run.vouchers++;
+
+  let session: SessionInfo | null = null;
+  const parser = new SseParser();
+  const reader = res.body.getReader();
+  try {
+    for (;;) {
+      const { done, value } = await reader.read();
+      if (done) return run;
+      for (const raw of parser.push(value)) {
+        const event: StreamEvent = { event: raw.event, data: parseData(raw.data), at: Date.now() };
+        run.events.push(event);
+        o.onEvent?.(event);
+        const d = event.data as Record<string, unknown>;
+        if (event.event === 'session') {
+          const sliceAmount = typeof d['sliceAmount'] === 'string' && /^[0-9]{1,39}$/.test(d['sliceAmount']) ? BigInt(d['sliceAmount']) : slice;
+          session = { streamId: String(d['streamId']), voucherUrl: String(d['voucherUrl']), sliceAmount };
+          run.streamId = session.streamId;
+        } else if (event.event === 'payment-required' && session) {
+          await payNextSlice(doFetch, session, signer, BigInt(String(d['requiredCumulative'])), accept, trusted, run);
+        } else if (event.event === 'done') {
+          run.ended = { reason: String(d['reason']), units: Number(d['units']), charged: (d['charged'] as string | null) ?? null, vouchers: (d['vouchers'] as number | null) ?? null };
+          return run;
+        }
+      }
+    }
+  } catch (err) {
+    if (o.signal?.aborted) return { ...run, ended: { reason: 'aborted' } };
+    throw err;
+  } finally {
+    reader.releaseLock();
+    void res.body.cancel().catch(() => undefined);
+  }
+}
+
+/** Pays exactly `required` — or nothing, when that would be more than one slice ahead or beyond the deposit. */
+async function payNextSlice(doFetch: typeof fetch, session: SessionInfo, signer: ChannelSigner, required: bigint, accept: PaymentRequirements, trusted: readonly string[], run: StreamPaidResult): Promise<void> {
+  if (required > signer.deposit || required - signer.cumulative > session.sliceAmount || required <= signer.cumulative) return;
+  await signer.exclusive(async () => {
+    const voucher = signer.sign(required);
+    const res = await doFetch(session.voucherUrl, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ streamId: session.streamId, cumulative: voucher.cumulative, signature: voucher.signature }),
+    });
+    if (!res.ok) return; // refused: the seller's wait ends the stream
+    const body = (await res.json()) as { receipt?: unknown };
+    const parsed = PaymentResponseSchema.safeParse(body.receipt);
+    if (!parsed.success) return;
+    const payment = checked(parsed.data, accept, signer, trusted, required);
+    run.paid += BigInt(payment.delta);
+    run.vouchers++;
+  });
+}
+
+function checked(payment: PaymentResponse | null, accept: PaymentRequirements, signer: ChannelSigner, trusted: readonly string[], cumulative: bigint): PaymentResponse {
+  if (!payment) throw new PaymentError('the stream carries no readable PAYMENT-RESPONSE', 'BAD_RECEIPT');
+  const check = verifyReceipt(payment.receipt, trusted);
+  if (!check.ok) throw new PaymentError(`the receipt does not verify: ${check.reason}`, 'BAD_RECEIPT');
+  const r = payment.receipt;
+  if (r.channelId !== signer.channelId.toString() || r.payee !== accept.payTo || BigInt(r.cumulative) !== cumulative) {
+    throw new PaymentError('the receipt is for another channel, payee or amount', 'BAD_RECEIPT');
+  }
+  signer.confirm(cumulative);
+  return payment;
+}
+
+function readPaymentHeader(res: Response): PaymentResponse | null {
+  const header = res.headers.get('payment-response') ?? res.headers.get('x-payment-response');
+  const decoded = header ? decodeJsonHeader(header, 64 * 1024) : null;
+  const parsed = PaymentResponseSchema.safeParse(decoded?.ok ? decoded.value : null);
+  return parsed.success ? parsed.data : null;
+}
+
+async function readTerms(res: Response) {
+  const header = res.headers.get('payment-required');
+  const fromHeader = header ? decodeJsonHeader(header, 64 * 1024) : null;
+  const candidate: unknown = fromHeader?.ok ? fromHeader.value : await res.clone().json().catch(() => null);
+  const parsed = PaymentRequiredSchema.safeParse(candidate);
+  if (!parsed.success) throw new PaymentError('the 402 carries no readable x402 v2 terms', 'BAD_TERMS', res);
+  return parsed.data;
+}
+
+function parseData(data: string): unknown {
+  try {
+    return JSON.parse(data);
+  } catch {
+    return data;
+  }
+}
