@@ -1,0 +1,33 @@
+// The ledger's asset as @x402/core's spend controls want it described (`DefaultAsset`): the
+// client refuses any asset its scheme client does not recognise through `findDefaultAsset`. The
+// description comes from a facilitator the buyer trusts (GET /supported), never from the seller.
+import { SupportedResponseSchema } from '@svc/core';
+import type { SupportedResponse } from '@svc/core';
+import type { DefaultAsset, Network } from '@x402/core/types';
+
+export interface ChannelAsset extends DefaultAsset {
+  network: string;
+}
+
+/** The assets a svc facilitator settles in, one per network, from its /supported answer. */
+export function assetsFromSupported(supported: SupportedResponse): ChannelAsset[] {
+  const out: ChannelAsset[] = [];
+  for (const kind of supported.kinds) {
+    const { asset, assetCode, decimals } = kind.extra;
+    if (!out.some((a) => a.network === kind.network && a.asset === asset)) {
+      out.push({ network: kind.network, asset, decimals, symbol: assetCode });
+    }
+  }
+  return out;
+}
+
+/** GET <facilitator>/supported, parsed with the svc schema. */
+export async function fetchSupported(facilitator: string, doFetch: typeof fetch = fetch): Promise<SupportedResponse> {
+  const res = await doFetch(`${facilitator.replace(/\/+$/, '')}/supported`);
+  if (!res.ok) throw new Error(`GET ${facilitator}/supported answered HTTP ${res.status}`);
+  return SupportedResponseSchema.parse(await res.json());
+}
+
+export function findAsset(assets: readonly ChannelAsset[], asset: string, network: Network): ChannelAsset | undefined {
+  return assets.find((a) => a.asset === asset && a.network === network);
+}
