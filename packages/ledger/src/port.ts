@@ -35,11 +35,37 @@ export interface LedgerBalance {
   amount: bigint;
 }
 
+/** A smart account's spending policy (PROTOCOL.md §7): what its agent key may do unsupervised. */
+export interface AccountPolicy {
+  /** G… address of the agent key. */
+  agentKey: string;
+  /** Most the agent may move in one transaction (transfer amount, channel deposit, top-up). */
+  perTxCap: bigint;
+  /** Most the agent may move per UTC day (ledger close time). */
+  dailyCap: bigint;
+  /** Addresses the agent may pay (transfer to, open a channel to). */
+  payees: string[];
+  /** The agent's authority ends after this ledger. */
+  expiresLedger: number;
+}
+
+/** A smart account's state (a `C…` address made by `account.create`). */
+export interface SmartAccountState {
+  owner: string;
+  policy: AccountPolicy | null;
+  frozen: boolean;
+  /** What the agent spent on `day` (UTC, YYYY-MM-DD). */
+  spentToday: bigint;
+  day: string;
+}
+
 export interface LedgerAccount {
   address: string;
   /** The sequence number of the account's last transaction (0 for a new account). */
   seq: number;
   balances: LedgerBalance[];
+  /** Present for smart accounts. */
+  account?: SmartAccountState;
 }
 
 export type LedgerEventType =
@@ -49,6 +75,10 @@ export type LedgerEventType =
   | 'channel.topped_up'
   | 'channel.claimed'
   | 'channel.closed'
+  | 'account.created'
+  | 'account.policy_set'
+  | 'account.frozen'
+  | 'dex.swapped'
   | (string & {});
 
 /** One entry of the ledger's ordered event log. Amounts in `data` are decimal strings. */
