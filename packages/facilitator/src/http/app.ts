@@ -9,6 +9,7 @@ import { mount } from './route.js';
 import type { AnyRoute } from './route.js';
 import { channelRoutes } from './routes/channels.js';
 import { metaRoutes } from './routes/meta.js';
+import { sellerRoutes } from './routes/sellers.js';
 import { streamRoutes } from './routes/streams.js';
 import { x402Routes } from './routes/x402.js';
 
@@ -44,7 +45,7 @@ export async function buildHttp(s: Services, options: HttpOptions): Promise<{ ap
     void reply.header('referrer-policy', 'no-referrer');
     void reply.header('x-frame-options', 'DENY');
   });
-  const routes = [...x402Routes(s), ...channelRoutes(s), ...streamRoutes(s), ...metaRoutes(s)];
+  const routes = [...x402Routes(s), ...channelRoutes(s), ...streamRoutes(s), ...sellerRoutes(s), ...metaRoutes(s)];
   mount(app, routes);
   return { app, routes };
 }
