@@ -1,7 +1,7 @@
 // The local ledger's network and the addresses of its contracts (PROTOCOL.md §1, §9). The
 // addresses are derived from the network id, so every local ledger, on every machine and after
 // every restart, names the same contracts and vouchers signed for one stay valid on another.
-import { concatBytes, contractFromRaw, NETWORKS, networkId, sha256, utf8 } from '@svc/core';
+import { concatBytes, contractFromRaw, fromHex, NETWORKS, networkId, publicKeyFromAccount, sha256, utf8 } from '@svc/core';
 import type { NetworkName } from '@svc/core';
 
 export const LOCAL_NETWORK: NetworkName = 'stellar:local';
@@ -12,18 +12,43 @@ export const ASSET_DECIMALS = 7;
 export const GENESIS_LEDGER = 1;
 /** PROTOCOL.md §7: the payer may close only this many ledgers after the channel's expiry. */
 export const PAYER_CLOSE_DELAY_LEDGERS = 120;
+/** The DEX pool's second test asset (§9 dex.swap), a token contract like the main asset. */
+export const DEX_ASSET_CODE = 'XLM';
+export const DEX_ASSET_DECIMALS = 7;
+/**
+ * The fixed rate of the DEX pool: 1 unit of the main asset (USDC) = 10 units of XLM. Both have 7
+ * decimals, so it holds for base units too: USDC → XLM multiplies by 10, XLM → USDC divides by
+ * 10 and rounds down (the pool never pays out more than the rate).
+ */
+export const DEX_RATE = 10n;
+
+/** The pool's holdings at genesis, in base units of each asset. */
+export interface DexReserves {
+  asset: bigint;
+  xlm: bigint;
+}
+
+/** 1,000,000,000 USDC and 10,000,000,000 XLM: far more than any faucet-funded test can drain. */
+export const DEX_GENESIS_RESERVES: DexReserves = { asset: 10n ** 16n, xlm: 10n ** 17n };
 
 const CONTRACT_DOMAINS = {
   channel: 'svc:contract:channel:v1',
   asset: 'svc:contract:asset:v1',
   creditPool: 'svc:contract:credit-pool:v1',
+  dex: 'svc:contract:dex:v1',
+  xlm: 'svc:contract:asset-xlm:v1',
 } as const;
+const SMART_ACCOUNT_DOMAIN = 'svc:account:v1';
 
 export interface LocalContracts {
   channel: string;
   asset: string;
   /** Reserved for the credit pool (PROTOCOL.md §9); no op uses it yet. */
   creditPool: string;
+  /** The fixed-rate DEX pool between `asset` and `xlm` (op dex.swap). */
+  dex: string;
+  /** The second test asset (XLM, 7 decimals), traded only through the DEX pool. */
+  xlm: string;
 }
 
 function deriveContract(domain: string, passphrase: string): string {
@@ -35,5 +60,17 @@ export function localContracts(passphrase: string = LOCAL_PASSPHRASE): LocalCont
     channel: deriveContract(CONTRACT_DOMAINS.channel, passphrase),
     asset: deriveContract(CONTRACT_DOMAINS.asset, passphrase),
     creditPool: deriveContract(CONTRACT_DOMAINS.creditPool, passphrase),
+    dex: deriveContract(CONTRACT_DOMAINS.dex, passphrase),
+    xlm: deriveContract(CONTRACT_DOMAINS.xlm, passphrase),
   };
+}
+
+/**
+ * The address of the smart account made by the `account.create` tx `txHash` for `owner`:
+ * sha256("svc:account:v1" ‖ network id ‖ owner's raw key ‖ tx hash). The tx hash covers the
+ * creator's seq, so every create names a new account, and the creator can compute the address
+ * before submitting.
+ */
+export function smartAccountAddress(owner: string, txHash: string, passphrase: string = LOCAL_PASSPHRASE): string {
+  return contractFromRaw(sha256(concatBytes(utf8(SMART_ACCOUNT_DOMAIN), networkId(passphrase), publicKeyFromAccount(owner), fromHex(txHash, 32))));
 }

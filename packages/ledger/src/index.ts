@@ -1,5 +1,6 @@
 // @svc/ledger: the Ledger port and its adapters (ARCHITECTURE.md): LocalLedger (embedded,
-// durable), its HTTP routes and standalone server, and HttpLedger to reach one by URL.
+// durable), its HTTP routes and standalone server, HttpLedger to reach one by URL, and StellarLedger
+// over Soroban RPC (stellar:testnet).
 export * from './port.js';
 export { LocalLedger, DEFAULT_LEDGER_SECONDS } from './local-ledger.js';
 export type { LocalLedgerOptions } from './local-ledger.js';
@@ -22,3 +23,12 @@ export { ContractError, defineOp, fail, opRegistry } from './ops/registry.js';
 export type { OpDefinition, OpRegistry, OpResult } from './ops/registry.js';
 export { OpContext } from './ops/context.js';
 export type { LedgerEnv } from './ops/context.js';
+export { StellarLedger, STELLAR_NETWORK, STELLAR_LEDGER_SECONDS, SorobanRpc, RpcError } from './stellar/index.js';
+export type { StellarLedgerOptions, SorobanRpcOptions } from './stellar/index.js';
+export { DEX_ASSET_CODE, DEX_ASSET_DECIMALS, DEX_GENESIS_RESERVES, DEX_RATE, smartAccountAddress } from './contracts.js';
+export type { DexReserves } from './contracts.js';
+export { MAX_PAYEES } from './ops/account.js';
+export type { AgentGuard } from './ops/agent-guard.js';
+export type { TxSigner } from './ops/context.js';
+export { PolicyWireSchema, SmartAccountWireSchema, policyToWire, smartAccountToWire } from './wire.js';
+export type { PolicyWire, SmartAccountWire } from './wire.js';

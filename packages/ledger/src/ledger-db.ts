@@ -2,16 +2,24 @@
 // transaction reported as applied must survive a power cut, not only a process crash). Amounts
 // are non-negative i128 held as TEXT of decimal digits; a CHECK refuses anything else (a STRICT
 // TEXT column alone would quietly store the float 1.5 as '1.5').
+//
+// Versions: 1 — accounts, balances, channels, txs, events, faucet grants; 2 — smart_accounts.
+// Every table is created IF NOT EXISTS, so opening a version-1 file adds what version 2 brought
+// and its existing rows stay as they are; a file of a newer version than this build is refused.
 import fs from 'node:fs';
 import path from 'node:path';
 import Database from 'better-sqlite3';
 
 export const LEDGER_DB_FILE = 'ledger.sqlite';
-const SCHEMA_VERSION = 1;
+const SCHEMA_VERSION = 2;
 const BUSY_TIMEOUT_MS = 5_000;
 
 /** Balances, deposits and claimed amounts are never negative and fit i128 (39 digits). */
-const AMOUNT = (column: string) => `${column} TEXT NOT NULL CHECK (length(${column}) BETWEEN 1 AND 39 AND ${column} NOT GLOB '*[^0-9]*')`;
+const DIGITS = (column: string) => `length(${column}) BETWEEN 1 AND 39 AND ${column} NOT GLOB '*[^0-9]*'`;
+const AMOUNT = (column: string) => `${column} TEXT NOT NULL CHECK (${DIGITS(column)})`;
+/** A cap of a smart account's policy: an amount, or NULL when the account has no policy. */
+const OPTIONAL_AMOUNT = (column: string) => `${column} TEXT CHECK (${column} IS NULL OR (${DIGITS(column)}))`;
+const POLICY_COLUMNS = ['agent_key', 'per_tx_cap', 'daily_cap', 'payees', 'expires_ledger'];
 
 const SCHEMA = `
 CREATE TABLE IF NOT EXISTS meta (
@@ -70,6 +78,21 @@ CREATE TABLE IF NOT EXISTS faucet_grants (
 ) STRICT;
 CREATE INDEX IF NOT EXISTS faucet_grants_by_time ON faucet_grants (at_ms);
 CREATE INDEX IF NOT EXISTS faucet_grants_by_address ON faucet_grants (address, at_ms);
+CREATE TABLE IF NOT EXISTS smart_accounts (
+  address        TEXT PRIMARY KEY,
+  owner          TEXT NOT NULL,
+  agent_key      TEXT,
+  ${OPTIONAL_AMOUNT('per_tx_cap')},
+  ${OPTIONAL_AMOUNT('daily_cap')},
+  payees         TEXT,
+  expires_ledger INTEGER,
+  frozen         INTEGER NOT NULL CHECK (frozen IN (0, 1)),
+  ${AMOUNT('spent_today')},
+  day            TEXT NOT NULL,
+  created_tx     TEXT NOT NULL,
+  -- A policy is all of its fields or none of them.
+  CHECK ((${POLICY_COLUMNS.map((c) => `${c} IS NULL`).join(' AND ')}) OR (${POLICY_COLUMNS.map((c) => `${c} IS NOT NULL`).join(' AND ')}))
+) STRICT;
 `;
 
 export function openLedgerDb(dataDir: string): Database.Database {

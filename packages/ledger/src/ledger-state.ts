@@ -2,6 +2,7 @@
 // only stores. Every amount crosses this boundary as bigint and is stored as a decimal string.
 import type Database from 'better-sqlite3';
 import type { LedgerBalance, LedgerChannel, LedgerEvent, TxResult, TxStatus } from './port.js';
+import { SmartAccountStore } from './smart-account-store.js';
 
 /** SQLite INTEGER is a signed 64-bit value; channel ids above it cannot exist here. */
 const I64_MAX = (1n << 63n) - 1n;
@@ -82,8 +83,11 @@ function toChannel(row: ChannelRow): LedgerChannel {
 
 export class LedgerState {
   private readonly stmt;
+  /** The smart accounts made by `account.create` (PROTOCOL.md §7). */
+  readonly smartAccounts: SmartAccountStore;
 
   constructor(readonly db: Database.Database) {
+    this.smartAccounts = new SmartAccountStore(db);
     this.stmt = {
       metaGet: db.prepare<[string], { value: string }>('SELECT value FROM meta WHERE key = ?'),
       metaSet: db.prepare('INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value'),

@@ -1,5 +1,5 @@
-// LocalLedger: the embedded ledger (PROTOCOL.md §9), a durable simulation of the asset and
-// channel contracts in one SQLite file. Every transaction is checked (shape, op, args,
+// LocalLedger: the embedded ledger (PROTOCOL.md §9), a durable simulation of the asset, channel,
+// smart-account and DEX contracts in one SQLite file. Every transaction is checked (shape, op, args,
 // signature, seq) before anything is written; then seq, effects, events and the tx record are
 // written in one SQLite transaction, so a crash leaves all of it or none.
 //
@@ -23,8 +23,8 @@ import {
 } from '@svc/core';
 import { signLedgerTx } from '@svc/core';
 import type { Keypair, SignedLedgerTx } from '@svc/core';
-import { ASSET_CODE, ASSET_DECIMALS, GENESIS_LEDGER, LOCAL_NETWORK, LOCAL_PASSPHRASE, localContracts } from './contracts.js';
-import type { LocalContracts } from './contracts.js';
+import { ASSET_CODE, ASSET_DECIMALS, DEX_GENESIS_RESERVES, GENESIS_LEDGER, LOCAL_NETWORK, LOCAL_PASSPHRASE, localContracts } from './contracts.js';
+import type { DexReserves, LocalContracts } from './contracts.js';
 import { checkFaucetLimits, faucetAmount, faucetLimits } from './faucet.js';
 import type { FaucetLimits, FaucetOptions, LedgerFaucet } from './faucet.js';
 import { assertLedgerSeconds, LedgerClock, SYSTEM_CLOCK } from './ledger-clock.js';
@@ -32,18 +32,24 @@ import type { Clock, ClockAnchor } from './ledger-clock.js';
 import { openLedgerDb } from './ledger-db.js';
 import { LedgerState } from './ledger-state.js';
 import { OpContext } from './ops/context.js';
-import type { LedgerEnv } from './ops/context.js';
+import type { LedgerEnv, TxSigner } from './ops/context.js';
 import { DEFAULT_OPS } from './ops/index.js';
 import { ContractError } from './ops/registry.js';
 import type { OpDefinition, OpRegistry, OpResult } from './ops/registry.js';
 import { LedgerTxRefused, LedgerUnavailable } from './port.js';
-import type { ClaimArgs, EventsPage, Ledger, LedgerAccount, LedgerChannel, LedgerInfo, TxResult } from './port.js';
+import type { ClaimArgs, EventsPage, Ledger, LedgerAccount, LedgerChannel, LedgerInfo, SmartAccountState, TxResult } from './port.js';
 import { claimArgs } from './claim-args.js';
 import { describeIssues, MAX_EVENTS_PAGE, SignedTxSchema } from './wire.js';
 
 export const DEFAULT_LEDGER_SECONDS = 5;
 const FAUCET_DOMAIN = 'svc:faucet:v1';
-const META = { passphrase: 'network_passphrase', anchorLedger: 'anchor_ledger', anchorTime: 'anchor_time_ms', ledgerSeconds: 'ledger_seconds' } as const;
+const META = {
+  passphrase: 'network_passphrase',
+  anchorLedger: 'anchor_ledger',
+  anchorTime: 'anchor_time_ms',
+  ledgerSeconds: 'ledger_seconds',
+  dexReserves: 'dex_genesis_reserves',
+} as const;
 
 export interface LocalLedgerOptions {
   /** Directory of the ledger's SQLite file (created if missing). */
@@ -55,6 +61,8 @@ export interface LocalLedgerOptions {
   faucet?: FaucetOptions;
   /** The ops the ledger knows (default DEFAULT_OPS); later contracts and tests extend it. */
   ops?: OpRegistry;
+  /** The DEX pool's genesis reserves (default DEX_GENESIS_RESERVES); used once, when the file is new. */
+  dexReserves?: DexReserves;
 }
 
 type Outcome = { status: 'SUCCESS'; result: OpResult } | { status: 'FAILED'; code: number; message: string };
@@ -97,7 +105,9 @@ export class LocalLedger implements Ledger, LedgerFaucet {
       const limits = faucetLimits(options.faucet);
       const db = openLedgerDb(options.dataDir);
       try {
-        const clock = LocalLedger.#openClock(new LedgerState(db), options.clock ?? SYSTEM_CLOCK, ledgerSeconds);
+        const state = new LedgerState(db);
+        const clock = LocalLedger.#openClock(state, options.clock ?? SYSTEM_CLOCK, ledgerSeconds);
+        LocalLedger.#seedDex(state, options.dexReserves ?? DEX_GENESIS_RESERVES);
         return new LocalLedger(db, clock, limits, options.ops ?? DEFAULT_OPS);
       } catch (err) {
         db.close();
@@ -121,6 +131,25 @@ export class LocalLedger implements Ledger, LedgerFaucet {
           LocalLedger.#writeAnchor(state, stored ? ledgerClock.reanchor(ledgerSeconds) : ledgerClock.anchor);
         }
         return ledgerClock;
+      })
+      .immediate();
+  }
+
+  /**
+   * Gives the DEX pool its reserves, once per data directory: part of the genesis state, like a
+   * network's genesis ledger, so no tx or event records it. A file made before the pool existed
+   * gets them on its first open by this build (added to whatever the address already held).
+   */
+  static #seedDex(state: LedgerState, reserves: DexReserves): void {
+    state.db
+      .transaction(() => {
+        if (state.meta(META.dexReserves) !== undefined) return;
+        const { dex, asset, xlm } = localContracts(LOCAL_PASSPHRASE);
+        for (const [token, amount] of [[asset, reserves.asset], [xlm, reserves.xlm]] as const) {
+          if (amount < 0n) throw new RangeError('DEX reserves cannot be negative');
+          state.setBalance(dex, token, state.balance(dex, token) + amount);
+        }
+        state.setMeta(META.dexReserves, `${reserves.asset}:${reserves.xlm}`);
       })
       .immediate();
   }
@@ -169,8 +198,19 @@ export class LocalLedger implements Ledger, LedgerFaucet {
     return settle(() => {
       this.#assertOpen();
       if (!isAddress(address)) throw new SvcError('BAD_REQUEST', 'address must be a G… or C… address', { source: 'ledger' });
-      return { address, seq: this.#state.seq(address), balances: this.#state.balances(address) };
+      const account = { address, seq: this.#state.seq(address), balances: this.#state.balances(address) };
+      const smart = this.#smartAccount(address);
+      return smart ? { ...account, account: smart } : account;
     });
+  }
+
+  /** A smart account's state as of now: a spend recorded on an earlier UTC day reads as 0 today. */
+  #smartAccount(address: string): SmartAccountState | undefined {
+    const stored = this.#state.smartAccounts.get(address);
+    if (!stored) return undefined;
+    const today = new Date(this.#clock.now()).toISOString().slice(0, 10);
+    const { owner, policy, frozen } = stored;
+    return { owner, policy, frozen, ...(stored.day === today ? { spentToday: stored.spentToday, day: stored.day } : { spentToday: 0n, day: today }) };
   }
 
   getTx(hash: string): Promise<TxResult | null> {
@@ -235,13 +275,17 @@ export class LocalLedger implements Ledger, LedgerFaucet {
     const op = this.#ops.get(tx.op) ?? refuse(`unknown op ${JSON.stringify(tx.op)}`);
     const args = op.args.safeParse(tx.args);
     if (!args.success) refuse(`bad args for ${tx.op}: ${describeIssues(args.error)}`);
-    const hash = this.#authorize(tx);
+    const hash = this.#hash(tx);
+    // A G… source's key is its address: checked before the write lock. A smart account's keys are
+    // state, read under the lock so that a concurrent set_policy cannot slip in between.
+    const signer = isAccountAddress(tx.source) ? this.#verifyAccount(tx) : undefined;
     return this.#db
       .transaction((): TxResult => {
+        const ctxSigner = signer ?? this.#verifySmartAccount(tx);
         const expected = this.#state.seq(tx.source) + 1;
         if (tx.seq !== expected) refuse(`seq ${tx.seq} is not the next sequence number of ${tx.source} (expected ${expected})`);
         this.#state.setSeq(tx.source, tx.seq);
-        const ctx = this.#context(tx.source, hash);
+        const ctx = this.#context(tx.source, hash, ctxSigner);
         const outcome = this.#run(op, ctx, args.data);
         const record = { hash, ledger: ctx.ledger, source: tx.source, op: tx.op, ts: ctx.ts };
         const result: TxResult =
@@ -254,36 +298,57 @@ export class LocalLedger implements Ledger, LedgerFaucet {
       .immediate();
   }
 
-  /**
-   * Checks the signature and returns the tx hash. Only `G…` accounts sign today, with their own
-   * key; a smart account (`C…`, account.create) will authorise with its agent or owner key here.
-   */
-  #authorize(tx: SignedLedgerTx): string {
-    const source: string = tx.source;
-    if (!isAccountAddress(source)) refuse(`source ${tx.source} cannot sign transactions (smart accounts are not supported yet)`);
-    let hash: string;
-    let signed: boolean;
+  /** The tx hash (what its signature covers). */
+  #hash(tx: SignedLedgerTx): string {
     try {
-      hash = txHash(this.passphrase, tx);
-      signed = verifyLedgerTx(publicKeyFromAccount(tx.source), this.passphrase, tx);
+      return txHash(this.passphrase, tx);
     } catch {
       // RFC 8785 cannot encode NaN, Infinity or bigint: such a tx has no hash to sign.
       return refuse('the transaction is not serialisable as RFC 8785 JSON');
     }
-    if (!signed) refuse(`bad signature: the transaction is not signed by ${tx.source}`);
-    return hash;
   }
 
-  #context(source: string, hash: string): OpContext {
+  #signedBy(tx: SignedLedgerTx, key: string): boolean {
+    return verifyLedgerTx(publicKeyFromAccount(key), this.passphrase, tx);
+  }
+
+  /** A `G…` source signs with its own key. */
+  #verifyAccount(tx: SignedLedgerTx): TxSigner {
+    if (!this.#signedBy(tx, tx.source)) refuse(`bad signature: the transaction is not signed by ${tx.source}`);
+    return { key: tx.source, role: 'source' };
+  }
+
+  /**
+   * A `C…` source must be a smart account, and the signature must verify under its owner key
+   * (tried first: the owner is never limited) or the agent key of its current policy. Anything
+   * else is refused like any bad signature, with no effect; the policy itself is checked when the
+   * op runs, where a failure consumes the seq (agent-guard.ts).
+   */
+  #verifySmartAccount(tx: SignedLedgerTx): TxSigner {
+    const account = this.#state.smartAccounts.get(tx.source) ?? refuse(`source ${tx.source} is not a smart account: no key signs for it`);
+    if (this.#signedBy(tx, account.owner)) return { key: account.owner, role: 'owner' };
+    const agent = account.policy?.agentKey;
+    if (agent !== undefined && this.#signedBy(tx, agent)) return { key: agent, role: 'agent' };
+    return refuse(`bad signature: the transaction is signed by neither the owner nor the agent key of ${tx.source}`);
+  }
+
+  #context(source: string, hash: string, signer?: TxSigner): OpContext {
     const ledger = this.#clock.latest();
     const ts = new Date(this.#clock.now()).toISOString();
-    return new OpContext({ env: this.#env, state: this.#state, source, tx: hash, ledger, ts });
+    return new OpContext({ env: this.#env, state: this.#state, source, tx: hash, ledger, ts, ...(signer ? { signer } : {}) });
   }
 
-  /** The op in a savepoint: a contract failure undoes its effects but keeps the consumed seq. */
+  /**
+   * The op in a savepoint: a contract failure undoes its effects but keeps the consumed seq. An
+   * agent-signed tx first passes its account's freeze and policy expiry (agent-guard.ts).
+   */
   #run(op: OpDefinition, ctx: OpContext, args: unknown): Outcome {
+    const apply = () => {
+      ctx.agent?.admit();
+      return op.apply(ctx, args);
+    };
     try {
-      return { status: 'SUCCESS', result: this.#db.transaction(() => op.apply(ctx, args))() };
+      return { status: 'SUCCESS', result: this.#db.transaction(apply)() };
     } catch (err) {
       if (err instanceof ContractError) return { status: 'FAILED', code: err.code, message: err.message };
       throw err;

@@ -1,6 +1,6 @@
 // The Ledger port: what the facilitator needs from a ledger network. Adapters: LocalLedger (the
-// embedded simulation, in-process), later an HTTP client of a standalone local ledger and
-// StellarLedger over Soroban RPC. Every method is asynchronous so any adapter fits.
+// embedded simulation, in-process), HttpLedger (a standalone local ledger by URL) and
+// StellarLedger over Soroban RPC (stellar:testnet). Every method is asynchronous so any adapter fits.
 //
 //   const ledger: Ledger = await LocalLedger.open({ dataDir, ledgerSeconds: 5 });
 //   const ch = await ledger.getChannel(42n);
@@ -12,7 +12,8 @@ export interface LedgerInfo {
   passphrase: string;
   latestLedger: number;
   ledgerSeconds: number;
-  contracts: { channel: string; asset: string; creditPool?: string };
+  /** `dex` and `xlm` (the DEX pool and its second test asset) exist on the local ledger only. */
+  contracts: { channel: string; asset: string; creditPool?: string; dex?: string; xlm?: string };
   asset: { code: string; decimals: number };
 }
 
@@ -132,7 +133,11 @@ export interface ClaimArgs {
   signature: string;
 }
 
-/** A page of events and the cursor that continues after it (unchanged when the page is empty). */
+/**
+ * A page of events and the cursor that continues after it. An empty page keeps the cursor (local
+ * ledger) or moves it past ledgers scanned without events (Soroban); either is a valid place to go
+ * on from, and persisting it spares rescanning. A page shorter than the limit means caught up.
+ */
 export interface EventsPage {
   events: LedgerEvent[];
   cursor: string | null;

@@ -6,6 +6,7 @@
 import type { AddressInfo } from 'node:net';
 import Fastify from 'fastify';
 import { DEFAULT_LEDGER_HOST, DEFAULT_LEDGER_PORT } from './config.js';
+import type { DexReserves } from './contracts.js';
 import type { FaucetOptions } from './faucet.js';
 import { LEDGER_BODY_LIMIT, ledgerRoutes, sendLedgerError } from './http-routes.js';
 import type { Clock } from './ledger-clock.js';
@@ -23,6 +24,8 @@ export interface LedgerServerOptions {
   ledgerSeconds?: number;
   clock?: Clock;
   faucet?: FaucetOptions;
+  /** The DEX pool's genesis reserves (a new data directory only). */
+  dexReserves?: DexReserves;
   /** Fastify's logger (warnings and errors only); off by default. */
   logger?: boolean;
 }
@@ -45,6 +48,7 @@ export async function startLedgerServer(options: LedgerServerOptions): Promise<L
     ...(options.ledgerSeconds !== undefined ? { ledgerSeconds: options.ledgerSeconds } : {}),
     ...(options.clock ? { clock: options.clock } : {}),
     ...(options.faucet ? { faucet: options.faucet } : {}),
+    ...(options.dexReserves ? { dexReserves: options.dexReserves } : {}),
   });
   const app = Fastify({
     logger: options.logger ? { level: 'warn' } : false,

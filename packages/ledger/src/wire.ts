@@ -5,7 +5,7 @@ import { z } from 'zod';
 import { NETWORKS, zAddress, zSignatureHex, zUnits } from '@svc/core';
 import type { NetworkName } from '@svc/core';
 import { zChannelIdArg } from './ops/args.js';
-import type { LedgerAccount, LedgerChannel, LedgerInfo, LedgerEvent, TxResult } from './port.js';
+import type { AccountPolicy, LedgerAccount, LedgerChannel, LedgerInfo, LedgerEvent, SmartAccountState, TxResult } from './port.js';
 
 /** The most events one page may hold (GET /events, Ledger.events). */
 export const MAX_EVENTS_PAGE = 1000;
@@ -43,7 +43,7 @@ export const InfoSchema = z.object({
   passphrase: z.string(),
   latestLedger: z.number().int(),
   ledgerSeconds: z.number().positive(),
-  contracts: z.object({ channel: z.string(), asset: z.string(), creditPool: z.string().optional() }),
+  contracts: z.object({ channel: z.string(), asset: z.string(), creditPool: z.string().optional(), dex: z.string().optional(), xlm: z.string().optional() }),
   asset: z.object({ code: z.string(), decimals: z.number().int() }),
 }) satisfies z.ZodType<LedgerInfo>;
 
@@ -85,21 +85,52 @@ export const ChannelWireSchema = z.object({
   open: z.boolean(),
 });
 
+/** A smart account's policy on the wire and in events: caps as decimal strings. */
+export const PolicyWireSchema = z.object({
+  agentKey: z.string(),
+  perTxCap: zAmount,
+  dailyCap: zAmount,
+  payees: z.array(z.string()),
+  expiresLedger: z.number().int(),
+}) satisfies z.ZodType<AccountPolicy>;
+
+export const SmartAccountWireSchema = z.object({
+  owner: z.string(),
+  policy: PolicyWireSchema.nullable(),
+  frozen: z.boolean(),
+  spentToday: zAmount,
+  day: z.string().regex(/^[0-9]{4}-[0-9]{2}-[0-9]{2}$/, 'a UTC day, YYYY-MM-DD'),
+}) satisfies z.ZodType<SmartAccountState>;
+
 export const AccountWireSchema = z.object({
   address: z.string(),
   seq: z.number().int(),
   balances: z.array(z.object({ asset: z.string(), amount: zAmount })),
+  /** Present for smart accounts only. */
+  account: SmartAccountWireSchema.optional(),
 });
 
 export type ChannelWire = z.input<typeof ChannelWireSchema>;
 export type AccountWire = z.input<typeof AccountWireSchema>;
+export type PolicyWire = z.input<typeof PolicyWireSchema>;
+export type SmartAccountWire = z.input<typeof SmartAccountWireSchema>;
+
+export function policyToWire(policy: AccountPolicy | null): PolicyWire | null {
+  if (!policy) return null;
+  return { ...policy, payees: [...policy.payees], perTxCap: policy.perTxCap.toString(), dailyCap: policy.dailyCap.toString() };
+}
+
+export function smartAccountToWire(account: SmartAccountState): SmartAccountWire {
+  return { owner: account.owner, policy: policyToWire(account.policy), frozen: account.frozen, spentToday: account.spentToday.toString(), day: account.day };
+}
 
 export function channelToWire(channel: LedgerChannel): ChannelWire {
   return { ...channel, id: channel.id.toString(), deposit: channel.deposit.toString(), claimed: channel.claimed.toString() };
 }
 
 export function accountToWire(account: LedgerAccount): AccountWire {
-  return { ...account, balances: account.balances.map((b) => ({ asset: b.asset, amount: b.amount.toString() })) };
+  const wire: AccountWire = { address: account.address, seq: account.seq, balances: account.balances.map((b) => ({ asset: b.asset, amount: b.amount.toString() })) };
+  return account.account ? { ...wire, account: smartAccountToWire(account.account) } : wire;
 }
 
 /** A one-line summary of zod issues for an error message. */

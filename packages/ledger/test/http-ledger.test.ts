@@ -12,7 +12,15 @@ runLedgerContract({
   async create(options = {}) {
     const tmp = tempDir();
     const clock = new FakeClock();
-    const server = await startLedgerServer({ host: '127.0.0.1', port: 0, dataDir: tmp.dir, ledgerSeconds: LEDGER_SECONDS, clock, ...(options.faucet ? { faucet: options.faucet } : {}) });
+    const server = await startLedgerServer({
+      host: '127.0.0.1',
+      port: 0,
+      dataDir: tmp.dir,
+      ledgerSeconds: LEDGER_SECONDS,
+      clock,
+      ...(options.faucet ? { faucet: options.faucet } : {}),
+      ...(options.dexReserves ? { dexReserves: options.dexReserves } : {}),
+    });
     return {
       ledger: new HttpLedger({ url: server.url }),
       advance: (ledgers) => clock.advance(ledgers * LEDGER_SECONDS * 1000),

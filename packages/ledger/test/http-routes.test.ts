@@ -166,6 +166,10 @@ describe('ledger HTTP routes (PROTOCOL.md §9)', () => {
       'channel.top_up': ['channelId', 'amount', 'expiryLedger'],
       'channel.claim': ['channelId', 'cumulative', 'signature'],
       'channel.close': ['channelId'],
+      'account.create': ['owner', 'policy'],
+      'account.set_policy': ['account', 'policy'],
+      'account.freeze': ['account', 'frozen'],
+      'dex.swap': ['sell', 'amount'],
     };
     const statuses = new Set<number>();
     const check = async (res: Promise<Response>) => {
@@ -189,6 +193,29 @@ describe('ledger HTTP routes (PROTOCOL.md §9)', () => {
       for (const route of ['/channels/', '/tx/', '/accounts/', '/events?cursor=', '/events?limit=']) await check(fetch(server.url + route + segment));
     }
     expect([...statuses].sort()).toEqual([200, 400, 404, 414]);
+  });
+
+  it('GET /accounts/:address answers a smart account’s state with amounts as decimal strings', async () => {
+    const [owner, agent, payee] = [randomKeypair(), randomKeypair(), randomKeypair()];
+    const huge = ((1n << 125n) + 7n).toString();
+    const policy = { agentKey: agent.address, perTxCap: huge, dailyCap: huge, payees: [payee.address], expiresLedger: 5000 };
+    const create = signLedgerTx(owner, PASS, { source: owner.address, seq: 1, op: 'account.create', args: { owner: owner.address, policy } });
+    const created = (await (await post('/tx', JSON.stringify(create))).json()) as { status: string; result: { address: string } };
+    expect(created.status).toBe('SUCCESS');
+    const address = created.result.address;
+    await post('/faucet', JSON.stringify({ address, amount: '900' }));
+    const pay = signLedgerTx(agent, PASS, { source: address, seq: 1, op: 'transfer', args: { to: payee.address, amount: '250' } });
+    expect(((await (await post('/tx', JSON.stringify(pay))).json()) as { status: string }).status).toBe('SUCCESS');
+    const res = await fetch(`${server.url}/accounts/${address}`);
+    expect(res.status).toBe(200);
+    expect(await res.json()).toEqual({
+      address,
+      seq: 1,
+      balances: [{ asset: server.ledger.contracts.asset, amount: '650' }],
+      account: { owner: owner.address, policy, frozen: false, spentToday: '250', day: '2026-11-22' },
+    });
+    // A plain account has no `account` member at all.
+    expect(await (await fetch(`${server.url}/accounts/${payee.address}`)).json()).toEqual({ address: payee.address, seq: 0, balances: [{ asset: server.ledger.contracts.asset, amount: '250' }] });
   });
 
   it('mounts under whatever prefix the host app chooses, beside its own routes', async () => {

@@ -6,16 +6,18 @@
 import { afterEach, beforeEach, describe } from 'vitest';
 import { accountCases } from './contract/accounts.js';
 import { channelCases } from './contract/channels.js';
+import { dexCases } from './contract/dex.js';
 import { ContractFixture } from './contract/fixture.js';
 import type { CreateHarness } from './contract/fixture.js';
 import { moneyAndEventCases } from './contract/money-events.js';
+import { smartAccountCases } from './contract/smart-accounts.js';
 import { transactionCases } from './contract/transactions.js';
 
 export type { CreateHarness, LedgerHarness } from './contract/fixture.js';
 
 export interface LedgerContractOptions {
   name: string;
-  /** A fresh, empty ledger with ledgerSeconds 5 and a fake clock (optionally other faucet limits). */
+  /** A fresh, empty ledger with ledgerSeconds 5 and a fake clock (optionally other faucet limits or DEX reserves). */
   create: CreateHarness;
 }
 
@@ -29,5 +31,7 @@ export function runLedgerContract({ name, create }: LedgerContractOptions): void
     transactionCases(f);
     channelCases(f);
     moneyAndEventCases(f);
+    smartAccountCases(f);
+    dexCases(f);
   });
 }

@@ -3,9 +3,10 @@ import { randomKeypair } from '@svc/core';
 import type { SignedLedgerTx } from '@svc/core';
 import { z } from 'zod';
 import { DEFAULT_OPS, defineOp, fail, LedgerTxRefused, LocalLedger, LedgerUnavailable, opRegistry } from '../src/index.js';
-import { Actor, tempDir } from './helpers/actors.js';
+import { Actor, CONTRACTS, tempDir } from './helpers/actors.js';
 import { FakeClock } from './helpers/fake-clock.js';
 import { runLedgerContract } from './ledger-contract.js';
+import { runLedgerReadContract } from './ledger-read-contract.js';
 
 const LEDGER_SECONDS = 5;
 
@@ -14,10 +15,34 @@ runLedgerContract({
   async create(options = {}) {
     const tmp = tempDir();
     const clock = new FakeClock();
-    const ledger = await LocalLedger.open({ dataDir: tmp.dir, ledgerSeconds: LEDGER_SECONDS, clock, ...(options.faucet ? { faucet: options.faucet } : {}) });
+    const ledger = await LocalLedger.open({ dataDir: tmp.dir, ledgerSeconds: LEDGER_SECONDS, clock, ...(options.faucet ? { faucet: options.faucet } : {}), ...(options.dexReserves ? { dexReserves: options.dexReserves } : {}) });
     return {
       ledger,
       advance: (ledgers) => clock.advance(ledgers * LEDGER_SECONDS * 1000),
+      close: async () => {
+        await ledger.close();
+        tmp.remove();
+      },
+    };
+  },
+});
+
+runLedgerReadContract({
+  name: 'LocalLedger (in-process)',
+  async create() {
+    const tmp = tempDir();
+    const ledger = await LocalLedger.open({ dataDir: tmp.dir, ledgerSeconds: LEDGER_SECONDS, clock: new FakeClock() });
+    const [payer, payee, voucherKeys] = [new Actor(ledger), new Actor(ledger), randomKeypair()];
+    const grant = await ledger.faucet(payer.address);
+    const expiryLedger = (await ledger.latestLedger()) + 1000;
+    const opened = await payer.send('channel.open', { payee: payee.address, deposit: '1000000', voucherKey: voucherKeys.publicKeyHex, expiryLedger });
+    const id = BigInt(String(opened.result?.['channelId']));
+    await payer.send('channel.top_up', { channelId: id.toString(), amount: '500' });
+    const channel = { id, payer: payer.address, payee: payee.address, asset: CONTRACTS.asset, deposit: 1_000_500n, claimed: 0n, voucherKey: voucherKeys.publicKeyHex, expiryLedger, open: true };
+    const seed = { channel, openDeposit: 1_000_000n, topUp: 500n, openTx: opened.hash, missingChannelId: id + 1n, payerBalance: BigInt(String(grant.result?.['amount'])) - 1_000_500n, unknownTx: 'ab'.repeat(32) };
+    return {
+      ledger,
+      seed,
       close: async () => {
         await ledger.close();
         tmp.remove();

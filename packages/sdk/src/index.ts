@@ -12,3 +12,7 @@ export { streamPaid } from './stream-paid.js';
 export type { StreamEvent, StreamPaidOptions, StreamPaidResult } from './stream-paid.js';
 export { SseParser } from './sse.js';
 export type { SseEvent } from './sse.js';
+export { StellarChannelClient } from './stellar-client.js';
+export type { StellarChannelClientOptions } from './stellar-client.js';
+export { SorobanRpcError } from './soroban-rpc.js';
+export type { AccountPolicy, LedgerAccountView, SmartAccountSigner, SmartAccountView, TxSigner } from './ledger-client.js';

@@ -1,51 +1,37 @@
-// A buyer's client of the local ledger's HTTP routes (PROTOCOL.md §9): faucet, open, top up and
-// close a channel. Transactions are signed here; sequence numbers are read from the ledger.
-import { z } from 'zod';
+// A buyer's client of the local ledger's HTTP routes (PROTOCOL.md §9): faucet, transfers, channels
+// (open, top up, close), smart accounts (create, set_policy, freeze) and DEX swaps. Transactions
+// are signed here; sequence numbers are read from the ledger.
+//
+// Every transaction has a source and a signing key. A G… account signs for itself (pass its
+// Keypair); a smart account (C…) is the source of its own transactions, signed by its agent key
+// (held to the policy) or its owner key (not limited): pass `{ account, signer }`.
+//
+//   const ledger = new LocalLedgerClient('http://127.0.0.1:4021/ledger');
+//   const { address } = await ledger.createAccount({ owner, policy: { agentKey: agent.address, perTxCap: 10_000_000n, dailyCap: 50_000_000n, payees: [seller], expiresLedger } });
+//   await ledger.openChannel({ payer: { account: address, signer: agent }, payee: seller, deposit: 10_000_000n, voucherKey });
 import { signLedgerTx } from '@svc/core';
 import type { Keypair } from '@svc/core';
+import { AccountSchema, ChannelSchema, InfoSchema, policyArgs, TxSchema } from './ledger-wire.js';
+import type { AccountPolicy, LedgerAccountView, LedgerChannelWire, LedgerInfoWire, TxResultWire } from './ledger-wire.js';
+
+export type { AccountPolicy, LedgerAccountView, LedgerChannelWire, LedgerInfoWire, SmartAccountView, TxResultWire } from './ledger-wire.js';
 
 const DEFAULT_TIMEOUT_MS = 15_000;
 /** A default channel lifetime: about one day of 5-second ledgers. */
 export const DEFAULT_CHANNEL_LEDGERS = 17_280;
 
-const InfoSchema = z.object({
-  network: z.string(),
-  passphrase: z.string(),
-  latestLedger: z.number().int(),
-  ledgerSeconds: z.number(),
-  contracts: z.object({ channel: z.string(), asset: z.string() }),
-  asset: z.object({ code: z.string(), decimals: z.number().int() }),
-});
-export type LedgerInfoWire = z.infer<typeof InfoSchema>;
+/** A smart account acting as the source of a transaction, signed by its agent or owner key. */
+export interface SmartAccountSigner {
+  account: string;
+  signer: Keypair;
+}
 
-const TxSchema = z.object({
-  hash: z.string(),
-  status: z.enum(['SUCCESS', 'FAILED']),
-  ledger: z.number().int(),
-  result: z.record(z.string(), z.unknown()).optional(),
-  code: z.number().int().optional(),
-  message: z.string().optional(),
-});
-export type TxResultWire = z.infer<typeof TxSchema>;
+/** Who a transaction is from: a G… account's own Keypair, or a smart account and a key of it. */
+export type TxSigner = Keypair | SmartAccountSigner;
 
-const AccountSchema = z.object({
-  address: z.string(),
-  seq: z.number().int(),
-  balances: z.array(z.object({ asset: z.string(), amount: z.string() })),
-});
-
-const ChannelSchema = z.object({
-  id: z.string(),
-  payer: z.string(),
-  payee: z.string(),
-  asset: z.string(),
-  deposit: z.string(),
-  claimed: z.string(),
-  voucherKey: z.string(),
-  expiryLedger: z.number().int(),
-  open: z.boolean(),
-});
-export type LedgerChannelWire = z.infer<typeof ChannelSchema>;
+function sourceOf(from: TxSigner): { source: string; signer: Keypair } {
+  return 'account' in from ? { source: from.account, signer: from.signer } : { source: from.address, signer: from };
+}
 
 export class LedgerError extends Error {
   constructor(
@@ -78,10 +64,15 @@ export class LocalLedgerClient {
     return this.checked(TxSchema.parse(await this.post('/faucet', { address, ...(amount === undefined ? {} : { amount: amount.toString() }) })));
   }
 
-  async balance(address: string): Promise<bigint> {
-    const info = await this.cachedInfo();
-    const account = AccountSchema.parse(await this.get(`/accounts/${address}`));
-    return BigInt(account.balances.find((b) => b.asset === info.contracts.asset)?.amount ?? '0');
+  /** The account's seq, balances and, for a smart account, its policy, freeze and today's spend. */
+  async account(address: string): Promise<LedgerAccountView> {
+    return AccountSchema.parse(await this.get(`/accounts/${encodeURIComponent(address)}`));
+  }
+
+  /** The balance of `asset` (default: the ledger's asset). */
+  async balance(address: string, asset?: string): Promise<bigint> {
+    const token = asset ?? (await this.cachedInfo()).contracts.asset;
+    return (await this.account(address)).balances.find((b) => b.asset === token)?.amount ?? 0n;
   }
 
   async channel(id: bigint): Promise<LedgerChannelWire | null> {
@@ -93,22 +84,57 @@ export class LocalLedgerClient {
     }
   }
 
-  /** Signs and submits one operation; throws LedgerError when refused or FAILED. */
-  async submit(signer: Keypair, op: string, args: Record<string, unknown>): Promise<TxResultWire> {
+  /** Signs and submits one operation from `from`; throws LedgerError when refused or FAILED. */
+  async submit(from: TxSigner, op: string, args: Record<string, unknown>): Promise<TxResultWire> {
+    const { source, signer } = sourceOf(from);
+    return this.submitAs(source, signer, op, args);
+  }
+
+  /** Submits as `source` signed by `signer` (a smart account with its agent or owner key). */
+  async submitAs(source: string, signer: Keypair, op: string, args: Record<string, unknown>): Promise<TxResultWire> {
     const info = await this.cachedInfo();
-    const account = AccountSchema.parse(await this.get(`/accounts/${signer.address}`));
-    const tx = signLedgerTx(signer, info.passphrase, { source: signer.address, seq: account.seq + 1, op, args });
+    const { seq } = await this.account(source);
+    const tx = signLedgerTx(signer, info.passphrase, { source, seq: seq + 1, op, args });
     return this.checked(TxSchema.parse(await this.post('/tx', tx)));
   }
 
-  async openChannel(o: { payer: Keypair; payee: string; deposit: bigint; voucherKey: Keypair; expiryLedger?: number }): Promise<{ channelId: bigint; tx: string; expiryLedger: number }> {
+  async transfer(o: { from: TxSigner; to: string; amount: bigint }): Promise<{ tx: string }> {
+    const res = await this.submit(o.from, 'transfer', { to: o.to, amount: o.amount.toString() });
+    return { tx: res.hash };
+  }
+
+  /** Creates a smart account owned by `owner` (who submits it); its address is in the result. */
+  async createAccount(o: { owner: Keypair; policy: AccountPolicy | null }): Promise<{ address: string; tx: string }> {
+    const res = await this.submit(o.owner, 'account.create', { owner: o.owner.address, policy: policyArgs(o.policy) });
+    return { address: String(res.result?.['address']), tx: res.hash };
+  }
+
+  /** Replaces the policy (null: no agent); submitted by the owner as itself. */
+  async setPolicy(o: { owner: Keypair; account: string; policy: AccountPolicy | null }): Promise<{ tx: string }> {
+    const res = await this.submit(o.owner, 'account.set_policy', { account: o.account, policy: policyArgs(o.policy) });
+    return { tx: res.hash };
+  }
+
+  /** Freezes (or unfreezes) the agent of `account`; submitted by the owner as itself. */
+  async freeze(o: { owner: Keypair; account: string; frozen: boolean }): Promise<{ tx: string }> {
+    const res = await this.submit(o.owner, 'account.freeze', { account: o.account, frozen: o.frozen });
+    return { tx: res.hash };
+  }
+
+  /** Sells `amount` of `sell` (an asset contract: info().contracts.asset or .xlm) to the DEX pool. */
+  async swap(o: { from: TxSigner; sell: string; amount: bigint }): Promise<{ sold: bigint; bought: bigint; boughtAsset: string; tx: string }> {
+    const res = await this.submit(o.from, 'dex.swap', { sell: o.sell, amount: o.amount.toString() });
+    return { sold: o.amount, bought: BigInt(String(res.result?.['bought'])), boughtAsset: String(res.result?.['boughtAsset']), tx: res.hash };
+  }
+
+  async openChannel(o: { payer: TxSigner; payee: string; deposit: bigint; voucherKey: Keypair; expiryLedger?: number }): Promise<{ channelId: bigint; tx: string; expiryLedger: number }> {
     const info = await this.info();
     const expiryLedger = o.expiryLedger ?? info.latestLedger + DEFAULT_CHANNEL_LEDGERS;
     const res = await this.submit(o.payer, 'channel.open', { payee: o.payee, deposit: o.deposit.toString(), voucherKey: o.voucherKey.publicKeyHex, expiryLedger });
     return { channelId: BigInt(String(res.result?.['channelId'])), tx: res.hash, expiryLedger };
   }
 
-  async topUp(o: { payer: Keypair; channelId: bigint; amount: bigint; expiryLedger?: number }): Promise<{ deposit: bigint; expiryLedger: number; tx: string }> {
+  async topUp(o: { payer: TxSigner; channelId: bigint; amount: bigint; expiryLedger?: number }): Promise<{ deposit: bigint; expiryLedger: number; tx: string }> {
     const res = await this.submit(o.payer, 'channel.top_up', {
       channelId: o.channelId.toString(),
       amount: o.amount.toString(),
@@ -117,7 +143,7 @@ export class LocalLedgerClient {
     return { deposit: BigInt(String(res.result?.['deposit'])), expiryLedger: Number(res.result?.['expiryLedger']), tx: res.hash };
   }
 
-  async closeChannel(o: { signer: Keypair; channelId: bigint }): Promise<{ refunded: bigint; tx: string }> {
+  async closeChannel(o: { signer: TxSigner; channelId: bigint }): Promise<{ refunded: bigint; tx: string }> {
     const res = await this.submit(o.signer, 'channel.close', { channelId: o.channelId.toString() });
     return { refunded: BigInt(String(res.result?.['refunded'])), tx: res.hash };
   }

@@ -6,7 +6,7 @@
 // key that is not a strict ed25519 point, an expiry in the past, too small a balance) is decided
 // by the contract: FAILED with code 27 INVALID_ARGUMENT, seq consumed.
 import { z } from 'zod';
-import { isAddress, U64_MAX, fitsI128 } from '@svc/core';
+import { isAccountAddress, isAddress, U64_MAX, fitsI128 } from '@svc/core';
 
 const U32_MAX = 2 ** 32 - 1;
 
@@ -18,6 +18,9 @@ export const zAmountArg = z
   .refine(fitsI128, 'outside the i128 range');
 
 export const zAddressArg = z.string().max(56).refine(isAddress, 'a G… or C… address');
+
+/** A key's account (an owner, an agent key): only a G… address has a key that signs. */
+export const zAccountArg = z.string().max(56).refine(isAccountAddress, 'a G… account address');
 
 export const zChannelIdArg = z
   .string()

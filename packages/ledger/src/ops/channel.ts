@@ -1,6 +1,7 @@
 // The channel contract (PROTOCOL.md §7, §9): open → top_up → claim → close. Checks run in the
 // contract's order, so the first failing rule decides the code: the channel exists (20), is
-// open (21), the caller may act (26), then the op's own rules.
+// open (21), the caller may act (26), then the op's own rules; a smart account's agent then
+// passes its policy (payee 5, caps 6/7: agent-guard.ts) before the deposit moves.
 import { z } from 'zod';
 import { fromHex, I128_MAX, isStrictPublicKey } from '@svc/core';
 import { PAYER_CLOSE_DELAY_LEDGERS } from '../contracts.js';
@@ -34,6 +35,7 @@ export const channelOpenOp = defineOp(
       fail(27, 'voucherKey is not a strictly valid ed25519 public key (small order or not canonically encoded)');
     }
     requireFuture(ctx, args.expiryLedger);
+    ctx.agent?.requirePayee(args.payee);
     ctx.transfer(ctx.source, ctx.env.contracts.channel, args.deposit);
     const channel = { payer: ctx.source, payee: args.payee, asset: ctx.asset, deposit: args.deposit, claimed: 0n, voucherKey: args.voucherKey, expiryLedger: args.expiryLedger, open: true };
     const id = ctx.state.insertChannel(channel);
@@ -62,6 +64,8 @@ export const channelTopUpOp = defineOp(
     if (expiryLedger > channel.expiryLedger) requireFuture(ctx, expiryLedger);
     const deposit = channel.deposit + args.amount;
     if (deposit > I128_MAX) fail(27, 'the deposit would exceed the i128 range');
+    // A top-up pays the channel's payee too: the agent may fund only a payee its policy still names.
+    ctx.agent?.requirePayee(channel.payee);
     ctx.transfer(ctx.source, ctx.env.contracts.channel, args.amount);
     ctx.state.updateChannel({ ...channel, deposit, expiryLedger });
     ctx.emit('channel.topped_up', { channelId: channel.id.toString(), amount: args.amount.toString(), deposit: deposit.toString(), expiryLedger });

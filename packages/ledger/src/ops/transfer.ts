@@ -5,6 +5,7 @@ import { defineOp, fail } from './registry.js';
 
 export const transferOp = defineOp('transfer', z.strictObject({ to: zAddressArg, amount: zAmountArg }), (ctx, args) => {
   if (args.amount <= 0n) fail(27, 'amount must be positive');
+  ctx.agent?.requirePayee(args.to);
   ctx.transfer(ctx.source, args.to, args.amount);
   return undefined;
 });

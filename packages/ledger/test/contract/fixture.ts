@@ -3,7 +3,7 @@
 import { expect } from 'vitest';
 import { randomKeypair } from '@svc/core';
 import type { Keypair } from '@svc/core';
-import type { FaucetOptions, Ledger, LedgerFaucet, TxResult } from '../../src/index.js';
+import type { DexReserves, FaucetOptions, Ledger, LedgerFaucet, TxResult } from '../../src/index.js';
 import { Actor, voucher } from '../helpers/actors.js';
 
 export interface LedgerHarness {
@@ -13,7 +13,13 @@ export interface LedgerHarness {
   close(): Promise<void>;
 }
 
-export type CreateHarness = (options?: { faucet?: FaucetOptions }) => Promise<LedgerHarness>;
+/** Options of a fresh ledger: other faucet limits, other DEX genesis reserves. */
+export interface HarnessOptions {
+  faucet?: FaucetOptions;
+  dexReserves?: DexReserves;
+}
+
+export type CreateHarness = (options?: HarnessOptions) => Promise<LedgerHarness>;
 
 export class ContractFixture {
   h!: LedgerHarness;
@@ -25,7 +31,7 @@ export class ContractFixture {
 
   constructor(private readonly create: CreateHarness) {}
 
-  async setUp(options?: { faucet?: FaucetOptions }): Promise<void> {
+  async setUp(options?: HarnessOptions): Promise<void> {
     this.h = await this.create(options);
     this.ledger = this.h.ledger;
     this.payer = new Actor(this.ledger);
