@@ -34,7 +34,16 @@ export const VerifyRequestSchema = z
   .meta({ id: 'VerifyRequest' });
 export type VerifyRequest = z.infer<typeof VerifyRequestSchema>;
 
-export const VerifyValidSchema = z.object({ isValid: z.literal(true), payer: zAddress, receipt: PaymentResponseSchema });
+export const VerifyValidSchema = z.object({
+  isValid: z.literal(true),
+  payer: zAddress,
+  receipt: PaymentResponseSchema,
+  /**
+   * For the caller of /verify only (the payee's middleware), never forwarded to the buyer: the
+   * bearer token that lets it attest the response it served (POST /receipts/:id/attest).
+   */
+  attestToken: zHex32.optional(),
+});
 export const VerifyInvalidSchema = z.object({
   isValid: z.literal(false),
   invalidReason: zReasonCode,

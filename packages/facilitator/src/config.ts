@@ -2,7 +2,7 @@
 // value stops the start with a message naming the variable.
 import path from 'node:path';
 import { z } from 'zod';
-import { parseUnits } from '@svc/core';
+import { isContractAddress, parseUnits } from '@svc/core';
 
 const int = (min: number, max: number) => z.coerce.number().int().min(min).max(max);
 const units = z.string().transform((v, ctx) => {
@@ -26,7 +26,11 @@ const SCHEMA = z.object({
     .string()
     .regex(/^postgres(ql)?:\/\//, 'must be a postgres:// URL (leave it unset for SQLite)')
     .optional(),
-  LEDGER: z.enum(['local']).default('local'),
+  LEDGER: z.enum(['local', 'stellar']).default('local'),
+  STELLAR_RPC_URL: z.url({ protocol: /^https?$/ }).optional(),
+  CHANNEL_CONTRACT_ID: z.string().refine(isContractAddress, 'must be a contract address (C…)').optional(),
+  ASSET_CONTRACT_ID: z.string().refine(isContractAddress, 'must be a contract address (C…)').optional(),
+  STELLAR_START_LEDGER: int(1, 4_294_967_295).optional(),
   LEDGER_URL: z.url({ protocol: /^https?$/ }).optional(),
   LEDGER_SECONDS: z.coerce.number().positive().max(3600).default(5),
   FACILITATOR_SECRET: z.string().optional(),
@@ -83,6 +87,10 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
   const config = { ...parsed.data, DATA_DIR: path.resolve(parsed.data.DATA_DIR) };
   if (config.FACILITATOR_SECRET !== undefined && !/^(S[A-Z2-7]{55}|[0-9a-fA-F]{64})$/.test(config.FACILITATOR_SECRET)) {
     throw new ConfigError('invalid configuration:\n  FACILITATOR_SECRET: must be an S… secret seed or 64 hex characters');
+  }
+  if (config.LEDGER === 'stellar') {
+    const missing = (['STELLAR_RPC_URL', 'CHANNEL_CONTRACT_ID', 'ASSET_CONTRACT_ID', 'FACILITATOR_SECRET'] as const).filter((k) => config[k] === undefined);
+    if (missing.length) throw new ConfigError(`invalid configuration:\n${missing.map((k) => `  ${k}: required when LEDGER=stellar`).join('\n')}`);
   }
   return config;
 }

@@ -6,12 +6,13 @@
 //   await f.close();
 import fs from 'node:fs';
 import type { FastifyInstance } from 'fastify';
-import { formatUnits, networkOfPassphrase, voucherContext } from '@svc/core';
+import { formatUnits, networkOfPassphrase, seedFromSecret, voucherContext } from '@svc/core';
 import type { ChannelView, SupportedResponse } from '@svc/core';
-import { HttpLedger, LocalLedger, ledgerRoutes } from '@svc/ledger';
+import { HttpLedger, LocalLedger, StellarLedger, ledgerRoutes } from '@svc/ledger';
 import type { Ledger } from '@svc/ledger';
 import { MemoryBus } from './bus/memory-bus.js';
 import type { Config } from './config.js';
+import { AccountBook } from './domain/account-book.js';
 import { ChannelBook } from './domain/channel-book.js';
 import { ClaimScheduler } from './domain/claim-scheduler.js';
 import { Claimer } from './domain/claimer.js';
@@ -24,6 +25,9 @@ import { LedgerWatcher } from './domain/ledger-watcher.js';
 import { Verifier } from './domain/verifier.js';
 import { MemoryVoucherRate } from './domain/voucher-rate.js';
 import { StreamSessions } from './domain/streams.js';
+import { Attestations } from './domain/attestations.js';
+import { Stats } from './domain/stats.js';
+import { EventFeed } from './http/event-feed.js';
 import { buildHttp } from './http/app.js';
 import type { AnyRoute } from './http/route.js';
 import { registerDemo } from './http/routes/demo.js';
@@ -60,9 +64,21 @@ export async function createFacilitator(options: FacilitatorOptions): Promise<Fa
   const clock = options.clock ?? systemClock;
   fs.mkdirSync(config.DATA_DIR, { recursive: true });
   const keys = loadOrCreateKey(config.DATA_DIR, 'facilitator.secret', config.FACILITATOR_SECRET);
-  // In-process local ledger by default; LEDGER_URL names a standalone one (`svc ledger`).
-  const localLedger = options.ledger || config.LEDGER_URL ? null : await LocalLedger.open({ dataDir: config.DATA_DIR, ledgerSeconds: config.LEDGER_SECONDS });
-  const ledger: Ledger = options.ledger ?? localLedger ?? new HttpLedger({ url: config.LEDGER_URL! });
+  // In-process local ledger by default; LEDGER_URL names a standalone one (`svc ledger`);
+  // LEDGER=stellar the real test network over Soroban RPC.
+  const stellar = !options.ledger && config.LEDGER === 'stellar';
+  const localLedger = options.ledger || config.LEDGER_URL || stellar ? null : await LocalLedger.open({ dataDir: config.DATA_DIR, ledgerSeconds: config.LEDGER_SECONDS });
+  const ledger: Ledger =
+    options.ledger ??
+    localLedger ??
+    (stellar
+      ? await StellarLedger.create({
+          rpcUrl: config.STELLAR_RPC_URL!,
+          channelContract: config.CHANNEL_CONTRACT_ID!,
+          assetContract: config.ASSET_CONTRACT_ID!,
+          ...(config.STELLAR_START_LEDGER ? { startLedger: config.STELLAR_START_LEDGER } : {}),
+        })
+      : new HttpLedger({ url: config.LEDGER_URL! }));
   const ledgerInfo = await ledger.info();
   networkOfPassphrase(ledgerInfo.passphrase); // refuses the public network
   const store = await openStore({ databaseUrl: config.DATABASE_URL, dataDir: config.DATA_DIR });
@@ -76,7 +92,7 @@ export async function createFacilitator(options: FacilitatorOptions): Promise<Fa
   const book = new ChannelBook(store, ledger, { network: ledgerInfo.network, channelContract: ledgerInfo.contracts.channel }, clock);
   const latency = new LatencyWindow();
   const claimer = new Claimer({ ledger, store, book, events, keys, clock });
-  const frozen = new Set<string>();
+  const accounts = new AccountBook(ledger);
   let boundUrl = '';
 
   const services: Services = {
@@ -90,17 +106,22 @@ export async function createFacilitator(options: FacilitatorOptions): Promise<Fa
     keys,
     vouchers,
     book,
+    accounts,
     claimer,
     latency,
     startedAt: clock.now(),
     verifier: null as unknown as Verifier,
     streams: null as unknown as StreamSessions,
+    attestations: new Attestations(seedFromSecret(keys.secret()), store, clock),
+    stats: new Stats(store, latency, ledgerInfo.ledgerSeconds),
+    events,
     publicUrl: () => config.PUBLIC_URL?.replace(/\/+$/, '') ?? boundUrl,
     selfUrl: () => boundUrl,
     supported: () => supported(services),
     channelView: (record) => channelView(record, ledgerClock.latestLedger),
   };
-  const { app, routes } = await buildHttp(services, { logLevel: config.LOG_LEVEL, trustProxy: config.TRUST_PROXY, corsOrigins: config.CORS_ORIGINS });
+  const feed = new EventFeed(store, bus, { perIp: config.SSE_MAX_PER_IP, total: config.SSE_MAX_TOTAL });
+  const { app, routes } = await buildHttp(services, feed, { logLevel: config.LOG_LEVEL, trustProxy: config.TRUST_PROXY, corsOrigins: config.CORS_ORIGINS });
   services.verifier = new Verifier({
     network: ledgerInfo.network,
     asset: ledgerInfo.contracts.asset,
@@ -114,7 +135,7 @@ export async function createFacilitator(options: FacilitatorOptions): Promise<Fa
     latency,
     rate: new MemoryVoucherRate(config.CHANNEL_VOUCHER_LIMIT_PER_MINUTE),
     safetyLedgers: config.VOUCHER_EXPIRY_SAFETY_LEDGERS,
-    isFrozen: (account) => frozen.has(account),
+    isFrozen: (account) => accounts.isFrozen(account),
     onRejected: (r) => {
       void events
         .commit([
@@ -146,7 +167,7 @@ export async function createFacilitator(options: FacilitatorOptions): Promise<Fa
     maxPerChannel: config.STREAM_MAX_PER_CHANNEL,
     maxTotal: config.STREAM_MAX_TOTAL,
     idleMs: config.STREAM_IDLE_SECONDS * 1000,
-    isFrozen: (account) => frozen.has(account),
+    isFrozen: (account) => accounts.isFrozen(account),
     log: app.log,
   });
 
@@ -157,8 +178,9 @@ export async function createFacilitator(options: FacilitatorOptions): Promise<Fa
     registerDemo(app, services, { payTo: demoPayTo });
   }
 
-  const pollMs = options.watchPollMs ?? Math.max(100, Math.min(1000, config.LEDGER_SECONDS * 200));
-  const watcher = new LedgerWatcher(ledger, store, events, book, claimer, ledgerClock, { pollMs, network: ledgerInfo.network, channelContract: ledgerInfo.contracts.channel }, app.log);
+  // Each tick on Stellar costs RPC calls (getLatestLedger, getEvents): poll about twice a ledger.
+  const pollMs = options.watchPollMs ?? (stellar ? 2500 : Math.max(100, Math.min(1000, config.LEDGER_SECONDS * 200)));
+  const watcher = new LedgerWatcher(ledger, store, events, book, claimer, accounts, ledgerClock, { pollMs, network: ledgerInfo.network, channelContract: ledgerInfo.contracts.channel }, app.log);
   const scheduler = new ClaimScheduler(store, claimer, ledgerClock, clock, {
     intervalMs: config.CLAIM_INTERVAL_SECONDS * 1000,
     threshold: config.CLAIM_THRESHOLD,
@@ -179,6 +201,7 @@ export async function createFacilitator(options: FacilitatorOptions): Promise<Fa
       // No seller loop survives a restart: sessions left open end now, with what they were charged.
       const orphans = await services.streams.abortOrphans();
       if (orphans > 0) app.log.warn({ sessions: orphans }, 'ended stream sessions left open by the previous run (ABORTED)');
+      await services.stats.start(bus);
       watcher.start();
       scheduler.start();
       services.streams.start(Math.max(100, Math.min(5_000, (config.STREAM_IDLE_SECONDS * 1000) / 3)));
@@ -190,6 +213,7 @@ export async function createFacilitator(options: FacilitatorOptions): Promise<Fa
     },
     async close() {
       services.streams.stop();
+      feed.close();
       await app.close();
       await scheduler.stop();
       await watcher.stop();

@@ -3,6 +3,7 @@ import type { ChannelView, Keypair, SupportedResponse, VoucherContext } from '@s
 import type { Ledger, LedgerInfo } from '@svc/ledger';
 import type { Bus } from './bus/port.js';
 import type { Config } from './config.js';
+import type { AccountBook } from './domain/account-book.js';
 import type { ChannelBook } from './domain/channel-book.js';
 import type { Claimer } from './domain/claimer.js';
 import type { Clock } from './domain/clock.js';
@@ -10,6 +11,9 @@ import type { LatencyWindow } from './domain/latency.js';
 import type { LedgerClock } from './domain/ledger-clock.js';
 import type { StreamSessions } from './domain/streams.js';
 import type { Verifier } from './domain/verifier.js';
+import type { Attestations } from './domain/attestations.js';
+import type { Stats } from './domain/stats.js';
+import type { EventLog } from './domain/event-log.js';
 import type { ChannelRecord, Store } from './store/port.js';
 
 export interface Services {
@@ -23,9 +27,13 @@ export interface Services {
   keys: Keypair;
   vouchers: VoucherContext;
   book: ChannelBook;
+  accounts: AccountBook;
   verifier: Verifier;
   claimer: Claimer;
   streams: StreamSessions;
+  attestations: Attestations;
+  stats: Stats;
+  events: EventLog;
   latency: LatencyWindow;
   /** The facilitator's public base URL (PUBLIC_URL, or derived from the bound address). */
   publicUrl(): string;

@@ -61,3 +61,21 @@ describe('configuration (PROTOCOL.md §10)', () => {
     expect(out).not.toMatch(/\n\s+at /);
   });
 });
+
+describe('LEDGER=stellar', () => {
+  it('names every variable it needs that is missing', () => {
+    expect(() => loadConfig({ LEDGER: 'stellar' })).toThrow(/STELLAR_RPC_URL: required when LEDGER=stellar[\s\S]*CHANNEL_CONTRACT_ID[\s\S]*ASSET_CONTRACT_ID[\s\S]*FACILITATOR_SECRET/);
+    expect(() => loadConfig({ LEDGER: 'stellar', CHANNEL_CONTRACT_ID: 'GABC' })).toThrow(/CHANNEL_CONTRACT_ID.*contract address/);
+  });
+
+  it('accepts a complete configuration', () => {
+    const c = loadConfig({
+      LEDGER: 'stellar',
+      STELLAR_RPC_URL: 'https://soroban-testnet.stellar.org',
+      CHANNEL_CONTRACT_ID: 'CABAEAQCAIBAEAQCAIBAEAQCAIBAEAQCAIBAEAQCAIBAEAQCAIBAFNSZ',
+      ASSET_CONTRACT_ID: 'CABAEAQCAIBAEAQCAIBAEAQCAIBAEAQCAIBAEAQCAIBAEAQCAIBAFNSZ',
+      FACILITATOR_SECRET: '01'.repeat(32),
+    });
+    expect(c.LEDGER).toBe('stellar');
+  });
+});

@@ -89,6 +89,21 @@ export class FacilitatorClient {
     return { kind: 'unreachable', message: `the facilitator at ${this.baseUrl} is unreachable: ${last}` };
   }
 
+  /** POST /receipts/:id/attest — the hash of the response served for a receipt (best effort). */
+  async attest(receiptId: string, token: string, responseHash: string): Promise<boolean> {
+    try {
+      const res = await this.fetchImpl(`${this.baseUrl}/receipts/${receiptId}/attest`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', authorization: `Bearer ${token}` },
+        body: JSON.stringify({ responseHash }),
+        signal: AbortSignal.timeout(this.timeoutMs),
+      });
+      return res.ok;
+    } catch {
+      return false;
+    }
+  }
+
   /** POST /channels/:id/voucher — a bare voucher, outside any request (streams). */
   async postVoucher(channelId: string, voucher: { streamId?: string; cumulative: string; signature: string }): Promise<unknown> {
     const res = await this.fetchImpl(`${this.baseUrl}/channels/${encodeURIComponent(channelId)}/voucher`, {

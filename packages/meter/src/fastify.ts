@@ -3,6 +3,7 @@
 //   app.get('/book', { preHandler: fastifyMeter(client, { price: 5000n, unit: 'request' }) }, (req) => req.payment);
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { PaymentResponse } from '@svc/core';
+import { hashResponse } from './attest.js';
 import type { SvcClient } from './client.js';
 import type { MeterOptions } from './terms.js';
 
@@ -29,6 +30,8 @@ export function fastifyMeter(client: SvcClient, options: MeterOptions) {
     void reply.headers(outcome.headers);
     if (outcome.kind === 'paid') {
       request.payment = outcome.payment;
+      const attest = outcome.attest;
+      if (attest) hashResponse(reply.raw, (hash) => void attest(hash));
       return;
     }
     await reply.code(outcome.status).send(outcome.body);

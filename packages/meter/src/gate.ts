@@ -23,7 +23,13 @@ export interface GateRequest {
 }
 
 export type GateOutcome =
-  | { kind: 'paid'; payment: PaymentResponse; headers: Record<string, string> }
+  | {
+      kind: 'paid';
+      payment: PaymentResponse;
+      headers: Record<string, string>;
+      /** For per-request resources: attests the sha256 (hex) of the response body served. */
+      attest: ((responseHash: string) => Promise<boolean>) | null;
+    }
   | { kind: 'respond'; status: number; headers: Record<string, string>; body: PaymentRequired | ErrorBody };
 
 export interface GateDeps {
@@ -79,7 +85,10 @@ export class Gate {
     if (verdict.receipt.receipt.payee !== this.deps.payTo) return unavailable('the facilitator returned a receipt for another payee');
     const headers: Record<string, string> = { 'payment-response': encodeJsonHeader(verdict.receipt), 'access-control-expose-headers': EXPOSED_HEADERS };
     if (v2Header === undefined) headers['x-payment-response'] = headers['payment-response']!;
-    return { kind: 'paid', payment: verdict.receipt, headers };
+    const token = verdict.attestToken;
+    const receiptId = verdict.receipt.receipt.id;
+    const attest = this.options.unit === 'request' && token ? (hash: string) => this.deps.facilitator.attest(receiptId, token, hash) : null;
+    return { kind: 'paid', payment: verdict.receipt, headers, attest };
   }
 }
 

@@ -1,6 +1,7 @@
 // Binding for Hono: a middleware that sets c.var.payment.
 //
 //   app.get('/book', honoMeter(client, { price: 5000n, unit: 'request' }), (c) => c.json(c.var.payment));
+import { createHash } from 'node:crypto';
 import type { MiddlewareHandler } from 'hono';
 import type { PaymentResponse } from '@svc/core';
 import type { SvcClient } from './client.js';
@@ -25,6 +26,15 @@ export function honoMeter(client: SvcClient, options: MeterOptions): MiddlewareH
     c.set('payment', outcome.payment);
     await next();
     for (const [name, value] of Object.entries(outcome.headers)) c.header(name, value);
+    const attest = outcome.attest;
+    if (attest) {
+      // The body is read from a copy, after the response is handed back.
+      void c.res
+        .clone()
+        .arrayBuffer()
+        .then((body) => attest(createHash('sha256').update(new Uint8Array(body)).digest('hex')))
+        .catch(() => undefined);
+    }
     return undefined;
   };
 }

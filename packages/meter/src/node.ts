@@ -1,6 +1,7 @@
 // Binding for node:http and Express-compatible frameworks: (req, res, next).
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { PaymentResponse } from '@svc/core';
+import { hashResponse } from './attest.js';
 import type { Gate, GateOutcome, GateRequest } from './gate.js';
 
 export type NodeMiddleware = (req: IncomingMessage, res: ServerResponse, next: (err?: unknown) => void) => void;
@@ -23,6 +24,8 @@ function apply(outcome: GateOutcome, req: PaidRequest, res: ServerResponse, next
   for (const [name, value] of Object.entries(outcome.headers)) res.setHeader(name, value);
   if (outcome.kind === 'paid') {
     req.payment = outcome.payment;
+    const attest = outcome.attest;
+    if (attest) hashResponse(res, (hash) => void attest(hash));
     next();
     return;
   }

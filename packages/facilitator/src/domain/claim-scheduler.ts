@@ -23,6 +23,7 @@ export interface SchedulerLog {
 export class ClaimScheduler {
   private timer: NodeJS.Timeout | null = null;
   private running: Promise<void> | null = null;
+  private again: Promise<void> | null = null;
   private readonly backoff = new Map<bigint, { failures: number; nextAt: number }>();
 
   constructor(
@@ -46,9 +47,16 @@ export class ClaimScheduler {
     await this.running;
   }
 
-  /** One pass; concurrent calls share the pass in progress. */
+  /** One pass that starts after this call; concurrent callers share the next pass. */
   tick(): Promise<void> {
-    this.running ??= this.pass().finally(() => {
+    if (this.running) {
+      this.again ??= this.running.then(() => {
+        this.again = null;
+        return this.tick();
+      });
+      return this.again;
+    }
+    this.running = this.pass().finally(() => {
       this.running = null;
     });
     return this.running;

@@ -5,6 +5,7 @@
 import { formatUnits, parseUnits } from '@svc/core';
 import type { Ledger, LedgerEvent } from '@svc/ledger';
 import type { ChannelRecord, NewEvent, Store, WriteOp } from '../store/port.js';
+import type { AccountBook } from './account-book.js';
 import type { ChannelBook } from './channel-book.js';
 import type { Claimer } from './claimer.js';
 import type { EventLog } from './event-log.js';
@@ -26,6 +27,7 @@ export interface WatcherLog {
 export class LedgerWatcher {
   private timer: NodeJS.Timeout | null = null;
   private running: Promise<void> | null = null;
+  private again: Promise<void> | null = null;
   private stopped = false;
 
   constructor(
@@ -34,6 +36,7 @@ export class LedgerWatcher {
     private readonly events: EventLog,
     private readonly book: ChannelBook,
     private readonly claimer: Claimer,
+    private readonly accounts: AccountBook,
     private readonly ledgerClock: LedgerClock,
     private readonly options: WatcherOptions,
     private readonly log: WatcherLog,
@@ -51,9 +54,19 @@ export class LedgerWatcher {
     await this.running;
   }
 
-  /** Catches up completely; concurrent calls share the pass in progress. */
+  /**
+   * Catches up completely, with a pass that starts after this call (a pass already running may
+   * have read the ledger before the caller's change); concurrent callers share the next pass.
+   */
   tick(): Promise<void> {
-    this.running ??= this.catchUp().finally(() => {
+    if (this.running) {
+      this.again ??= this.running.then(() => {
+        this.again = null;
+        return this.tick();
+      });
+      return this.again;
+    }
+    this.running = this.catchUp().finally(() => {
       this.running = null;
     });
     return this.running;
@@ -74,7 +87,12 @@ export class LedgerWatcher {
     let cursor = await this.store.getMeta(CURSOR_KEY);
     for (;;) {
       const page = await this.ledger.events(cursor, PAGE);
-      if (page.events.length === 0) return;
+      if (page.events.length === 0) {
+        // An empty page can still move the cursor (Soroban scans ledgers): keep it, or a quiet
+        // contract's cursor falls out of the RPC's event history.
+        if (page.cursor !== null && page.cursor !== cursor) await this.events.commit([{ op: 'meta.set', key: CURSOR_KEY, value: page.cursor }]);
+        return;
+      }
       const opened = new Map<bigint, ChannelRecord>();
       const ops: WriteOp[] = [];
       for (const ev of page.events) ops.push(...(await this.apply(ev, opened)));
@@ -91,6 +109,7 @@ export class LedgerWatcher {
 
   private async apply(ev: LedgerEvent, opened: Map<bigint, ChannelRecord>): Promise<WriteOp[]> {
     const d = ev.data;
+    if (ev.type === 'account.frozen') return this.frozen(ev);
     const channelId = channelIdOf(d['channelId']);
     if (!ev.type.startsWith('channel.') || channelId === null) return [];
     if (ev.type === 'channel.opened') return this.opened(ev, channelId, opened);
@@ -113,6 +132,14 @@ export class LedgerWatcher {
       default:
         return [];
     }
+  }
+
+  /** An owner froze or unfroze a smart account: vouchers and streams from it stop (or resume). */
+  private frozen(ev: LedgerEvent): WriteOp[] {
+    const account = str(ev.data['account']);
+    const frozen = ev.data['frozen'] === true;
+    this.accounts.setFrozen(account, frozen);
+    return [{ op: 'event', event: { type: 'account.frozen', source: 'ledger', ts: ev.ts, accounts: [account], data: { account, frozen, tx: ev.tx } } }];
   }
 
   private opened(ev: LedgerEvent, channelId: bigint, opened: Map<bigint, ChannelRecord>): WriteOp[] {

@@ -53,7 +53,7 @@ export interface StreamDeps {
   maxPerChannel: number;
   maxTotal: number;
   idleMs: number;
-  isFrozen(account: string): boolean;
+  isFrozen(account: string): Promise<boolean>;
   log: { warn(obj: object, msg: string): void };
 }
 
@@ -246,7 +246,7 @@ export class StreamSessions {
       if (receipt) return { kind: 'paid', receipt: paymentResponseOf(receipt, channel?.record.deposit ?? 0n), requiredCumulative: s.required, deposit: channel?.record.deposit ?? 0n };
       return null; // another wait took it: look again
     }
-    if (this.d.isFrozen(channel?.record.payer ?? '')) return this.endWith(s, 'ACCOUNT_FROZEN');
+    if (channel && (await this.d.isFrozen(channel.record.payer))) return this.endWith(s, 'ACCOUNT_FROZEN');
     // Decided before waiting: no voucher can pay a slice the deposit cannot cover.
     if (!channel || channel.record.status !== 'open' || s.required > channel.record.deposit) return this.endWith(s, 'CHANNEL_EXHAUSTED');
     if (this.d.clock.now() >= deadline) return this.endWith(s, 'TIMEOUT');

@@ -53,7 +53,7 @@ export interface VerifierDeps {
   latency: LatencyWindow;
   rate: VoucherRateLimit;
   safetyLedgers: number;
-  isFrozen(account: string): boolean;
+  isFrozen(account: string): Promise<boolean>;
   onRejected(rejection: { code: PaymentRejection; channelId?: bigint; resource?: string }): void;
 }
 
@@ -81,7 +81,7 @@ export class Verifier {
     let channel = await this.d.book.get(payment.channelId);
     if (!channel) return fail('CHANNEL_NOT_FOUND', `Channel ${payment.channelId} does not exist on ${this.d.network}.`);
     const payer = channel.record.payer;
-    const terms = this.checkTerms(channel, payment, requirements);
+    const terms = this.checkTerms(channel, payment, requirements, await this.d.isFrozen(payer));
     if (!terms.ok) return { ...terms, payer };
     const signature = await this.checkSignature(channel, payment);
     if (!signature.ok) return { ...signature, payer };
@@ -111,7 +111,7 @@ export class Verifier {
     return pass;
   }
 
-  private checkTerms(channel: CachedChannel, payment: Payment, requirements: PaymentRequirements): Step {
+  private checkTerms(channel: CachedChannel, payment: Payment, requirements: PaymentRequirements, payerFrozen: boolean): Step {
     const { record } = channel;
     if (record.status !== 'open') return fail('CHANNEL_CLOSED', `Channel ${record.id} is closed.`);
     if (record.payee !== requirements.payTo) {
@@ -121,7 +121,7 @@ export class Verifier {
     if (record.asset !== requirements.asset || record.asset !== this.d.asset || (acceptedAsset !== undefined && acceptedAsset !== record.asset)) {
       return fail('WRONG_ASSET', `Channel ${record.id} holds ${record.asset}; the payment asks for ${requirements.asset}.`);
     }
-    if (this.d.isFrozen(record.payer)) return fail('ACCOUNT_FROZEN', `The payer ${record.payer} is frozen.`);
+    if (payerFrozen) return fail('ACCOUNT_FROZEN', `The payer ${record.payer} is frozen.`);
     const left = record.expiryLedger - this.d.ledgerClock.latestLedger;
     if (left < this.d.safetyLedgers) {
       return fail('CHANNEL_EXPIRING', `Channel ${record.id} expires in ${left} ledgers; vouchers are refused within ${this.d.safetyLedgers} ledgers of expiry.`);
@@ -231,7 +231,7 @@ export class Verifier {
       },
     ];
     if (input.idempotencyKey) {
-      ops.push({ op: 'idempotency', key: input.idempotencyKey, fingerprint: fingerprint(payment), response: JSON.stringify(response), at: receipt.ts });
+      ops.push({ op: 'idempotency', key: verifyKey(input.idempotencyKey), fingerprint: fingerprint(payment), response: JSON.stringify(response), at: receipt.ts });
     }
     return ops;
   }
@@ -239,7 +239,7 @@ export class Verifier {
   /** The first answer given under an idempotency key for this very voucher, if any. */
   private async replay(input: VerifyInput): Promise<VerifyOutcome | null> {
     if (!input.idempotencyKey) return null;
-    const record = await this.d.store.getIdempotent(input.idempotencyKey);
+    const record = await this.d.store.getIdempotent(verifyKey(input.idempotencyKey));
     if (!record || record.fingerprint !== fingerprint(input.payment)) return null;
     const response = JSON.parse(record.response) as PaymentResponse;
     return { ok: true, response, payer: response.payer };
@@ -250,6 +250,11 @@ export class Verifier {
 export function owedBy(requirements: PaymentRequirements): bigint {
   if (requirements.unit === 'request') return BigInt(requirements.amount);
   return BigInt(requirements.extra.sliceAmount ?? requirements.amount);
+}
+
+/** Idempotency records are shared (attestations, reports): a client's key lives in its own namespace. */
+function verifyKey(key: string): string {
+  return `verify:${key}`;
 }
 
 export function fingerprint(payment: Payment): string {

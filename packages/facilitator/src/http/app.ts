@@ -7,7 +7,12 @@ import type { Services } from '../services.js';
 import { installErrorHandling, sendError } from './errors.js';
 import { mount } from './route.js';
 import type { AnyRoute } from './route.js';
+import type { EventFeed } from './event-feed.js';
+import { accountRoutes } from './routes/accounts.js';
 import { channelRoutes } from './routes/channels.js';
+import { eventRoutes } from './routes/events.js';
+import { receiptRoutes } from './routes/receipts.js';
+import { reportRoutes } from './routes/reports.js';
 import { metaRoutes } from './routes/meta.js';
 import { sellerRoutes } from './routes/sellers.js';
 import { streamRoutes } from './routes/streams.js';
@@ -21,7 +26,7 @@ export interface HttpOptions {
   corsOrigins: string;
 }
 
-export async function buildHttp(s: Services, options: HttpOptions): Promise<{ app: FastifyInstance; routes: AnyRoute[] }> {
+export async function buildHttp(s: Services, feed: EventFeed, options: HttpOptions): Promise<{ app: FastifyInstance; routes: AnyRoute[] }> {
   const app = Fastify({
     logger: {
       level: options.logLevel,
@@ -45,7 +50,17 @@ export async function buildHttp(s: Services, options: HttpOptions): Promise<{ ap
     void reply.header('referrer-policy', 'no-referrer');
     void reply.header('x-frame-options', 'DENY');
   });
-  const routes = [...x402Routes(s), ...channelRoutes(s), ...streamRoutes(s), ...sellerRoutes(s), ...metaRoutes(s)];
+  const routes = [
+    ...x402Routes(s),
+    ...channelRoutes(s),
+    ...streamRoutes(s),
+    ...accountRoutes(s),
+    ...receiptRoutes(s),
+    ...eventRoutes(s, feed),
+    ...reportRoutes(s),
+    ...sellerRoutes(s),
+    ...metaRoutes(s),
+  ];
   mount(app, routes);
   return { app, routes };
 }

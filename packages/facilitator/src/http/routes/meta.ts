@@ -16,8 +16,29 @@ export const HealthSchema = z
   })
   .meta({ id: 'Health' });
 
+const StatsSchema = z
+  .object({
+    vouchersAccepted: z.number().int(),
+    vouchersRejected: z.number().int(),
+    chainTxCount: z.number().int(),
+    volume: z.string(),
+    channelsOpen: z.number().int(),
+    medianVerifyLatencyMs: z.number().nullable(),
+    vouchersPerClaim: z.number().nullable(),
+    exactEquivalent: z.object({ txCount: z.number().int(), seconds: z.number() }),
+  })
+  .meta({ id: 'Stats' });
+
 export function metaRoutes(s: Services): AnyRoute[] {
   return [
+    defineRoute({
+      method: 'GET',
+      url: '/stats',
+      summary: 'Totals: vouchers, on-chain transactions, volume, median verification latency.',
+      tags: ['meta'],
+      responses: { 200: { description: 'Stats', schema: StatsSchema } },
+      handler: () => s.stats.view(),
+    }),
     defineRoute({
       method: 'GET',
       url: '/health',

@@ -41,7 +41,7 @@ export function x402Routes(s: Services): AnyRoute[] {
         // A stream's first slice: charge it only if a session can be opened for it.
         if (input.requirements.unit !== 'request') await s.streams.checkCapacity(input.payment.channelId);
         const outcome = await s.verifier.verify(input);
-        if (outcome.ok) return { isValid: true, payer: outcome.payer, receipt: outcome.response };
+        if (outcome.ok) return { isValid: true, payer: outcome.payer, receipt: outcome.response, attestToken: s.attestations.tokenFor(outcome.response.receipt.id) };
         throwIfRateLimited(outcome);
         return { isValid: false, invalidReason: outcome.code, invalidMessage: outcome.message, ...(outcome.payer ? { payer: outcome.payer } : {}) };
       },

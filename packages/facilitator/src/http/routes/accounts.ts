@@ -1,0 +1,76 @@
+// Accounts (PROTOCOL.md §7): the account record, read from the ledger and the channel book, and
+// the account's own ledger of events, newest first, paged with an opaque cursor.
+import { ChannelViewSchema, ErrorBodySchema, formatUnits, zAddress, zUnits } from '@svc/core';
+import { z } from 'zod';
+import type { Services } from '../../services.js';
+import { decodeCursor, encodeCursor } from '../cursor.js';
+import { EventViewSchema, eventView } from '../event-view.js';
+import { defineRoute } from '../route.js';
+import type { AnyRoute } from '../route.js';
+
+export const PAGE_DEFAULT = 50;
+export const PAGE_MAX = 200;
+const TAGS = ['accounts'];
+
+export const zPageLimit = z.coerce.number().int('limit must be a whole number').min(1, 'limit must be at least 1').max(PAGE_MAX, `limit must be at most ${PAGE_MAX}`).default(PAGE_DEFAULT);
+
+const AccountSchema = z
+  .object({
+    address: zAddress,
+    kind: z.enum(['account', 'smart']),
+    policy: z.object({ agentKey: z.string(), perTxCap: zUnits, dailyCap: zUnits, payees: z.array(z.string()), expiresLedger: z.number().int() }).nullable(),
+    spentToday: zUnits,
+    day: z.string().nullable(),
+    frozen: z.boolean(),
+    balances: z.array(z.object({ asset: z.string(), code: z.string(), amount: zUnits })),
+    channels: z.array(ChannelViewSchema),
+  })
+  .meta({ id: 'Account' });
+
+const LedgerPageSchema = z.object({ events: z.array(EventViewSchema), nextCursor: z.string().nullable() }).meta({ id: 'AccountLedgerPage' });
+
+export function accountRoutes(s: Services): AnyRoute[] {
+  return [
+    defineRoute({
+      method: 'GET',
+      url: '/accounts/:address',
+      summary: 'An account: policy, today’s spend, frozen flag, balances, open channels.',
+      tags: TAGS,
+      params: z.object({ address: zAddress }),
+      responses: { 200: { description: 'The account', schema: AccountSchema }, 400: { description: 'Not an address', schema: ErrorBodySchema }, 503: { description: 'Ledger unavailable', schema: ErrorBodySchema } },
+      handler: async ({ params }) => {
+        const account = await s.ledger.getAccount(params.address);
+        const smart = account.account;
+        const channels = await s.store.listChannels({ payer: params.address, status: 'open' });
+        const codes = new Map([[s.ledgerInfo.contracts.asset, s.ledgerInfo.asset.code]]);
+        return {
+          address: params.address,
+          kind: smart ? 'smart' : 'account',
+          policy: smart?.policy
+            ? { ...smart.policy, perTxCap: formatUnits(smart.policy.perTxCap), dailyCap: formatUnits(smart.policy.dailyCap) }
+            : null,
+          spentToday: formatUnits(smart?.spentToday ?? 0n),
+          day: smart?.day ?? null,
+          frozen: smart?.frozen ?? false,
+          balances: account.balances.map((b) => ({ asset: b.asset, code: codes.get(b.asset) ?? '', amount: formatUnits(b.amount) })),
+          channels: channels.map((c) => s.channelView(c)),
+        };
+      },
+    }),
+    defineRoute({
+      method: 'GET',
+      url: '/accounts/:address/ledger',
+      summary: 'The account’s events, newest first, cursor-paginated (50 by default, at most 200).',
+      tags: TAGS,
+      params: z.object({ address: zAddress }),
+      query: z.object({ cursor: z.string().max(200).optional(), limit: zPageLimit }),
+      responses: { 200: { description: 'A page of events', schema: LedgerPageSchema }, 400: { description: 'Bad cursor or limit', schema: ErrorBodySchema } },
+      handler: async ({ params, query }) => {
+        const before = decodeCursor(query.cursor);
+        const events = await s.store.events({ account: params.address, order: 'desc', limit: query.limit, ...(before !== undefined ? { before } : {}) });
+        const last = events.at(-1);
+        return { events: events.map(eventView), nextCursor: events.length === query.limit && last ? encodeCursor(last.id) : null };
+      },
+    }),
+  ];
+}

@@ -1,0 +1,87 @@
+// Receipts as issued (PROTOCOL.md §5, §7): list, fetch, check, and the payee's attestation of the
+// response it served (domain/attestations.ts says who may attest and how that is checked).
+import { ErrorBodySchema, ReceiptSchema, SvcError, verifyReceipt, zAddress, zChannelId, zHex32 } from '@svc/core';
+import { z } from 'zod';
+import type { Services } from '../../services.js';
+import { decodeCursor, encodeCursor } from '../cursor.js';
+import { defineRoute } from '../route.js';
+import type { AnyRoute } from '../route.js';
+import { zPageLimit } from './accounts.js';
+
+const TAGS = ['receipts'];
+const IdParams = z.object({ id: zHex32 });
+const AttestationSchema = z.object({ responseHash: zHex32, at: z.string() }).nullable();
+const errors = { 400: { description: 'Malformed', schema: ErrorBodySchema }, 404: { description: 'No such receipt', schema: ErrorBodySchema } };
+
+export function receiptRoutes(s: Services): AnyRoute[] {
+  const find = async (id: string) => {
+    const receipt = await s.store.getReceipt(id);
+    if (!receipt) throw new SvcError('NOT_FOUND', `No receipt ${id}.`);
+    return receipt;
+  };
+  return [
+    defineRoute({
+      method: 'GET',
+      url: '/receipts',
+      summary: 'Receipts as issued, newest first, cursor-paginated (50 by default, at most 200).',
+      tags: TAGS,
+      query: z.object({ payee: zAddress.optional(), channelId: zChannelId.optional(), cursor: z.string().max(200).optional(), limit: zPageLimit }),
+      responses: { 200: { description: 'A page of receipts', schema: z.object({ receipts: z.array(ReceiptSchema), nextCursor: z.string().nullable() }) }, 400: errors[400] },
+      handler: async ({ query }) => {
+        const before = decodeCursor(query.cursor);
+        const page = await s.store.listReceipts({
+          limit: query.limit,
+          ...(query.payee ? { payee: query.payee } : {}),
+          ...(query.channelId ? { channelId: BigInt(query.channelId) } : {}),
+          ...(before !== undefined ? { before } : {}),
+        });
+        const last = page.at(-1);
+        return { receipts: page.map((r) => r.receipt), nextCursor: page.length === query.limit && last ? encodeCursor(last.position) : null };
+      },
+    }),
+    defineRoute({
+      method: 'GET',
+      url: '/receipts/:id',
+      summary: 'A receipt exactly as issued, with its attestation if any.',
+      tags: TAGS,
+      params: IdParams,
+      responses: { 200: { description: 'The receipt', schema: z.object({ receipt: ReceiptSchema, attestation: AttestationSchema }) }, ...errors },
+      handler: async ({ params }) => ({ receipt: await find(params.id), attestation: await s.attestations.of(params.id) }),
+    }),
+    defineRoute({
+      method: 'GET',
+      url: '/receipts/:id/verify',
+      summary: "Checks a stored receipt's id and signature, and whether this facilitator signed it.",
+      tags: TAGS,
+      params: IdParams,
+      responses: { 200: { description: 'The check', schema: z.object({ valid: z.boolean(), reason: z.string().nullable(), signer: z.string(), signedByThisFacilitator: z.boolean() }) }, ...errors },
+      handler: async ({ params }) => {
+        const receipt = await find(params.id);
+        const check = verifyReceipt(receipt);
+        return { valid: check.ok, reason: check.ok ? null : check.reason, signer: receipt.signer, signedByThisFacilitator: receipt.signer === s.keys.address };
+      },
+    }),
+    defineRoute({
+      method: 'POST',
+      url: '/receipts/:id/attest',
+      summary: 'The payee’s middleware attests the response it served for a receipt (once, within 60 s; Authorization: Bearer <attestToken from /verify>).',
+      tags: TAGS,
+      params: IdParams,
+      body: z.object({ responseHash: zHex32 }),
+      responses: {
+        200: { description: 'Attested', schema: z.object({ receiptId: zHex32, responseHash: zHex32, at: z.string() }) },
+        ...errors,
+        401: { description: 'No token', schema: ErrorBodySchema },
+        403: { description: 'Wrong token', schema: ErrorBodySchema },
+        409: { description: 'Attested already, or too late', schema: ErrorBodySchema },
+      },
+      handler: async ({ params, body, request }) => {
+        const receipt = await find(params.id);
+        const auth = request.headers.authorization;
+        const token = typeof auth === 'string' && auth.startsWith('Bearer ') ? auth.slice(7).trim() : null;
+        const attestation = await s.attestations.attest(receipt, token, body.responseHash);
+        return { receiptId: receipt.id, ...attestation };
+      },
+    }),
+  ];
+}
