@@ -3,7 +3,7 @@
 import { z } from 'zod';
 import { REASON_STATUS } from './codes.js';
 import type { ReasonCode } from './codes.js';
-import { zAccount, zAddress, zChannelId, zContract, zHex32, zHttpUrl, zNetwork, zUnits } from './schemas.js';
+import { zAccount, zAddress, zChannelId, zContract, zHex32, zHttpUrl, zNetwork, zUnit, zUnits } from './schemas.js';
 import { PaymentRequirementsSchema, PaymentResponseSchema } from './x402.js';
 
 const reasonCodes = Object.keys(REASON_STATUS) as [ReasonCode, ...ReasonCode[]];
@@ -27,7 +27,8 @@ export const VerifyRequestSchema = z
   .object({
     x402Version: z.union([z.literal(1), z.literal(2)]),
     paymentPayload: z.record(z.string(), z.unknown()),
-    paymentRequirements: PaymentRequirementsSchema,
+    // Official x402 resource servers send requirements without svc's `unit`: per request, then.
+    paymentRequirements: PaymentRequirementsSchema.extend({ unit: zUnit.default('request') }),
     method: z.string().regex(/^[A-Z]{1,16}$/).optional(),
     requestHash: zHex32.nullable().optional(),
   })

@@ -147,3 +147,19 @@ export const PaymentResponseSchema = z
   })
   .meta({ id: 'PaymentResponse' });
 export type PaymentResponse = z.infer<typeof PaymentResponseSchema>;
+
+/**
+ * A PAYMENT-RESPONSE as svc's meter sends it, or as an official x402 resource server relays the
+ * svc facilitator's settle answer (the svc fields under `extra`, which the official facilitator
+ * client keeps): the svc envelope either way, or null.
+ */
+export function readPaymentResponse(value: unknown): PaymentResponse | null {
+  const direct = PaymentResponseSchema.safeParse(value);
+  if (direct.success) return direct.data;
+  if (typeof value !== 'object' || value === null) return null;
+  const v = value as Record<string, unknown>;
+  const extra = v['extra'];
+  if (typeof extra !== 'object' || extra === null) return null;
+  const nested = PaymentResponseSchema.safeParse({ ...extra, success: v['success'], transaction: v['transaction'], network: v['network'], payer: v['payer'] });
+  return nested.success ? nested.data : null;
+}

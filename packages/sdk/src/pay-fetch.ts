@@ -4,7 +4,7 @@
 //
 //   const res = await payFetch('http://127.0.0.1:4020/demo/book', {}, { signer });
 //   res.status === 200; res.payment?.receipt.cumulative
-import { ChannelViewSchema, PaymentRequiredSchema, PaymentResponseSchema, SupportedResponseSchema, decodeJsonHeader, encodeJsonHeader, verifyReceipt } from '@svc/core';
+import { ChannelViewSchema, PaymentRequiredSchema, SupportedResponseSchema, decodeJsonHeader, encodeJsonHeader, readPaymentResponse, verifyReceipt } from '@svc/core';
 import type { PaymentRequired, PaymentRequirements, PaymentResponse } from '@svc/core';
 import type { ChannelSigner } from './channel-signer.js';
 
@@ -102,9 +102,8 @@ async function resync(doFetch: typeof fetch, accept: PaymentRequirements, signer
 async function checkReceipt(res: Response, accept: PaymentRequirements, signer: ChannelSigner, options: PayFetchOptions, doFetch: typeof fetch): Promise<PaymentResponse> {
   const header = res.headers.get('payment-response') ?? res.headers.get('x-payment-response');
   const decoded = header ? decodeJsonHeader(header, 64 * 1024) : null;
-  const parsed = PaymentResponseSchema.safeParse(decoded?.ok ? decoded.value : null);
-  if (!parsed.success) throw new PaymentError('the paid response carries no readable PAYMENT-RESPONSE', 'BAD_RECEIPT', res);
-  const payment = parsed.data;
+  const payment = readPaymentResponse(decoded?.ok ? decoded.value : null);
+  if (!payment) throw new PaymentError('the paid response carries no readable PAYMENT-RESPONSE', 'BAD_RECEIPT', res);
   const trusted = options.trustedSigners ?? (await facilitatorSigners(doFetch, accept.extra.facilitator));
   const check = verifyReceipt(payment.receipt, trusted);
   if (!check.ok) throw new PaymentError(`the receipt does not verify: ${check.reason}`, 'BAD_RECEIPT', res);

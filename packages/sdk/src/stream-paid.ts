@@ -5,7 +5,7 @@
 //
 //   const run = await streamPaid({ url: 'http://127.0.0.1:4020/demo/ticker/stream', signer, onEvent: (e) => console.log(e) });
 //   run.ended.reason; run.paid
-import { PaymentRequiredSchema, PaymentResponseSchema, decodeJsonHeader, encodeJsonHeader, verifyReceipt } from '@svc/core';
+import { PaymentRequiredSchema, PaymentResponseSchema, decodeJsonHeader, encodeJsonHeader, readPaymentResponse, verifyReceipt } from '@svc/core';
 import type { PaymentRequirements, PaymentResponse } from '@svc/core';
 import type { ChannelSigner } from './channel-signer.js';
 import { PaymentError, facilitatorSigners } from './pay-fetch.js';
@@ -140,8 +140,7 @@ function checked(payment: PaymentResponse | null, accept: PaymentRequirements, s
 function readPaymentHeader(res: Response): PaymentResponse | null {
   const header = res.headers.get('payment-response') ?? res.headers.get('x-payment-response');
   const decoded = header ? decodeJsonHeader(header, 64 * 1024) : null;
-  const parsed = PaymentResponseSchema.safeParse(decoded?.ok ? decoded.value : null);
-  return parsed.success ? parsed.data : null;
+  return readPaymentResponse(decoded?.ok ? decoded.value : null);
 }
 
 async function readTerms(res: Response) {

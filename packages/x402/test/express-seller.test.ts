@@ -94,11 +94,12 @@ describe('@x402/express seller + svc facilitator', () => {
     expect(b.signer.cumulative).toBe(10_000n);
   });
 
-  it('is paid by payFetch through the stock facilitator client too (the handler runs; the receipt stays behind)', async () => {
+  it('is paid by payFetch through the stock facilitator client too, with the receipt relayed under `extra`', async () => {
     const b = await h.buyer({ payee: official.payTo });
     const before = official.served();
-    // The stock client drops the svc receipt from /settle, so payFetch cannot check one.
-    await expect(payFetch(`${official.url}/weather`, {}, { signer: b.signer })).rejects.toMatchObject({ code: 'BAD_RECEIPT' });
+    const res = await payFetch(`${official.url}/weather`, {}, { signer: b.signer });
+    expect(res.status).toBe(200);
+    expect(res.payment?.receipt).toMatchObject({ payee: official.payTo, cumulative: '5000' });
     expect(official.served()).toBe(before + 1);
     const view = (await (await fetch(`${h.url}/channels/${b.channelId}`)).json()) as { lastAccepted: string };
     expect(view.lastAccepted).toBe('5000');

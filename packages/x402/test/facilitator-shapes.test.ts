@@ -53,8 +53,9 @@ describe('svc facilitator ↔ @x402/core HTTPFacilitatorClient', () => {
     expect((await client.verify(payload, asX402(reqs))).isValid).toBe(true);
     const settled = await client.settle(payload, asX402(reqs));
     expect(settled).toMatchObject({ success: true, transaction: '', network: 'stellar:local', payer: b.keys.address });
-    // The stock client keeps only the x402 fields: the svc receipt does not survive its parsing.
+    // The stock client keeps only the x402 fields and `extra`: the svc receipt travels in `extra`.
     expect(settled).not.toHaveProperty('receipt');
+    expect(settled).toMatchObject({ amount: '5000', extra: { scheme: 'channel', cumulative: '5000', receipt: { payer: b.keys.address } } });
   });
 
   it('POST /settle: a rejected payment is 200 with success false and the reason', async () => {

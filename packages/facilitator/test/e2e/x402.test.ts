@@ -52,6 +52,17 @@ describe('GET /supported, POST /settle', () => {
     expect(view.vouchers).toBe(1);
   });
 
+  it('treats requirements without svc’s `unit` (an official x402 server’s) as per request', async () => {
+    const b = await h.buyer();
+    const { unit: _unit, ...reqs } = h.requirements();
+    const res = await fetch(`${h.url}/verify`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ x402Version: 2, paymentPayload: { x402Version: 2, accepted: reqs, payload: b.signer.next(5000n) }, paymentRequirements: reqs }),
+    });
+    expect(await res.json()).toMatchObject({ isValid: true, receipt: { receipt: { unit: 'request', amount: '5000' } } });
+  });
+
   it('verifies and accepts a voucher /verify never saw', async () => {
     const b = await h.buyer();
     expect(await settle(b.signer.next(5000n))).toMatchObject({ success: true, cumulative: '5000' });

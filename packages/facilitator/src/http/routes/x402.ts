@@ -62,9 +62,9 @@ export function x402Routes(s: Services): AnyRoute[] {
         const input = verifyInput(body, idempotencyKey(request.headers['idempotency-key']));
         if ('rejection' in input) return failure(input.rejection, input.message);
         const confirmed = await confirmAccepted(s, input);
-        if (confirmed) return confirmed;
+        if (confirmed) return settled(confirmed);
         const outcome = await s.verifier.verify(input);
-        if (outcome.ok) return outcome.response;
+        if (outcome.ok) return settled(outcome.response);
         throwIfRateLimited(outcome);
         return failure(outcome.code, outcome.message);
       },
@@ -73,6 +73,16 @@ export function x402Routes(s: Services): AnyRoute[] {
 }
 
 type Input = VerifyInput | { rejection: PaymentRejection; message: string };
+
+/**
+ * A settle answer: the svc envelope, plus its fields under `extra` and the amount — the official
+ * x402 facilitator client keeps only standard fields and `extra`, so a seller on the official
+ * middleware still relays the receipt to its buyer.
+ */
+function settled(response: PaymentResponse) {
+  const { success: _s, transaction: _t, network: _n, payer: _p, ...svc } = response;
+  return { ...response, amount: response.delta, extra: svc };
+}
 
 function verifyInput(body: VerifyRequest, key: string | null): Input {
   const decoded = decodePayment(body.paymentPayload);
