@@ -126,6 +126,46 @@ export class LedgerUnavailable extends Error {
   }
 }
 
+/** A credit line from the pool to a smart account (PROTOCOL.md §7 "Credit line"). */
+export interface CreditLine {
+  account: string;
+  /** What the account owes the pool (principal and fee). */
+  debt: bigint;
+  /** What the account holds, valued in the pool's asset. */
+  value: bigint;
+  /** value × 10000 / debt. */
+  healthBps: number;
+  liquidatable: boolean;
+  /** ISO time and ledger the line was opened. */
+  openedAt: string;
+}
+
+/** An investor's stake in the pool. */
+export interface PoolPosition {
+  address: string;
+  shares: bigint;
+  /** shares × share price, in the pool's asset. */
+  value: bigint;
+}
+
+/** The credit pool (the float): investors' deposits lent to smart accounts. */
+export interface PoolState {
+  address: string;
+  /** Idle funds plus outstanding debt, in base units. */
+  size: bigint;
+  idle: bigint;
+  lent: bigint;
+  totalShares: bigint;
+  /** Base units of the asset per whole share (a share has 7 decimals like the asset). */
+  sharePrice: bigint;
+  /** lent × 10000 / size. */
+  utilizationBps: number;
+  /** A line below this health is liquidatable. */
+  liquidationThresholdBps: number;
+  lines: CreditLine[];
+  positions: PoolPosition[];
+}
+
 export interface ClaimArgs {
   channelId: bigint;
   cumulative: bigint;
@@ -166,5 +206,7 @@ export interface Ledger {
   claim(args: ClaimArgs, signer: Keypair): Promise<TxResult>;
   /** Events after `cursor` (null: from the adapter's beginning), in order, at most `limit`. */
   events(cursor: string | null, limit: number): Promise<EventsPage>;
+  /** The credit pool, where the network has one (the local ledger does); read-only. */
+  getPool?(): Promise<PoolState | null>;
   close(): Promise<void>;
 }

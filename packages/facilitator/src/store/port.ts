@@ -114,6 +114,28 @@ export interface StreamFilter {
   idleBefore?: string;
 }
 
+/** A resource in the discovery catalog: one listing per (resource URL, payTo). */
+export interface CatalogEntry {
+  resource: string;
+  payTo: string;
+  /** The 402 terms (`accepts`) and `extensions.bazaar` as last seen with a verified payment, JSON. */
+  accepts: unknown[];
+  bazaar: Record<string, unknown>;
+  description: string;
+  mimeType: string;
+  payments: number;
+  /** Distinct payers seen (bounded by the adapter: at least counts 0, 1, many correctly). */
+  payers: number;
+  firstSeen: string;
+  lastUpdated: string;
+}
+
+export interface CatalogQuery {
+  payTo?: string;
+  limit: number;
+  offset: number;
+}
+
 export type WriteOp =
   /** Insert a channel first seen on the ledger; no effect when the id is already stored. */
   | { op: 'channel.insert'; channel: ChannelRecord }
@@ -161,7 +183,13 @@ export type WriteOp =
   /** Ends a session: status 'ended', reason, units, endedAt. Only while open; else 'conflict'. */
   | { op: 'stream.end'; streamId: string; reason: StreamEndReason; units: number | null; at: string }
   /** Records units a seller reported after the session had already ended (only when still null). */
-  | { op: 'stream.units'; streamId: string; units: number };
+  | { op: 'stream.units'; streamId: string; units: number }
+  /**
+   * A verified payment for a listed resource: inserts the (resource, payTo) listing or updates
+   * it — accepts, bazaar, description, mimeType, lastUpdated := the given ones, payments += 1 —
+   * and counts `payer` among its distinct payers. Never touches another payTo's listing.
+   */
+  | { op: 'catalog.record'; resource: string; payTo: string; payer: string; accepts: unknown[]; bazaar: Record<string, unknown>; description: string; mimeType: string; at: string };
 
 export type WriteResult =
   | { ok: true; events: StoredEvent[] }
@@ -223,5 +251,7 @@ export interface Store {
   listStreams(filter?: StreamFilter): Promise<StreamRecord[]>;
   /** Open sessions, on one channel or in all. */
   countOpenStreams(channelId?: bigint): Promise<number>;
+  /** Catalog listings, most paid first (payments desc, then lastUpdated desc, resource, payTo), with the total. */
+  listCatalog(query: CatalogQuery): Promise<{ items: CatalogEntry[]; total: number }>;
   close(): Promise<void>;
 }
