@@ -14,6 +14,8 @@ import { eventRoutes } from './routes/events.js';
 import { receiptRoutes } from './routes/receipts.js';
 import { reportRoutes } from './routes/reports.js';
 import { metaRoutes } from './routes/meta.js';
+import { registerMcp } from './routes/mcp.js';
+import { selfRoutes } from './routes/self.js';
 import { sellerRoutes } from './routes/sellers.js';
 import { streamRoutes } from './routes/streams.js';
 import { x402Routes } from './routes/x402.js';
@@ -61,7 +63,10 @@ export async function buildHttp(s: Services, feed: EventFeed, options: HttpOptio
     ...sellerRoutes(s),
     ...metaRoutes(s),
   ];
+  // The OpenAPI document describes every route, its own included.
+  routes.push(...selfRoutes(s, () => routes));
   mount(app, routes);
+  registerMcp(app, s);
   return { app, routes };
 }
 
