@@ -31,6 +31,13 @@ export interface DexReserves {
 /** 1,000,000,000 USDC and 10,000,000,000 XLM: far more than any faucet-funded test can drain. */
 export const DEX_GENESIS_RESERVES: DexReserves = { asset: 10n ** 16n, xlm: 10n ** 17n };
 
+/** Base units of the asset in one whole unit, and base units of a pool share in one whole share. */
+export const ASSET_UNIT = 10n ** BigInt(ASSET_DECIMALS);
+/** The credit pool's fee on a line, in basis points of its limit (2%), booked as profit when repaid. */
+export const POOL_LINE_FEE_BPS = 200n;
+/** A credit line whose health (value × 10000 / debt) is below this (110%) may be liquidated. */
+export const POOL_LIQUIDATION_THRESHOLD_BPS = 11_000n;
+
 const CONTRACT_DOMAINS = {
   channel: 'svc:contract:channel:v1',
   asset: 'svc:contract:asset:v1',
@@ -43,7 +50,7 @@ const SMART_ACCOUNT_DOMAIN = 'svc:account:v1';
 export interface LocalContracts {
   channel: string;
   asset: string;
-  /** Reserved for the credit pool (PROTOCOL.md §9); no op uses it yet. */
+  /** The credit pool, "the float" (PROTOCOL.md §9 pool.*): investors' deposits lent to smart accounts. */
   creditPool: string;
   /** The fixed-rate DEX pool between `asset` and `xlm` (op dex.swap). */
   dex: string;

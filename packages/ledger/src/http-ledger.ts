@@ -12,8 +12,9 @@ import type { Keypair, SignedLedgerTx } from '@svc/core';
 import type { z } from 'zod';
 import type { LedgerFaucet } from './faucet.js';
 import { LedgerTxRefused, LedgerUnavailable } from './port.js';
-import type { ClaimArgs, EventsPage, Ledger, LedgerAccount, LedgerChannel, LedgerInfo, TxResult } from './port.js';
+import type { ClaimArgs, EventsPage, Ledger, LedgerAccount, LedgerChannel, LedgerInfo, PoolState, TxResult } from './port.js';
 import { claimArgs } from './claim-args.js';
+import { PoolWireSchema } from './pool-wire.js';
 import { AccountWireSchema, ChannelWireSchema, EventsPageSchema, InfoSchema, MAX_EVENTS_PAGE, TxResultSchema } from './wire.js';
 
 export const DEFAULT_HTTP_LEDGER_TIMEOUT_MS = 10_000;
@@ -68,6 +69,12 @@ export class HttpLedger implements Ledger, LedgerFaucet {
     if (!/^[0-9a-fA-F]{64}$/.test(hash)) return null;
     const reply = await this.#request('GET', `/tx/${hash.toLowerCase()}`);
     return reply.status === 404 ? null : this.#expect(reply, TxResultSchema);
+  }
+
+  /** The credit pool (GET /pool), amounts parsed back to bigint; null when the ledger has none (404). */
+  async getPool(): Promise<PoolState | null> {
+    const reply = await this.#request('GET', '/pool');
+    return reply.status === 404 ? null : this.#expect(reply, PoolWireSchema);
   }
 
   async submit(tx: SignedLedgerTx): Promise<TxResult> {

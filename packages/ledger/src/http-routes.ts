@@ -11,6 +11,7 @@ import { SvcError, zAddress } from '@svc/core';
 import type { LedgerFaucet } from './faucet.js';
 import { toHttpError } from './http-errors.js';
 import { zChannelIdArg } from './ops/args.js';
+import { poolToWire } from './pool-wire.js';
 import { LedgerTxRefused } from './port.js';
 import type { Ledger } from './port.js';
 import { accountToWire, channelToWire, DEFAULT_EVENTS_PAGE, describeIssues, EventsQuerySchema, FaucetRequestSchema, SignedTxSchema, TxHashSchema } from './wire.js';
@@ -80,6 +81,12 @@ export const ledgerRoutes: FastifyPluginCallback<LedgerRoutesOptions> = (app, { 
     const id = parse(zChannelIdArg, (request.params as { id?: unknown }).id, 'channel id');
     const channel = await ledger.getChannel(id);
     return channel ? channelToWire(channel) : notFound(`No channel ${id}.`);
+  });
+
+  // The credit pool (read-only): 404 on a ledger that has none.
+  app.get('/pool', async () => {
+    const pool = ledger.getPool ? await ledger.getPool() : null;
+    return pool ? poolToWire(pool) : notFound('This ledger has no credit pool.');
   });
 
   done();

@@ -32,3 +32,6 @@ export type { AgentGuard } from './ops/agent-guard.js';
 export type { TxSigner } from './ops/context.js';
 export { PolicyWireSchema, SmartAccountWireSchema, policyToWire, smartAccountToWire } from './wire.js';
 export type { PolicyWire, SmartAccountWire } from './wire.js';
+export { ASSET_UNIT, POOL_LINE_FEE_BPS, POOL_LIQUIDATION_THRESHOLD_BPS } from './contracts.js';
+export { CreditLineWireSchema, PoolPositionWireSchema, PoolWireSchema, poolToWire } from './pool-wire.js';
+export type { PoolWire } from './pool-wire.js';

@@ -3,15 +3,16 @@
 // are non-negative i128 held as TEXT of decimal digits; a CHECK refuses anything else (a STRICT
 // TEXT column alone would quietly store the float 1.5 as '1.5').
 //
-// Versions: 1 — accounts, balances, channels, txs, events, faucet grants; 2 — smart_accounts.
-// Every table is created IF NOT EXISTS, so opening a version-1 file adds what version 2 brought
-// and its existing rows stay as they are; a file of a newer version than this build is refused.
+// Versions: 1 — accounts, balances, channels, txs, events, faucet grants; 2 — smart_accounts;
+// 3 — the credit pool (pool_totals, pool_positions, pool_lines). Every table is created IF NOT
+// EXISTS, so opening an older file adds what the later versions brought and its existing rows stay
+// as they are (an empty pool reads as no row); a file of a newer version than this build is refused.
 import fs from 'node:fs';
 import path from 'node:path';
 import Database from 'better-sqlite3';
 
 export const LEDGER_DB_FILE = 'ledger.sqlite';
-const SCHEMA_VERSION = 2;
+export const SCHEMA_VERSION = 3;
 const BUSY_TIMEOUT_MS = 5_000;
 
 /** Balances, deposits and claimed amounts are never negative and fit i128 (39 digits). */
@@ -92,6 +93,27 @@ CREATE TABLE IF NOT EXISTS smart_accounts (
   created_tx     TEXT NOT NULL,
   -- A policy is all of its fields or none of them.
   CHECK ((${POLICY_COLUMNS.map((c) => `${c} IS NULL`).join(' AND ')}) OR (${POLICY_COLUMNS.map((c) => `${c} IS NOT NULL`).join(' AND ')}))
+) STRICT;
+-- The credit pool's books: one row (id 1) once anything was deposited.
+CREATE TABLE IF NOT EXISTS pool_totals (
+  id INTEGER PRIMARY KEY CHECK (id = 1),
+  ${AMOUNT('idle')},
+  ${AMOUNT('total_shares')}
+) STRICT;
+-- Investors with shares (a row whose shares reach 0 is deleted).
+CREATE TABLE IF NOT EXISTS pool_positions (
+  address TEXT PRIMARY KEY,
+  ${AMOUNT('shares')}
+) STRICT;
+-- Open credit lines, at most one per smart account (a line is deleted when closed or liquidated;
+-- its history is in the events).
+CREATE TABLE IF NOT EXISTS pool_lines (
+  account       TEXT PRIMARY KEY,
+  ${AMOUNT('principal')},
+  ${AMOUNT('debt')},
+  opened_ledger INTEGER NOT NULL,
+  opened_at     TEXT NOT NULL,
+  opened_tx     TEXT NOT NULL
 ) STRICT;
 `;
 

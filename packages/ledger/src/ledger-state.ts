@@ -2,6 +2,7 @@
 // only stores. Every amount crosses this boundary as bigint and is stored as a decimal string.
 import type Database from 'better-sqlite3';
 import type { LedgerBalance, LedgerChannel, LedgerEvent, TxResult, TxStatus } from './port.js';
+import { PoolStore } from './pool-store.js';
 import { SmartAccountStore } from './smart-account-store.js';
 
 /** SQLite INTEGER is a signed 64-bit value; channel ids above it cannot exist here. */
@@ -85,9 +86,12 @@ export class LedgerState {
   private readonly stmt;
   /** The smart accounts made by `account.create` (PROTOCOL.md §7). */
   readonly smartAccounts: SmartAccountStore;
+  /** The credit pool's books, positions and open lines (PROTOCOL.md §9 pool.*). */
+  readonly pool: PoolStore;
 
   constructor(readonly db: Database.Database) {
     this.smartAccounts = new SmartAccountStore(db);
+    this.pool = new PoolStore(db);
     this.stmt = {
       metaGet: db.prepare<[string], { value: string }>('SELECT value FROM meta WHERE key = ?'),
       metaSet: db.prepare('INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value'),

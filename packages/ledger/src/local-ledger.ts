@@ -1,5 +1,5 @@
 // LocalLedger: the embedded ledger (PROTOCOL.md §9), a durable simulation of the asset, channel,
-// smart-account and DEX contracts in one SQLite file. Every transaction is checked (shape, op, args,
+// smart-account, DEX and credit-pool contracts in one SQLite file. Every transaction is checked (shape, op, args,
 // signature, seq) before anything is written; then seq, effects, events and the tx record are
 // written in one SQLite transaction, so a crash leaves all of it or none.
 //
@@ -37,8 +37,9 @@ import { DEFAULT_OPS } from './ops/index.js';
 import { ContractError } from './ops/registry.js';
 import type { OpDefinition, OpRegistry, OpResult } from './ops/registry.js';
 import { LedgerTxRefused, LedgerUnavailable } from './port.js';
-import type { ClaimArgs, EventsPage, Ledger, LedgerAccount, LedgerChannel, LedgerInfo, SmartAccountState, TxResult } from './port.js';
+import type { ClaimArgs, EventsPage, Ledger, LedgerAccount, LedgerChannel, LedgerInfo, PoolState, SmartAccountState, TxResult } from './port.js';
 import { claimArgs } from './claim-args.js';
+import { poolState } from './pool-view.js';
 import { describeIssues, MAX_EVENTS_PAGE, SignedTxSchema } from './wire.js';
 
 export const DEFAULT_LEDGER_SECONDS = 5;
@@ -217,6 +218,15 @@ export class LocalLedger implements Ledger, LedgerFaucet {
     return settle(() => {
       this.#assertOpen();
       return /^[0-9a-fA-F]{64}$/.test(hash) ? this.#state.tx(hash.toLowerCase()) : null;
+    });
+  }
+
+  /** The credit pool now: its books, every open line valued against the account's holdings, every position. */
+  getPool(): Promise<PoolState> {
+    return settle(() => {
+      this.#assertOpen();
+      // One read transaction: the books, lines and balances it combines are of the same moment.
+      return this.#db.transaction(() => poolState(this.#state, this.contracts))();
     });
   }
 

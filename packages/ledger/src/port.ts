@@ -136,7 +136,7 @@ export interface CreditLine {
   /** value × 10000 / debt. */
   healthBps: number;
   liquidatable: boolean;
-  /** ISO time and ledger the line was opened. */
+  /** ISO time (ledger close time) the line was opened. */
   openedAt: string;
 }
 
@@ -151,9 +151,13 @@ export interface PoolPosition {
 /** The credit pool (the float): investors' deposits lent to smart accounts. */
 export interface PoolState {
   address: string;
-  /** Idle funds plus outstanding debt, in base units. */
+  /**
+   * Idle funds plus what is lent out, in base units. The local ledger counts a line at its
+   * principal: its fee is the investors' once repaid (so a close raises the share price).
+   */
   size: bigint;
   idle: bigint;
+  /** The principal of the open lines. */
   lent: bigint;
   totalShares: bigint;
   /** Base units of the asset per whole share (a share has 7 decimals like the asset). */

@@ -10,6 +10,8 @@ import { dexCases } from './contract/dex.js';
 import { ContractFixture } from './contract/fixture.js';
 import type { CreateHarness } from './contract/fixture.js';
 import { moneyAndEventCases } from './contract/money-events.js';
+import { poolInvestorCases } from './contract/pool.js';
+import { poolLineCases } from './contract/pool-lines.js';
 import { smartAccountCases } from './contract/smart-accounts.js';
 import { transactionCases } from './contract/transactions.js';
 
@@ -33,5 +35,7 @@ export function runLedgerContract({ name, create }: LedgerContractOptions): void
     moneyAndEventCases(f);
     smartAccountCases(f);
     dexCases(f);
+    poolInvestorCases(f);
+    poolLineCases(f);
   });
 }

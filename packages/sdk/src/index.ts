@@ -16,3 +16,4 @@ export { StellarChannelClient } from './stellar-client.js';
 export type { StellarChannelClientOptions } from './stellar-client.js';
 export { SorobanRpcError } from './soroban-rpc.js';
 export type { AccountPolicy, LedgerAccountView, SmartAccountSigner, SmartAccountView, TxSigner } from './ledger-client.js';
+export type { CreditLineView, PoolPositionView, PoolView } from './ledger-client.js';

@@ -1,6 +1,7 @@
 // A buyer's client of the local ledger's HTTP routes (PROTOCOL.md §9): faucet, transfers, channels
-// (open, top up, close), smart accounts (create, set_policy, freeze) and DEX swaps. Transactions
-// are signed here; sequence numbers are read from the ledger.
+// (open, top up, close), smart accounts (create, set_policy, freeze), DEX swaps and the credit pool
+// (deposit, withdraw, credit lines, liquidation, the pool's state). Transactions are signed here;
+// sequence numbers are read from the ledger.
 //
 // Every transaction has a source and a signing key. A G… account signs for itself (pass its
 // Keypair); a smart account (C…) is the source of its own transactions, signed by its agent key
@@ -11,10 +12,11 @@
 //   await ledger.openChannel({ payer: { account: address, signer: agent }, payee: seller, deposit: 10_000_000n, voucherKey });
 import { signLedgerTx } from '@svc/core';
 import type { Keypair } from '@svc/core';
-import { AccountSchema, ChannelSchema, InfoSchema, policyArgs, TxSchema } from './ledger-wire.js';
-import type { AccountPolicy, LedgerAccountView, LedgerChannelWire, LedgerInfoWire, TxResultWire } from './ledger-wire.js';
+import { AccountSchema, ChannelSchema, InfoSchema, policyArgs, PoolSchema, TxSchema } from './ledger-wire.js';
+import type { AccountPolicy, LedgerAccountView, LedgerChannelWire, LedgerInfoWire, PoolView, TxResultWire } from './ledger-wire.js';
 
 export type { AccountPolicy, LedgerAccountView, LedgerChannelWire, LedgerInfoWire, SmartAccountView, TxResultWire } from './ledger-wire.js';
+export type { CreditLineView, PoolPositionView, PoolView } from './ledger-wire.js';
 
 const DEFAULT_TIMEOUT_MS = 15_000;
 /** A default channel lifetime: about one day of 5-second ledgers. */
@@ -146,6 +148,53 @@ export class LocalLedgerClient {
   async closeChannel(o: { signer: TxSigner; channelId: bigint }): Promise<{ refunded: bigint; tx: string }> {
     const res = await this.submit(o.signer, 'channel.close', { channelId: o.channelId.toString() });
     return { refunded: BigInt(String(res.result?.['refunded'])), tx: res.hash };
+  }
+
+  /** The credit pool: size, share price, utilization, open lines with health, positions; null when the ledger has none. */
+  async pool(): Promise<PoolView | null> {
+    try {
+      return PoolSchema.parse(await this.get('/pool'));
+    } catch (err) {
+      if (err instanceof LedgerError && err.status === 404) return null;
+      throw err;
+    }
+  }
+
+  /** Invests `amount` in the pool; the shares are `from`'s (a smart account's agent deposit counts against its caps). */
+  async poolDeposit(o: { from: TxSigner; amount: bigint }): Promise<{ shares: bigint; tx: string }> {
+    const res = await this.submit(o.from, 'pool.deposit', { amount: o.amount.toString() });
+    return { shares: BigInt(String(res.result?.['shares'])), tx: res.hash };
+  }
+
+  /** Burns `shares` for their value at the share price, from the pool's idle funds. */
+  async poolWithdraw(o: { from: TxSigner; shares: bigint }): Promise<{ amount: bigint; tx: string }> {
+    const res = await this.submit(o.from, 'pool.withdraw', { shares: o.shares.toString() });
+    return { amount: BigInt(String(res.result?.['amount'])), tx: res.hash };
+  }
+
+  /**
+   * Opens a credit line of `limit` to the smart account `account`, asked by its owner (who submits
+   * it as itself). The account must already hold enough of its own for the line to start healthy.
+   */
+  async openLine(o: { owner: Keypair; account: string; limit: bigint }): Promise<{ limit: bigint; fee: bigint; debt: bigint; tx: string }> {
+    const res = await this.submit(o.owner, 'pool.open_line', { account: o.account, limit: o.limit.toString() });
+    const amount = (key: string) => BigInt(String(res.result?.[key]));
+    return { limit: amount('limit'), fee: amount('fee'), debt: amount('debt'), tx: res.hash };
+  }
+
+  /**
+   * Repays the whole debt of `account`'s line from the account: `from` is its owner's Keypair, or
+   * `{ account, signer }` with the owner or agent key (an agent is held to the policy's caps).
+   */
+  async closeLine(o: { from: TxSigner; account: string }): Promise<{ repaid: bigint; tx: string }> {
+    const res = await this.submit(o.from, 'pool.close_line', { account: o.account });
+    return { repaid: BigInt(String(res.result?.['repaid'])), tx: res.hash };
+  }
+
+  /** Liquidates `account`'s line (anyone may, while it is liquidatable): what the pool seized and the shortfall. */
+  async liquidate(o: { from: TxSigner; account: string }): Promise<{ seized: bigint; shortfall: bigint; tx: string }> {
+    const res = await this.submit(o.from, 'pool.liquidate', { account: o.account });
+    return { seized: BigInt(String(res.result?.['seized'])), shortfall: BigInt(String(res.result?.['shortfall'])), tx: res.hash };
   }
 
   private async cachedInfo(): Promise<LedgerInfoWire> {

@@ -10,8 +10,8 @@ export const InfoSchema = z.object({
   passphrase: z.string(),
   latestLedger: z.number().int(),
   ledgerSeconds: z.number(),
-  /** `dex` and `xlm`: the local ledger's fixed-rate pool and its second test asset. */
-  contracts: z.object({ channel: z.string(), asset: z.string(), dex: z.string().optional(), xlm: z.string().optional() }),
+  /** `dex` and `xlm`: the local ledger's fixed-rate pool and its second test asset; `creditPool`: the float. */
+  contracts: z.object({ channel: z.string(), asset: z.string(), creditPool: z.string().optional(), dex: z.string().optional(), xlm: z.string().optional() }),
   asset: z.object({ code: z.string(), decimals: z.number().int() }),
 });
 export type LedgerInfoWire = z.infer<typeof InfoSchema>;
@@ -67,6 +67,39 @@ export const ChannelSchema = z.object({
   open: z.boolean(),
 });
 export type LedgerChannelWire = z.infer<typeof ChannelSchema>;
+
+const CreditLineSchema = z.object({
+  account: z.string(),
+  /** What the smart account owes the pool: the line's limit plus its fee. */
+  debt: zAmount,
+  /** What the account holds, valued in the pool's asset (its USDC plus its XLM at the DEX rate). */
+  value: zAmount,
+  /** value × 10000 / debt, rounded down. */
+  healthBps: z.number().int(),
+  liquidatable: z.boolean(),
+  openedAt: z.string(),
+});
+export type CreditLineView = z.output<typeof CreditLineSchema>;
+
+const PoolPositionSchema = z.object({ address: z.string(), shares: zAmount, value: zAmount });
+export type PoolPositionView = z.output<typeof PoolPositionSchema>;
+
+/** GET /ledger/pool: the credit pool (the float), amounts as bigint. */
+export const PoolSchema = z.object({
+  address: z.string(),
+  /** idle + lent. */
+  size: zAmount,
+  idle: zAmount,
+  lent: zAmount,
+  totalShares: zAmount,
+  /** Base units of the asset per whole share (shares have 7 decimals like the asset). */
+  sharePrice: zAmount,
+  utilizationBps: z.number().int(),
+  liquidationThresholdBps: z.number().int(),
+  lines: z.array(CreditLineSchema),
+  positions: z.array(PoolPositionSchema),
+});
+export type PoolView = z.output<typeof PoolSchema>;
 
 /** A policy as the ops' args carry it: caps as decimal strings. */
 export function policyArgs(policy: AccountPolicy | null): Record<string, unknown> | null {

@@ -1,7 +1,10 @@
-// Every op the local ledger knows. Later contracts (pool.*) are added here.
+// Every op the local ledger knows: the asset, channel, smart-account, DEX and credit-pool contracts.
 import { accountCreateOp, accountFreezeOp, accountSetPolicyOp } from './account.js';
 import { channelClaimOp, channelCloseOp, channelOpenOp, channelTopUpOp } from './channel.js';
 import { dexSwapOp } from './dex.js';
+import { poolDepositOp, poolWithdrawOp } from './pool.js';
+import { poolLiquidateOp } from './pool-liquidate.js';
+import { poolCloseLineOp, poolOpenLineOp } from './pool-lines.js';
 import { opRegistry } from './registry.js';
 import type { OpRegistry } from './registry.js';
 import { transferOp } from './transfer.js';
@@ -16,4 +19,9 @@ export const DEFAULT_OPS: OpRegistry = opRegistry([
   accountSetPolicyOp,
   accountFreezeOp,
   dexSwapOp,
+  poolDepositOp,
+  poolWithdrawOp,
+  poolOpenLineOp,
+  poolCloseLineOp,
+  poolLiquidateOp,
 ]);

@@ -63,7 +63,11 @@ export function transactionCases(f: ContractFixture): void {
       const open = { payee: f.payee.address, deposit: '100', voucherKey: key, expiryLedger: 500 };
       const bad: Array<[string, Record<string, unknown>]> = [
         ['account.create', { owner: f.payer.address }],
-        ['pool.deposit', { amount: '1' }],
+        ['pool.borrow', { amount: '1' }],
+        ['pool.deposit', { amount: 1 }],
+        ['pool.withdraw', { shares: '1', memo: 'x' }],
+        ['pool.open_line', { account: 'CNOTANADDRESS', limit: '1' }],
+        ['pool.close_line', {}],
         ['transfer', { to: f.payee.address, amount: 5 }],
         ['transfer', { to: f.payee.address, amount: '1.5' }],
         ['transfer', { to: f.payee.address, amount: 'abc' }],
