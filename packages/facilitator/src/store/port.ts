@@ -185,11 +185,12 @@ export type WriteOp =
   /** Records units a seller reported after the session had already ended (only when still null). */
   | { op: 'stream.units'; streamId: string; units: number }
   /**
-   * A verified payment for a listed resource: inserts the (resource, payTo) listing or updates
-   * it — accepts, bazaar, description, mimeType, lastUpdated := the given ones, payments += 1 —
-   * and counts `payer` among its distinct payers. Never touches another payTo's listing.
+   * `payments` verified payments (≥ 1) by `payer` for a listed resource: inserts the (resource,
+   * payTo) listing or updates it — accepts, bazaar, description, mimeType, lastUpdated := the given
+   * ones, payments += `payments` — and counts `payer` among its distinct payers. Never touches
+   * another payTo's listing.
    */
-  | { op: 'catalog.record'; resource: string; payTo: string; payer: string; accepts: unknown[]; bazaar: Record<string, unknown>; description: string; mimeType: string; at: string };
+  | { op: 'catalog.record'; resource: string; payTo: string; payer: string; payments: number; accepts: unknown[]; bazaar: Record<string, unknown>; description: string; mimeType: string; at: string };
 
 export type WriteResult =
   | { ok: true; events: StoredEvent[] }

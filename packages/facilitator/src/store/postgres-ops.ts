@@ -7,7 +7,7 @@
 import type { PendingQuery, Row, RowList, Sql } from 'postgres';
 import type { ChannelRecord, StoredEvent, WriteOp, WriteResult } from './port.js';
 import { storedEvent } from './records.js';
-import { distinctAccounts, eventDataText, receiptChannelId, receiptCumulative } from './values.js';
+import { MAX_COUNTED_PAYERS, catalogJsonText, distinctAccounts, eventDataText, receiptChannelId, receiptCumulative } from './values.js';
 
 type Failure = 'conflict' | 'duplicate' | 'limit';
 type StepResult = 'ok' | Failure | StoredEvent;
@@ -206,6 +206,36 @@ function streamUnits(sql: Sql, op: Op<'stream.units'>): Promise<StepResult> {
   return issue(sql`UPDATE streams SET units = ${op.units}::bigint WHERE id = ${op.streamId} AND units IS NULL`, OK);
 }
 
+/**
+ * One statement, so it stays one step of the pipeline: the payer is stored only while its listing
+ * counts fewer than the cap, and only once (the CTE reads the listing as it was before this
+ * statement); the listing's upsert then adds 1 to payers if it was. Both are keyed by (resource,
+ * pay_to): a record never touches another payTo's listing. The read of the count and the insert
+ * cannot race another writer: every write batch holds the schema's advisory lock.
+ */
+function recordCatalog(sql: Sql, op: Op<'catalog.record'>): Promise<StepResult> {
+  const accepts = catalogJsonText(op.accepts, 'accepts', 'array');
+  const bazaar = catalogJsonText(op.bazaar, 'bazaar', 'object');
+  return issue(
+    sql`
+      WITH payer AS (
+        INSERT INTO catalog_payers (resource, pay_to, payer)
+        SELECT ${op.resource}::text, ${op.payTo}::text, ${op.payer}::text
+        WHERE COALESCE((SELECT payers FROM catalog WHERE resource = ${op.resource}::text AND pay_to = ${op.payTo}::text), 0)
+          < ${MAX_COUNTED_PAYERS}::bigint
+        ON CONFLICT DO NOTHING
+        RETURNING 1
+      )
+      INSERT INTO catalog (resource, pay_to, accepts, bazaar, description, mime_type, payments, payers, first_seen, last_updated)
+      VALUES (${op.resource}, ${op.payTo}, ${accepts}::text::json, ${bazaar}::text::json, ${op.description}, ${op.mimeType}, ${op.payments}::bigint,
+        (SELECT count(*) FROM payer), ${op.at}, ${op.at})
+      ON CONFLICT (resource, pay_to) DO UPDATE SET accepts = EXCLUDED.accepts, bazaar = EXCLUDED.bazaar,
+        description = EXCLUDED.description, mime_type = EXCLUDED.mime_type, payments = catalog.payments + EXCLUDED.payments,
+        payers = catalog.payers + EXCLUDED.payers, last_updated = EXCLUDED.last_updated`,
+    OK,
+  );
+}
+
 function step(sql: Sql, op: WriteOp): Promise<StepResult> {
   switch (op.op) {
     case 'channel.insert':
@@ -236,6 +266,8 @@ function step(sql: Sql, op: WriteOp): Promise<StepResult> {
       return endStream(sql, op);
     case 'stream.units':
       return streamUnits(sql, op);
+    case 'catalog.record':
+      return recordCatalog(sql, op);
   }
 }
 

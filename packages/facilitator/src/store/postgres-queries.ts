@@ -3,10 +3,21 @@
 // parameter.
 import type { Receipt } from '@svc/core';
 import type { Sql } from 'postgres';
-import type { ChannelFilter, ChannelRecord, EventQuery, IdempotentRecord, ReceiptQuery, StoredEvent, StreamFilter, StreamRecord } from './port.js';
-import { channelFromRow, eventFromRow, positionedReceipt, receiptFromBody, streamFromRow } from './records.js';
-import type { ChannelRow, EventRow, ReceiptRow, StreamRow } from './records.js';
-import { checkLimit, eventOrder } from './values.js';
+import type {
+  CatalogEntry,
+  CatalogQuery,
+  ChannelFilter,
+  ChannelRecord,
+  EventQuery,
+  IdempotentRecord,
+  ReceiptQuery,
+  StoredEvent,
+  StreamFilter,
+  StreamRecord,
+} from './port.js';
+import { catalogPage, channelFromRow, eventFromRow, positionedReceipt, receiptFromBody, streamFromRow } from './records.js';
+import type { CatalogPageRow, ChannelRow, EventRow, ReceiptRow, StreamRow } from './records.js';
+import { checkLimit, checkOffset, eventOrder } from './values.js';
 
 // numeric comes back as text ("42"), never through a float; ids are cast to text explicitly.
 // The casts shadow the column names in ORDER BY, so sort keys are written table-qualified.
@@ -109,4 +120,24 @@ export async function countOpenStreams(sql: Sql, channelId?: bigint): Promise<nu
     SELECT count(*) AS n FROM streams WHERE status = 'open'
       ${channelId === undefined ? sql`` : sql`AND channel_id = ${channelId.toString()}::numeric`}`;
   return Number(row?.n ?? 0);
+}
+
+/**
+ * One statement gives the page and the total from one snapshot (two reads on the pool could see
+ * different commits). The page is LEFT JOINed to the count, so an empty page still brings one row,
+ * with the total and no listing. resource, pay_to and last_updated are COLLATE "C": byte order, as
+ * in SQLite.
+ */
+export async function listCatalog(sql: Sql, q: CatalogQuery): Promise<{ items: CatalogEntry[]; total: number }> {
+  const limit = checkLimit(q.limit);
+  const offset = checkOffset(q.offset);
+  const where = q.payTo === undefined ? sql`` : sql`WHERE pay_to = ${q.payTo}`;
+  const rows = await sql<CatalogPageRow[]>`
+    SELECT t.total, c.* FROM (SELECT count(*) AS total FROM catalog ${where}) t
+    LEFT JOIN (
+      SELECT resource, pay_to, accepts, bazaar, description, mime_type, payments, payers, first_seen, last_updated FROM catalog ${where}
+      ORDER BY payments DESC, last_updated DESC, resource, pay_to LIMIT ${limit} OFFSET ${offset}
+    ) c ON true
+    ORDER BY c.payments DESC, c.last_updated DESC, c.resource, c.pay_to`;
+  return catalogPage(rows);
 }

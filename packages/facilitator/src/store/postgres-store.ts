@@ -23,6 +23,8 @@ import { GroupCommit } from './group-commit.js';
 import type { CallOutcome } from './group-commit.js';
 import { MIGRATION_LOCK_CLASS, appliedPostgresVersions, checkSchemaName, migratePostgres } from './migrations/postgres.js';
 import type {
+  CatalogEntry,
+  CatalogQuery,
   ChannelFilter,
   ChannelRecord,
   EventQuery,
@@ -162,6 +164,10 @@ export class PostgresStore implements Store {
 
   countOpenStreams(channelId?: bigint): Promise<number> {
     return q.countOpenStreams(this.#sql, channelId);
+  }
+
+  listCatalog(query: CatalogQuery): Promise<{ items: CatalogEntry[]; total: number }> {
+    return q.listCatalog(this.#sql, query);
   }
 
   /** Commits what is queued, then closes the pool. */

@@ -2,7 +2,7 @@
 // (SQLite: padded id text, JSON text columns; PostgreSQL: numeric and int8 as text, text[] and
 // json parsed), so each mapper accepts either and always returns bigint for ids and amounts.
 import type { Receipt, StreamEndReason } from '@svc/core';
-import type { ChannelRecord, ChannelStatus, NewEvent, StoredEvent, StreamRecord, StreamStatus } from './port.js';
+import type { CatalogEntry, ChannelRecord, ChannelStatus, NewEvent, StoredEvent, StreamRecord, StreamStatus } from './port.js';
 import { toBigint, toBigintOrNull } from './values.js';
 
 export interface ChannelRow {
@@ -59,6 +59,19 @@ export interface StreamRow {
   opened_at: string;
   last_activity_at: string;
   ended_at: string | null;
+}
+
+export interface CatalogRow {
+  resource: string;
+  pay_to: string;
+  accepts: string | unknown[];
+  bazaar: string | Record<string, unknown>;
+  description: string;
+  mime_type: string;
+  payments: number | string;
+  payers: number | string;
+  first_seen: string;
+  last_updated: string;
 }
 
 export interface ReceiptRow {
@@ -120,6 +133,30 @@ export function streamFromRow(r: StreamRow): StreamRecord {
     lastActivityAt: r.last_activity_at,
     endedAt: r.ended_at,
   };
+}
+
+/** accepts and bazaar come back as SQLite JSON text or as PostgreSQL json already parsed. */
+export function catalogFromRow(r: CatalogRow): CatalogEntry {
+  return {
+    resource: r.resource,
+    payTo: r.pay_to,
+    accepts: typeof r.accepts === 'string' ? (JSON.parse(r.accepts) as unknown[]) : r.accepts,
+    bazaar: typeof r.bazaar === 'string' ? (JSON.parse(r.bazaar) as Record<string, unknown>) : r.bazaar,
+    description: r.description,
+    mimeType: r.mime_type,
+    payments: count(r.payments, 'payments'),
+    payers: count(r.payers, 'payers'),
+    firstSeen: r.first_seen,
+    lastUpdated: r.last_updated,
+  };
+}
+
+/** A row of a catalog page query: the total, and one listing or, for an empty page, none. */
+export type CatalogPageRow = { total: number | string } & (CatalogRow | { resource: null });
+
+export function catalogPage(rows: readonly CatalogPageRow[]): { items: CatalogEntry[]; total: number } {
+  const items = rows.flatMap((r) => (r.resource === null ? [] : [catalogFromRow(r)]));
+  return { items, total: rows[0] === undefined ? 0 : count(rows[0].total, 'total') };
 }
 
 export function eventFromRow(r: EventRow): StoredEvent {

@@ -6,7 +6,17 @@
 import type Database from 'better-sqlite3';
 import type { ChannelRecord, StoredEvent, StreamRecord, WriteOp, WriteResult } from './port.js';
 import { storedEvent } from './records.js';
-import { distinctAccounts, eventDataText, paddedId, receiptChannelId, receiptCumulative, toBigint, toBigintOrNull } from './values.js';
+import {
+  MAX_COUNTED_PAYERS,
+  catalogJsonText,
+  distinctAccounts,
+  eventDataText,
+  paddedId,
+  receiptChannelId,
+  receiptCumulative,
+  toBigint,
+  toBigintOrNull,
+} from './values.js';
 
 /** Prepared statements by SQL text: each shape is compiled once per connection. */
 export class StatementCache {
@@ -61,6 +71,19 @@ const CONSUME_STREAM = "UPDATE streams SET pending_receipt_id = NULL WHERE id = 
 const TOUCH_STREAM = "UPDATE streams SET last_activity_at = ? WHERE id = ? AND status = 'open'";
 const END_STREAM = "UPDATE streams SET status = 'ended', reason = ?, units = ?, ended_at = ? WHERE id = ? AND status = 'open'";
 const STREAM_UNITS = 'UPDATE streams SET units = ? WHERE id = ? AND units IS NULL';
+// The catalog. The payer first: it is stored (and counted) only while its listing counts fewer
+// than the cap, and only once; then the listing's upsert adds 1 to payers if it was. Both are keyed
+// by (resource, pay_to), so a record never touches another payTo's listing.
+const INSERT_CATALOG_PAYER = `INSERT INTO catalog_payers (resource, pay_to, payer)
+SELECT @resource, @payTo, @payer
+WHERE COALESCE((SELECT payers FROM catalog WHERE resource = @resource AND pay_to = @payTo), 0) < @cap
+ON CONFLICT DO NOTHING`;
+const UPSERT_CATALOG = `INSERT INTO catalog (resource, pay_to, accepts, bazaar, description, mime_type, payments, payers, first_seen,
+  last_updated)
+VALUES (@resource, @payTo, @accepts, @bazaar, @description, @mimeType, @payments, @newPayer, @at, @at)
+ON CONFLICT (resource, pay_to) DO UPDATE SET accepts = excluded.accepts, bazaar = excluded.bazaar,
+  description = excluded.description, mime_type = excluded.mime_type, payments = payments + excluded.payments,
+  payers = payers + excluded.payers, last_updated = excluded.last_updated`;
 
 interface LedgerFields {
   deposit: bigint;
@@ -181,6 +204,21 @@ function creditStream(s: StatementCache, op: Extract<WriteOp, { op: 'stream.cred
   return s.get(CREDIT_STREAM).run(...args).changes === 1;
 }
 
+function recordCatalog(s: StatementCache, op: Extract<WriteOp, { op: 'catalog.record' }>): void {
+  const key = { resource: op.resource, payTo: op.payTo };
+  const newPayer = s.get(INSERT_CATALOG_PAYER).run({ ...key, payer: op.payer, cap: MAX_COUNTED_PAYERS }).changes;
+  s.get(UPSERT_CATALOG).run({
+    ...key,
+    accepts: catalogJsonText(op.accepts, 'accepts', 'array'),
+    bazaar: catalogJsonText(op.bazaar, 'bazaar', 'object'),
+    description: op.description,
+    mimeType: op.mimeType,
+    payments: op.payments,
+    newPayer,
+    at: op.at,
+  });
+}
+
 /** Applies one call's ops in order; stops at the first failed precondition. */
 export function applySqliteOps(s: StatementCache, ops: readonly WriteOp[]): WriteResult {
   const events: StoredEvent[] = [];
@@ -232,6 +270,9 @@ export function applySqliteOps(s: StatementCache, ops: readonly WriteOp[]): Writ
       case 'stream.units':
         s.get(STREAM_UNITS).run(op.units, op.streamId);
         break;
+      case 'catalog.record':
+        recordCatalog(s, op);
+        break;
     }
   }
   return { ok: true, events };
@@ -251,6 +292,9 @@ const PRECHECKABLE = new Set<WriteOp['op']>([
   'stream.touch',
   'stream.end',
   'stream.units',
+  // No precondition, and nothing another op checks reads the catalog: the verifier's call (advance,
+  // receipt, event, catalog.record, idempotency) keeps the fast path.
+  'catalog.record',
 ]);
 /**
  * Stream ops that a precheckable call may hold, one at most: each of them changes what the others
@@ -263,7 +307,8 @@ const STREAM_OPS = new Set<WriteOp['op']>(['stream.credit', 'stream.consume', 's
  * Whether a call's preconditions can all be decided before any of its ops is applied: none of
  * its ops changes what another one checks (no insert or ledger update of a channel it advances,
  * no second advance of one channel, no second use of one idempotency key, no second stream op).
- * The voucher call — advance, receipt, event, idempotency, and a stream's credit — is of this kind.
+ * The voucher call — advance, receipt, event, catalog.record, idempotency, and a stream's credit —
+ * is of this kind.
  */
 export function isPrecheckable(ops: readonly WriteOp[]): boolean {
   const channels = new Set<bigint>();

@@ -1,11 +1,22 @@
 // Reads for SqliteStore, synchronous. Queries with optional filters are built from a fixed set of
 // fragments, so the statement cache holds a bounded number of shapes.
 import type { Receipt } from '@svc/core';
-import type { ChannelFilter, ChannelRecord, EventQuery, IdempotentRecord, ReceiptQuery, StoredEvent, StreamFilter, StreamRecord } from './port.js';
-import { channelFromRow, eventFromRow, positionedReceipt, receiptFromBody, streamFromRow } from './records.js';
-import type { ChannelRow, EventRow, ReceiptRow, StreamRow } from './records.js';
+import type {
+  CatalogEntry,
+  CatalogQuery,
+  ChannelFilter,
+  ChannelRecord,
+  EventQuery,
+  IdempotentRecord,
+  ReceiptQuery,
+  StoredEvent,
+  StreamFilter,
+  StreamRecord,
+} from './port.js';
+import { catalogPage, channelFromRow, eventFromRow, positionedReceipt, receiptFromBody, streamFromRow } from './records.js';
+import type { CatalogPageRow, ChannelRow, EventRow, ReceiptRow, StreamRow } from './records.js';
 import type { StatementCache } from './sqlite-ops.js';
-import { checkLimit, eventOrder, paddedId } from './values.js';
+import { checkLimit, checkOffset, eventOrder, paddedId } from './values.js';
 
 const EVENT_COLUMNS = 'e.id, e.type, e.source, e.ts, e.channel_id, e.account, e.accounts, e.data';
 
@@ -140,4 +151,26 @@ export function countOpenStreams(s: StatementCache, channelId?: bigint): number 
       ? (s.get("SELECT COUNT(*) AS n FROM streams WHERE status = 'open'").get() as { n: number })
       : (s.get("SELECT COUNT(*) AS n FROM streams WHERE channel_id = ? AND status = 'open'").get(paddedId(channelId)) as { n: number });
   return row.n;
+}
+
+const CATALOG_ORDER = 'payments DESC, last_updated DESC, resource, pay_to';
+
+/**
+ * One statement gives the page and the total from one snapshot (a commit of the writer thread
+ * could otherwise land between two reads). The page is LEFT JOINed to the count, so an empty page
+ * still brings one row, with the total and no listing.
+ */
+function catalogSql(where: string): string {
+  return `SELECT t.total, c.* FROM (SELECT COUNT(*) AS total FROM catalog ${where}) t
+LEFT JOIN (SELECT * FROM catalog ${where} ORDER BY ${CATALOG_ORDER} LIMIT @limit OFFSET @offset) c ON true
+ORDER BY c.payments DESC, c.last_updated DESC, c.resource, c.pay_to`;
+}
+
+const LIST_CATALOG = catalogSql('');
+const LIST_CATALOG_BY_PAY_TO = catalogSql('WHERE pay_to = @payTo');
+
+export function listCatalog(s: StatementCache, q: CatalogQuery): { items: CatalogEntry[]; total: number } {
+  const page = { limit: checkLimit(q.limit), offset: checkOffset(q.offset) };
+  const rows = q.payTo === undefined ? s.get(LIST_CATALOG).all(page) : s.get(LIST_CATALOG_BY_PAY_TO).all({ ...page, payTo: q.payTo });
+  return catalogPage(rows as CatalogPageRow[]);
 }

@@ -19,6 +19,8 @@ import { DEFAULT_MAX_BATCH, GroupCommit } from './group-commit.js';
 import type { CallOutcome } from './group-commit.js';
 import { appliedSqliteVersions } from './migrations/sqlite.js';
 import type {
+  CatalogEntry,
+  CatalogQuery,
   ChannelFilter,
   ChannelRecord,
   EventQuery,
@@ -151,6 +153,10 @@ export class SqliteStore implements Store {
 
   countOpenStreams(channelId?: bigint): Promise<number> {
     return this.#read(() => q.countOpenStreams(this.#stmts, channelId));
+  }
+
+  listCatalog(query: CatalogQuery): Promise<{ items: CatalogEntry[]; total: number }> {
+    return this.#read(() => q.listCatalog(this.#stmts, query));
   }
 
   /** Commits what is queued, then closes both connections. */

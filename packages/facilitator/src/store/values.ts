@@ -1,6 +1,6 @@
 // Checks and conversions shared by both adapters. Money and channel ids cross into SQL as decimal
 // text, never as a JS number or an int8 parameter: i128 does not fit int8 and a float would round.
-import { I128_MAX, STREAM_END_REASONS, U64_MAX } from '@svc/core';
+import { I128_MAX, STREAM_END_REASONS, U64_MAX, isAddress } from '@svc/core';
 import type { ChannelRecord, EventQuery, StreamRecord, WriteOp } from './port.js';
 
 const CHANNEL_ID_DIGITS = 20;
@@ -11,6 +11,21 @@ const EVENT_SOURCES = new Set(['gateway', 'facilitator', 'ledger']);
 const STREAM_UNITS = new Set(['token', 'second']);
 const STREAM_STATUSES = new Set(['open', 'ended']);
 const END_REASONS = new Set<string>(STREAM_END_REASONS);
+// The catalog's bounds. The resource is measured in UTF-8 bytes, not characters: it is a key of
+// PostgreSQL btree indexes, whose entries must stay under 2704 bytes (resource + payTo + payer).
+const RESOURCE_MAX_BYTES = 2048;
+const CATALOG_JSON_MAX_BYTES = 16 * 1024;
+const DESCRIPTION_MAX = 1024;
+const MIME_TYPE_MAX = 128;
+// Exactly Date.prototype.toISOString(): one format, so byte order is time order (lastUpdated sorts).
+const ISO_MS_RE = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
+
+/**
+ * Distinct payers counted per catalog listing. Past it a listing's count stays at the cap ("at
+ * least this many") and no more payers are stored for it, so the payers table holds at most this
+ * many rows per listing however many accounts pay.
+ */
+export const MAX_COUNTED_PAYERS = 1_000;
 
 /** Decimal text of a channel id, zero-padded so text order is numeric order (SQLite keys). */
 export function paddedId(id: bigint): string {
@@ -82,6 +97,61 @@ function checkStream(st: StreamRecord): void {
   if (!STREAM_STATUSES.has(st.status)) throw new TypeError('stream status must be open or ended');
   if (st.reason !== null) checkEndReason(st.reason);
   checkUnitsOrNull(st.units);
+}
+
+/** Bounded text without NUL (PostgreSQL text cannot hold it, SQLite can: the adapters would differ). */
+function checkBoundedText(value: unknown, name: string, max: number): void {
+  checkText(value, name);
+  const text = value as string;
+  if (text.length > max) throw new RangeError(`${name} must be at most ${max} characters`);
+  if (text.includes('\0')) throw new TypeError(`${name} must not contain NUL`);
+}
+
+function checkHttpUrl(value: unknown, name: string): void {
+  checkBoundedText(value, name, RESOURCE_MAX_BYTES);
+  const text = value as string;
+  if (Buffer.byteLength(text, 'utf8') > RESOURCE_MAX_BYTES) throw new RangeError(`${name} must be at most ${RESOURCE_MAX_BYTES} bytes of UTF-8`);
+  let protocol: string;
+  try {
+    protocol = new URL(text).protocol;
+  } catch {
+    throw new TypeError(`${name} must be an http(s) URL`);
+  }
+  if (protocol !== 'http:' && protocol !== 'https:') throw new TypeError(`${name} must be an http(s) URL`);
+}
+
+function checkAddress(value: unknown, name: string): void {
+  if (!isAddress(value)) throw new TypeError(`${name} must be a G… or C… address`);
+}
+
+function checkIsoTime(value: unknown, name: string): void {
+  if (typeof value !== 'string' || !ISO_MS_RE.test(value) || Number.isNaN(Date.parse(value))) {
+    throw new TypeError(`${name} must be an ISO 8601 UTC time with milliseconds`);
+  }
+}
+
+/** JSON text of an `accepts` array or a `bazaar` object, bounded; JSON.stringify refuses a bigint or a cycle. */
+export function catalogJsonText(value: unknown, name: string, kind: 'array' | 'object'): string {
+  const ok = kind === 'array' ? Array.isArray(value) : value !== null && typeof value === 'object' && !Array.isArray(value);
+  if (!ok) throw new TypeError(`${name} must be a JSON ${kind}`);
+  const text = JSON.stringify(value);
+  if (Buffer.byteLength(text, 'utf8') > CATALOG_JSON_MAX_BYTES) throw new RangeError(`${name} must be at most ${CATALOG_JSON_MAX_BYTES} bytes of JSON`);
+  return text;
+}
+
+/** Payments one catalog record may stand for (a recorder's batch). */
+export const CATALOG_PAYMENTS_MAX = 1_000_000_000;
+
+function checkCatalogRecord(op: Extract<WriteOp, { op: 'catalog.record' }>): void {
+  checkHttpUrl(op.resource, 'resource');
+  checkAddress(op.payTo, 'payTo');
+  checkAddress(op.payer, 'payer');
+  if (!Number.isSafeInteger(op.payments) || op.payments < 1 || op.payments > CATALOG_PAYMENTS_MAX) throw new RangeError(`payments must be a whole number from 1 to ${CATALOG_PAYMENTS_MAX}`);
+  catalogJsonText(op.accepts, 'accepts', 'array');
+  catalogJsonText(op.bazaar, 'bazaar', 'object');
+  checkBoundedText(op.description, 'description', DESCRIPTION_MAX);
+  checkBoundedText(op.mimeType, 'mimeType', MIME_TYPE_MAX);
+  checkIsoTime(op.at, 'at');
 }
 
 function checkChannel(c: ChannelRecord): void {
@@ -158,6 +228,8 @@ function checkOp(op: WriteOp): void {
     case 'stream.units':
       checkStreamId(op.streamId);
       return checkCount(op.units, 'units');
+    case 'catalog.record':
+      return checkCatalogRecord(op);
     default:
       throw new TypeError(`unknown write op ${JSON.stringify((op as { op?: unknown }).op)}`);
   }
@@ -198,4 +270,9 @@ export function eventOrder(q: EventQuery): 'asc' | 'desc' {
 export function checkLimit(limit: number): number {
   if (!Number.isSafeInteger(limit) || limit < 0) throw new RangeError('limit must be a non-negative integer');
   return limit;
+}
+
+export function checkOffset(offset: number): number {
+  if (!Number.isSafeInteger(offset) || offset < 0) throw new RangeError('offset must be a non-negative integer');
+  return offset;
 }

@@ -1,6 +1,6 @@
 // Builders for store tests: real signed receipts, channel records with overrides, and the ops of
 // an accepted voucher exactly as the verifier writes them (port.ts example).
-import { fromHex, keypairFromSeed, signReceipt } from '@svc/core';
+import { accountFromPublicKey, contractFromRaw, fromHex, keypairFromSeed, signReceipt } from '@svc/core';
 import type { Receipt } from '@svc/core';
 import type { ChannelRecord, NewEvent, StreamRecord, WriteOp } from '../../src/store/index.js';
 
@@ -130,4 +130,46 @@ export function stream(n: number, over: Partial<StreamRecord> = {}): StreamRecor
 
 export function openStream(st: StreamRecord, limits: { maxPerChannel: number; maxTotal: number } = STREAM_LIMITS): WriteOp {
   return { op: 'stream.open', stream: st, ...limits };
+}
+
+/** A valid G… address, different for every n, without deriving a key pair (cheap by the thousand). */
+export function account(n: number): string {
+  const key = new Uint8Array(32);
+  new DataView(key.buffer).setUint32(0, n);
+  key[31] = 0xa5;
+  return accountFromPublicKey(key);
+}
+
+/** A valid C… address, different for every n. */
+export function contract(n: number): string {
+  const raw = new Uint8Array(32);
+  new DataView(raw.buffer).setUint32(0, n);
+  return contractFromRaw(raw);
+}
+
+type CatalogOp = Extract<WriteOp, { op: 'catalog.record' }>;
+
+/** A verified payment for a catalog listing, as the verifier records it; `n` varies the terms and the time. */
+export function catalogRecord(n: number, over: Partial<Omit<CatalogOp, 'op'>> = {}): CatalogOp {
+  return {
+    op: 'catalog.record',
+    resource: 'https://seller.example/demo/book',
+    payTo: PAYEE,
+    payer: PAYER,
+    payments: 1,
+    accepts: [
+      {
+        scheme: 'channel',
+        network: 'stellar:local',
+        amount: (5_000 + n).toString(),
+        payTo: over.payTo ?? PAYEE,
+        extra: { unit: 'request', zeta: 1, alpha: ['ü', null, true, 1.5] },
+      },
+    ],
+    bazaar: { info: { input: { type: 'http', method: 'GET', n }, output: { type: 'json' } }, schema: { b: 2, a: 1 } },
+    description: `A demo book, edition ${n} — ü`,
+    mimeType: 'application/json',
+    at: iso(n),
+    ...over,
+  };
 }

@@ -6,7 +6,8 @@ import { appliedPostgresVersions, migratePostgres } from '../../src/store/migrat
 import type { StoredEvent } from '../../src/store/index.js';
 import { createPgDatabase, inCi, pgEnabled, pgServerAnswers, randomSchema } from '../helpers/pg.js';
 import type { PgDatabase } from '../helpers/pg.js';
-import { acceptOps, channel, event, iso } from './builders.js';
+import { MAX_COUNTED_PAYERS } from '../../src/store/values.js';
+import { account, acceptOps, catalogRecord, channel, event, iso } from './builders.js';
 import { runStoreContract } from './store-contract.js';
 
 const PG = await pgEnabled();
@@ -67,12 +68,58 @@ describe.runIf(PG)('PostgresStore', () => {
     },
   });
 
+  describe('catalog schema', () => {
+    it('sorts listings in byte order whatever the database collation, and keeps the terms as json', async () => {
+      const schema = randomSchema();
+      const store = await openMigrated(schema);
+      const rows = await admin<{ table_name: string; column_name: string; data_type: string; collation_name: string | null }[]>`
+        SELECT table_name, column_name, data_type, collation_name FROM information_schema.columns
+        WHERE table_schema = ${schema} AND table_name = 'catalog'`;
+      const columns = Object.fromEntries(rows.map((r) => [r.column_name, `${r.data_type}${r.collation_name ? ` ${r.collation_name}` : ''}`]));
+      expect(columns).toMatchObject({
+        resource: 'text C',
+        pay_to: 'text C',
+        last_updated: 'text C',
+        accepts: 'json',
+        bazaar: 'json',
+        payments: 'bigint',
+        payers: 'bigint',
+      });
+      await store.close();
+    });
+
+    it('indexes listings in list order, all and by seller, and keys payers by listing', async () => {
+      const schema = randomSchema();
+      const store = await openMigrated(schema);
+      const rows = await admin<{ indexname: string; indexdef: string }[]>`
+        SELECT indexname, indexdef FROM pg_indexes WHERE schemaname = ${schema} AND tablename IN ('catalog', 'catalog_payers')`;
+      const defs = Object.fromEntries(rows.map((r) => [r.indexname, r.indexdef.replace(/^.* USING btree /, '')]));
+      expect(defs).toEqual({
+        catalog_pkey: '(resource, pay_to)',
+        catalog_by_rank: '(payments DESC, last_updated DESC, resource, pay_to)',
+        catalog_by_pay_to: '(pay_to, payments DESC, last_updated DESC, resource)',
+        catalog_payers_pkey: '(resource, pay_to, payer)',
+      });
+      await store.close();
+    });
+
+    it('stores at most the counted payers of a listing', async () => {
+      const schema = randomSchema();
+      const store = await openMigrated(schema);
+      const ops = Array.from({ length: MAX_COUNTED_PAYERS + 50 }, (_, i) => catalogRecord(1, { payer: account(i) }));
+      expect((await store.write(ops)).ok).toBe(true);
+      const [row] = await admin<{ n: string }[]>`SELECT count(*) AS n FROM ${admin(schema)}.catalog_payers`;
+      expect(Number(row?.n)).toBe(MAX_COUNTED_PAYERS);
+      await store.close();
+    });
+  });
+
   describe('several instances on one database', () => {
     it('migrates once when two instances start at once', async () => {
       const schema = randomSchema();
       const [a, b] = await Promise.all([PostgresStore.open({ url: db.url, schema }), PostgresStore.open({ url: db.url, schema })]);
       await Promise.all([a.migrate(), b.migrate(), a.migrate()]);
-      expect(await a.appliedMigrations()).toEqual([1, 2]);
+      expect(await a.appliedMigrations()).toEqual([1, 2, 3]);
       await Promise.all([a.close(), b.close()]);
     });
 

@@ -8,8 +8,10 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { SQLITE_MIGRATIONS, SqliteStore } from '../../src/store/index.js';
 import type { Store } from '../../src/store/index.js';
 import { appliedSqliteVersions, migrateSqlite } from '../../src/store/migrations/sqlite.js';
+import { isPrecheckable } from '../../src/store/sqlite-ops.js';
 import { openConnection } from '../../src/store/sqlite-writer.js';
-import { acceptOps, channel } from './builders.js';
+import { MAX_COUNTED_PAYERS } from '../../src/store/values.js';
+import { account, acceptOps, catalogRecord, channel, iso } from './builders.js';
 import { runStoreContract } from './store-contract.js';
 
 const HERE = path.dirname(fileURLToPath(import.meta.url));
@@ -91,7 +93,7 @@ describe('SqliteStore', () => {
     expect(raw.pragma('journal_mode', { simple: true })).toBe('wal');
     raw.close();
     await store.migrate();
-    expect(await store.appliedMigrations()).toEqual([1, 2]);
+    expect(await store.appliedMigrations()).toEqual([1, 2, 3]);
   });
 
   it('indexes sessions for the limits, the listings and the idle sweep, and binds a receipt to one session', () => {
@@ -110,11 +112,46 @@ describe('SqliteStore', () => {
     expect(Object.values(indexes).filter((ix) => ix.unique === 1).map((ix) => ix.columns)).toEqual(expect.arrayContaining([['id'], ['receipt_id']]));
   });
 
+  it('indexes catalog listings in list order, all and by seller, and keys payers by listing', () => {
+    const raw = new Database(file, { readonly: true });
+    const columns = (index: string): string[] => {
+      const info = raw.pragma(`index_xinfo(${index})`) as { name: string | null; desc: number; key: number }[];
+      return info.filter((c) => c.key === 1).map((c) => `${c.name}${c.desc ? ' DESC' : ''}`);
+    };
+    const pk = (table: string): string[] => {
+      const info = raw.pragma(`table_info(${table})`) as { name: string; pk: number }[];
+      return info.filter((c) => c.pk > 0).sort((a, b) => a.pk - b.pk).map((c) => c.name);
+    };
+    expect(columns('catalog_by_rank')).toEqual(['payments DESC', 'last_updated DESC', 'resource', 'pay_to']);
+    expect(columns('catalog_by_pay_to')).toEqual(['pay_to', 'payments DESC', 'last_updated DESC', 'resource']);
+    expect(pk('catalog')).toEqual(['resource', 'pay_to']);
+    expect(pk('catalog_payers')).toEqual(['resource', 'pay_to', 'payer']);
+    raw.close();
+  });
+
+  it('keeps the verifier call with a catalog record on the fast path (preconditions decided before applying)', () => {
+    const voucher = acceptOps(1n, 0n, 5n).ops;
+    const idempotency = { op: 'idempotency', key: 'k', fingerprint: 'f', response: 'r', at: iso(1) } as const;
+    expect(isPrecheckable([...voucher, catalogRecord(1), idempotency])).toBe(true);
+    expect(isPrecheckable([...voucher, catalogRecord(1), catalogRecord(2), idempotency])).toBe(true);
+    // A channel.insert changes what the advance checks: that call still takes the savepoint path.
+    expect(isPrecheckable([{ op: 'channel.insert', channel: channel(1n) }, ...voucher, catalogRecord(1)])).toBe(false);
+  });
+
+  it('stores at most the counted payers of a listing', async () => {
+    const ops = Array.from({ length: MAX_COUNTED_PAYERS + 50 }, (_, i) => catalogRecord(1, { payer: account(i) }));
+    expect((await store.write(ops)).ok).toBe(true);
+    const raw = new Database(file, { readonly: true });
+    const rows = raw.prepare('SELECT COUNT(*) AS n FROM catalog_payers').get() as { n: number };
+    raw.close();
+    expect(rows.n).toBe(MAX_COUNTED_PAYERS);
+  });
+
   it('migrates safely when two stores open one new file at once', async () => {
     const shared = path.join(dir, 'twice.sqlite');
     const [a, b] = await Promise.all([SqliteStore.open({ file: shared }), SqliteStore.open({ file: shared })]);
     await Promise.all([a.migrate(), b.migrate()]);
-    expect(await a.appliedMigrations()).toEqual([1, 2]);
+    expect(await a.appliedMigrations()).toEqual([1, 2, 3]);
     await Promise.all([a.close(), b.close()]);
   });
 

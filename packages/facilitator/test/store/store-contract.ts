@@ -4,6 +4,7 @@
 //   runStoreContract({ name: 'sqlite', create: async () => ({ open, dispose }) });
 import { afterEach, beforeEach, describe } from 'vitest';
 import type { Store } from '../../src/store/index.js';
+import { catalogSection } from './contract-catalog.js';
 import { channelSection } from './contract-channels.js';
 import type { ContractContext, StoreContractOptions, StoreFixture } from './contract-context.js';
 import { eventSection } from './contract-events.js';
@@ -62,5 +63,6 @@ export function runStoreContract({ name, create }: StoreContractOptions): void {
     recordSection(ctx);
     lifecycleSection(ctx);
     streamSection(ctx);
+    catalogSection(ctx);
   });
 }

@@ -117,9 +117,42 @@ CREATE INDEX streams_by_activity ON streams (status, last_activity_at);
 CREATE INDEX streams_by_opened ON streams (opened_at, id);
 `;
 
+// The discovery catalog: one listing per (resource, pay_to), so one seller paying itself for
+// another seller's URL only ever creates or bumps its own listing. accepts and bazaar are json (the
+// text as written). The columns the listing sorts on are COLLATE "C", byte order as in SQLite.
+// Listings are never deleted, so catalog_payers needs no foreign key to clean up after; it holds at
+// most MAX_COUNTED_PAYERS rows per listing (values.ts), and `payers` counts them.
+const CATALOG = `
+CREATE TABLE catalog (
+  resource     text COLLATE "C" NOT NULL,
+  pay_to       text COLLATE "C" NOT NULL,
+  accepts      json NOT NULL,
+  bazaar       json NOT NULL,
+  description  text NOT NULL,
+  mime_type    text NOT NULL,
+  payments     bigint NOT NULL,
+  payers       bigint NOT NULL,
+  first_seen   text NOT NULL,
+  last_updated text COLLATE "C" NOT NULL,
+  PRIMARY KEY (resource, pay_to)
+);
+-- Listings in list order, all of them or one seller's: a page is a walk of offset + limit entries,
+-- never a sort of the whole catalog (the discovery endpoint is public).
+CREATE INDEX catalog_by_rank ON catalog (payments DESC, last_updated DESC, resource, pay_to);
+CREATE INDEX catalog_by_pay_to ON catalog (pay_to, payments DESC, last_updated DESC, resource);
+
+CREATE TABLE catalog_payers (
+  resource text NOT NULL,
+  pay_to   text NOT NULL,
+  payer    text NOT NULL,
+  PRIMARY KEY (resource, pay_to, payer)
+);
+`;
+
 export const POSTGRES_MIGRATIONS: readonly Migration[] = checkedMigrations([
   { version: 1, name: 'initial', sql: INITIAL },
   { version: 2, name: 'streams', sql: STREAMS },
+  { version: 3, name: 'catalog', sql: CATALOG },
 ]);
 
 const SCHEMA_NAME_RE = /^[a-z_][a-z0-9_]{0,62}$/;

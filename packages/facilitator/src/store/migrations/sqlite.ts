@@ -116,9 +116,41 @@ CREATE INDEX streams_by_activity ON streams (status, last_activity_at);
 CREATE INDEX streams_by_opened ON streams (opened_at, id);
 `;
 
+// The discovery catalog: one listing per (resource, pay_to), so one seller paying itself for
+// another seller's URL only ever creates or bumps its own listing. accepts and bazaar are the JSON
+// text as written. Listings are never deleted, so catalog_payers needs no foreign key to clean up
+// after; it holds at most MAX_COUNTED_PAYERS rows per listing (values.ts), and `payers` counts them.
+const CATALOG = `
+CREATE TABLE catalog (
+  resource     TEXT NOT NULL,
+  pay_to       TEXT NOT NULL,
+  accepts      TEXT NOT NULL,
+  bazaar       TEXT NOT NULL,
+  description  TEXT NOT NULL,
+  mime_type    TEXT NOT NULL,
+  payments     INTEGER NOT NULL,
+  payers       INTEGER NOT NULL,
+  first_seen   TEXT NOT NULL,
+  last_updated TEXT NOT NULL,
+  PRIMARY KEY (resource, pay_to)
+) STRICT, WITHOUT ROWID;
+-- Listings in list order, all of them or one seller's: a page is a walk of offset + limit entries,
+-- never a sort of the whole catalog (the discovery endpoint is public).
+CREATE INDEX catalog_by_rank ON catalog (payments DESC, last_updated DESC, resource, pay_to);
+CREATE INDEX catalog_by_pay_to ON catalog (pay_to, payments DESC, last_updated DESC, resource);
+
+CREATE TABLE catalog_payers (
+  resource TEXT NOT NULL,
+  pay_to   TEXT NOT NULL,
+  payer    TEXT NOT NULL,
+  PRIMARY KEY (resource, pay_to, payer)
+) STRICT, WITHOUT ROWID;
+`;
+
 export const SQLITE_MIGRATIONS: readonly Migration[] = checkedMigrations([
   { version: 1, name: 'initial', sql: INITIAL },
   { version: 2, name: 'streams', sql: STREAMS },
+  { version: 3, name: 'catalog', sql: CATALOG },
 ]);
 
 const CREATE_MIGRATIONS_TABLE = `
