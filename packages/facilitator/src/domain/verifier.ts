@@ -30,7 +30,7 @@ export interface VerifyInput {
 }
 
 export type VerifyOutcome =
-  | { ok: true; response: PaymentResponse; payer: string }
+  | { ok: true; response: PaymentResponse; payer: string; /** The first answer to an earlier copy (Idempotency-Key), not a new acceptance. */ replayed?: true }
   | { ok: false; code: PaymentRejection | 'CONFLICT'; message: string; payer?: string; retryAfter?: number };
 
 type Advanced = { kind: 'accepted'; response: PaymentResponse } | { kind: 'lost' } | { kind: 'conflict' };
@@ -242,7 +242,7 @@ export class Verifier {
     const record = await this.d.store.getIdempotent(verifyKey(input.idempotencyKey));
     if (!record || record.fingerprint !== fingerprint(input.payment)) return null;
     const response = JSON.parse(record.response) as PaymentResponse;
-    return { ok: true, response, payer: response.payer };
+    return { ok: true, response, payer: response.payer, replayed: true };
   }
 }
 

@@ -4,6 +4,8 @@
 import { ErrorBodySchema, SettleResponseSchema, SupportedResponseSchema, SvcError, VerifyRequestSchema, VerifyResponseSchema, decodePayment, fromHex } from '@svc/core';
 import type { PaymentRejection, PaymentResponse, VerifyRequest } from '@svc/core';
 import { z } from 'zod';
+import { listingOf } from '../../domain/catalog.js';
+import type { Listing } from '../../domain/catalog.js';
 import { paymentResponseOf } from '../../domain/payment-response.js';
 import type { VerifyInput, VerifyOutcome } from '../../domain/verifier.js';
 import type { Services } from '../../services.js';
@@ -12,6 +14,7 @@ import type { AnyRoute } from '../route.js';
 
 const IDEMPOTENCY_KEY_RE = /^[A-Za-z0-9_.:-]{1,128}$/;
 const TAGS = ['x402'];
+const IDEMPOTENCY_HEADER = { name: 'Idempotency-Key', description: 'A repeat of an accepted request with the same key and voucher gets the first answer (1–128 of [A-Za-z0-9_.:-]).' };
 
 export function x402Routes(s: Services): AnyRoute[] {
   return [
@@ -29,6 +32,7 @@ export function x402Routes(s: Services): AnyRoute[] {
       summary: "Verifies a payment; a valid channel voucher advances the channel's highest accepted cumulative.",
       tags: TAGS,
       body: VerifyRequestSchema,
+      headers: [IDEMPOTENCY_HEADER],
       responses: {
         200: { description: 'isValid true with the receipt, or isValid false with the reason', schema: VerifyResponseSchema },
         400: { description: 'Malformed request', schema: ErrorBodySchema },
@@ -41,6 +45,7 @@ export function x402Routes(s: Services): AnyRoute[] {
         // A stream's first slice: charge it only if a session can be opened for it.
         if (input.requirements.unit !== 'request') await s.streams.checkCapacity(input.payment.channelId);
         const outcome = await s.verifier.verify(input);
+        if (outcome.ok) list(s, body, input, outcome);
         if (outcome.ok) return { isValid: true, payer: outcome.payer, receipt: outcome.response, attestToken: s.attestations.tokenFor(outcome.response.receipt.id) };
         throwIfRateLimited(outcome);
         return { isValid: false, invalidReason: outcome.code, invalidMessage: outcome.message, ...(outcome.payer ? { payer: outcome.payer } : {}) };
@@ -52,6 +57,7 @@ export function x402Routes(s: Services): AnyRoute[] {
       summary: 'Confirms an accepted voucher (verifying it first if it was not yet); settlement on the ledger is batched.',
       tags: TAGS,
       body: VerifyRequestSchema,
+      headers: [IDEMPOTENCY_HEADER],
       responses: {
         200: { description: 'success true with the receipt, or success false with the reason', schema: SettleResponseSchema },
         400: { description: 'Malformed request', schema: ErrorBodySchema },
@@ -64,12 +70,20 @@ export function x402Routes(s: Services): AnyRoute[] {
         const confirmed = await confirmAccepted(s, input);
         if (confirmed) return settled(confirmed);
         const outcome = await s.verifier.verify(input);
+        if (outcome.ok) list(s, body, input, outcome);
         if (outcome.ok) return settled(outcome.response);
         throwIfRateLimited(outcome);
         return failure(outcome.code, outcome.message);
       },
     }),
   ];
+}
+
+/** A fresh acceptance lists its resource in the discovery catalog (domain/catalog.ts). */
+function list(s: Services, body: VerifyRequest, input: VerifyInput, outcome: Extract<VerifyOutcome, { ok: true }>): void {
+  if (outcome.replayed) return;
+  const listing: Listing | null = listingOf(body.paymentPayload, input.method, input.requirements.unit);
+  if (listing) s.catalog.record(listing, input.requirements, outcome.response.receipt);
 }
 
 type Input = VerifyInput | { rejection: PaymentRejection; message: string };
@@ -88,11 +102,13 @@ function verifyInput(body: VerifyRequest, key: string | null): Input {
   const decoded = decodePayment(body.paymentPayload);
   if (!decoded.ok) return { rejection: 'PAYMENT_MALFORMED', message: decoded.message };
   const resource = z.object({ url: z.string().max(2048) }).safeParse(body.paymentPayload['resource']);
+  const requirements = body.paymentRequirements;
+  const method = body.method ?? '';
   return {
     payment: decoded.value,
-    requirements: body.paymentRequirements,
+    requirements,
     resource: resource.success ? resource.data.url : '',
-    method: body.method ?? '',
+    method,
     requestHash: body.requestHash ?? null,
     idempotencyKey: key,
   };

@@ -1,0 +1,75 @@
+// GET /discovery/resources: the catalog of paid resources (spec "Facilitator endpoints"; the rule
+// for who may change a listing is in domain/catalog.ts). No registration endpoint: a resource is
+// listed once a verified payment for it went through this facilitator.
+import { BazaarSchema, ErrorBodySchema, PaymentRequirementsSchema, zAddress } from '@svc/core';
+import { z } from 'zod';
+import { discoveryItem } from '../../domain/catalog.js';
+import type { Services } from '../../services.js';
+import { defineRoute } from '../route.js';
+import type { AnyRoute } from '../route.js';
+import { zPageLimit } from './accounts.js';
+
+export const DISCOVERY_OFFSET_MAX = 1_000_000;
+
+const DiscoveryQuery = z.strictObject(
+  {
+    payTo: zAddress.optional().meta({ description: 'Only the listings of this seller.' }),
+    limit: zPageLimit.meta({ description: 'Listings per page, 1 to 200 (default 50).' }),
+    offset: z.coerce
+      .number()
+      .int('offset must be a whole number')
+      .min(0, 'offset must be at least 0')
+      .max(DISCOVERY_OFFSET_MAX, `offset must be at most ${DISCOVERY_OFFSET_MAX}`)
+      .default(0)
+      .meta({ description: 'Listings to skip.' }),
+  },
+  { error: (issue) => (issue.code === 'unrecognized_keys' ? `unknown parameter ${issue.keys.join(', ')} (the parameters are payTo, limit and offset)` : undefined) },
+);
+
+const zTime = z.string().meta({ description: 'ISO 8601 time, UTC.' });
+
+export const DiscoveryItemSchema = z
+  .object({
+    resource: z.string().meta({ description: 'The resource URL.' }),
+    type: z.literal('http'),
+    x402Version: z.literal(2),
+    accepts: z.array(PaymentRequirementsSchema).meta({ description: 'The terms of the latest verified payment (the 402 `accepts`).' }),
+    lastUpdated: zTime,
+    extensions: z.object({ bazaar: BazaarSchema }),
+    description: z.string(),
+    mimeType: z.string(),
+    payTo: zAddress,
+    payments: z.number().int().min(0).meta({ description: 'Verified payments for this listing.' }),
+    payers: z.number().int().min(0).meta({ description: 'Distinct payers.' }),
+    firstSeen: zTime,
+  })
+  .meta({ id: 'DiscoveryItem' });
+
+export const DiscoveryResponseSchema = z
+  .object({
+    x402Version: z.literal(2),
+    items: z.array(DiscoveryItemSchema),
+    pagination: z.object({ limit: z.number().int(), offset: z.number().int(), total: z.number().int() }),
+  })
+  .meta({ id: 'DiscoveryResources' });
+
+export function discoveryRoutes(s: Services): AnyRoute[] {
+  return [
+    defineRoute({
+      method: 'GET',
+      url: '/discovery/resources',
+      summary:
+        'Resources that received a verified payment, most paid first. A listing is keyed by (resource URL, payTo) and only payments to that payTo from another payer change it.',
+      tags: ['discovery'],
+      query: DiscoveryQuery,
+      responses: {
+        200: { description: 'One page of listings', schema: DiscoveryResponseSchema },
+        400: { description: 'Bad query', schema: ErrorBodySchema },
+      },
+      handler: async ({ query }) => {
+        const page = await s.store.listCatalog({ ...(query.payTo ? { payTo: query.payTo } : {}), limit: query.limit, offset: query.offset });
+        return { x402Version: 2, items: page.items.map(discoveryItem), pagination: { limit: query.limit, offset: query.offset, total: page.total } };
+      },
+    }),
+  ];
+}
