@@ -1,0 +1,156 @@
+// The credit pool, read-only (spec: "Float endpoints are read-only and submit no transaction"):
+// GET /float (summary and sampled history), GET /float/lines/:account, GET /float/positions/:address.
+// Everything here is a ledger read; the pool's own moves happen on the ledger (/ledger/pool/*).
+import { ErrorBodySchema, SvcError, formatUnits, zAddress, zUnits } from '@svc/core';
+import type { CreditLine, PoolPosition, PoolState } from '@svc/ledger';
+import { z } from 'zod';
+import { FLOAT_HISTORY_MAX } from '../../domain/float-history.js';
+import type { Services } from '../../services.js';
+import { defineRoute } from '../route.js';
+import type { AnyRoute } from '../route.js';
+
+const TAGS = ['float'];
+export const FLOAT_HISTORY_DEFAULT = 200;
+/** Lines and positions listed in the summary, largest first; the counts cover all of them. */
+const LISTED = 100;
+const HISTORY_MESSAGE = `history must be a whole number from 1 to ${FLOAT_HISTORY_MAX}`;
+
+const FloatQuery = z.strictObject(
+  {
+    history: z
+      .string({ error: HISTORY_MESSAGE })
+      .refine((v) => /^[0-9]{1,3}$/.test(v) && Number(v) >= 1 && Number(v) <= FLOAT_HISTORY_MAX, HISTORY_MESSAGE)
+      .default(String(FLOAT_HISTORY_DEFAULT))
+      .meta({ description: `Samples of history, newest last (1 to ${FLOAT_HISTORY_MAX}, default ${FLOAT_HISTORY_DEFAULT}).`, example: '200' }),
+  },
+  { error: (issue) => (issue.code === 'unrecognized_keys' ? `unknown parameter ${issue.keys.join(', ')} (the parameter is history)` : undefined) },
+);
+
+const zBps = z.number().int().meta({ description: 'Basis points (10000 = 100 %).' });
+
+export const CreditLineSchema = z
+  .object({
+    account: zAddress,
+    debt: zUnits.meta({ description: 'What the account owes the pool: principal and fee.' }),
+    value: zUnits.meta({ description: "The account's holdings, valued in the pool's asset." }),
+    healthBps: zBps.meta({ description: 'value × 10000 / debt.' }),
+    liquidatable: z.boolean().meta({ description: 'healthBps below the liquidation threshold.' }),
+    openedAt: z.string(),
+  })
+  .meta({ id: 'CreditLine' });
+
+export const PoolPositionSchema = z
+  .object({
+    address: zAddress,
+    shares: zUnits.meta({ description: 'Pool shares held (7 decimals, like the asset).' }),
+    value: zUnits.meta({ description: 'shares × share price, in base units of the asset.' }),
+  })
+  .meta({ id: 'PoolPosition' });
+
+const FloatSampleSchema = z.object({ at: z.string(), sharePrice: zUnits, size: zUnits, lent: zUnits, utilizationBps: zBps });
+
+export const FloatSchema = z
+  .object({
+    pool: z.object({
+      address: zAddress,
+      asset: zAddress,
+      size: zUnits.meta({ description: 'Idle funds plus outstanding debt.' }),
+      idle: zUnits,
+      lent: zUnits,
+      totalShares: zUnits,
+      sharePrice: zUnits.meta({ description: 'Base units of the asset per whole share (10000000 at the start).' }),
+      utilizationBps: zBps.meta({ description: 'lent × 10000 / size.' }),
+      liquidationThresholdBps: zBps,
+      lineCount: z.number().int(),
+      investorCount: z.number().int(),
+    }),
+    lines: z.array(CreditLineSchema).meta({ description: `Credit lines, largest debt first (at most ${LISTED}).` }),
+    positions: z.array(PoolPositionSchema).meta({ description: `Investor positions, most shares first (at most ${LISTED}).` }),
+    history: z.array(FloatSampleSchema).meta({ description: 'Periodic samples (FLOAT_SAMPLE_SECONDS), oldest first.' }),
+    sampleSeconds: z.number(),
+  })
+  .meta({ id: 'Float' });
+
+export function floatRoutes(s: Services): AnyRoute[] {
+  const pool = async (): Promise<PoolState> => {
+    const state = (await s.ledger.getPool?.()) ?? null;
+    if (!state) throw new SvcError('NOT_FOUND', `The ledger ${s.ledgerInfo.network} has no credit pool.`);
+    return state;
+  };
+  const noPool = { description: 'The ledger has no credit pool, or no such line', schema: ErrorBodySchema };
+  const ledgerDown = { description: 'Ledger unavailable', schema: ErrorBodySchema };
+  return [
+    defineRoute({
+      method: 'GET',
+      url: '/float',
+      summary: 'The credit pool: size, share price, utilization, lines, investors and a sampled history. Read-only.',
+      tags: TAGS,
+      query: FloatQuery,
+      responses: { 200: { description: 'The pool', schema: FloatSchema }, 400: { description: 'Bad query', schema: ErrorBodySchema }, 404: noPool, 503: ledgerDown },
+      handler: async ({ query }) => {
+        const state = await pool();
+        const lines = [...state.lines].sort((a, b) => (a.debt === b.debt ? a.account.localeCompare(b.account) : a.debt > b.debt ? -1 : 1));
+        const positions = [...state.positions].sort((a, b) => (a.shares === b.shares ? a.address.localeCompare(b.address) : a.shares > b.shares ? -1 : 1));
+        return {
+          pool: {
+            address: state.address,
+            asset: s.ledgerInfo.contracts.asset,
+            size: formatUnits(state.size),
+            idle: formatUnits(state.idle),
+            lent: formatUnits(state.lent),
+            totalShares: formatUnits(state.totalShares),
+            sharePrice: formatUnits(state.sharePrice),
+            utilizationBps: state.utilizationBps,
+            liquidationThresholdBps: state.liquidationThresholdBps,
+            lineCount: state.lines.length,
+            investorCount: state.positions.length,
+          },
+          lines: lines.slice(0, LISTED).map(lineView),
+          positions: positions.slice(0, LISTED).map(positionView),
+          history: await s.floatHistory.recent(Number(query.history)),
+          sampleSeconds: s.config.FLOAT_SAMPLE_SECONDS,
+        };
+      },
+    }),
+    defineRoute({
+      method: 'GET',
+      url: '/float/lines/:account',
+      summary: "A smart account's credit line: debt, value, health (value × 10000 / debt), liquidatable. Read-only.",
+      tags: TAGS,
+      params: z.object({ account: zAddress }),
+      responses: { 200: { description: 'The line', schema: CreditLineSchema }, 400: { description: 'Not an address', schema: ErrorBodySchema }, 404: noPool, 503: ledgerDown },
+      handler: async ({ params }) => {
+        const line = (await pool()).lines.find((l) => l.account === params.account);
+        if (!line) throw new SvcError('NOT_FOUND', `${params.account} has no credit line.`);
+        return lineView(line);
+      },
+    }),
+    defineRoute({
+      method: 'GET',
+      url: '/float/positions/:address',
+      summary: "An investor's shares and their value in the asset (zero for an address that holds none). Read-only.",
+      tags: TAGS,
+      params: z.object({ address: zAddress }),
+      responses: { 200: { description: 'The position', schema: PoolPositionSchema }, 400: { description: 'Not an address', schema: ErrorBodySchema }, 404: noPool, 503: ledgerDown },
+      handler: async ({ params }) => {
+        const position = (await pool()).positions.find((p) => p.address === params.address);
+        return positionView(position ?? { address: params.address, shares: 0n, value: 0n });
+      },
+    }),
+  ];
+}
+
+function lineView(line: CreditLine) {
+  return {
+    account: line.account,
+    debt: formatUnits(line.debt),
+    value: formatUnits(line.value),
+    healthBps: line.healthBps,
+    liquidatable: line.liquidatable,
+    openedAt: line.openedAt,
+  };
+}
+
+function positionView(position: PoolPosition) {
+  return { address: position.address, shares: formatUnits(position.shares), value: formatUnits(position.value) };
+}
