@@ -14,7 +14,7 @@ const TAGS = ['accounts'];
 
 export const zPageLimit = z.coerce.number().int('limit must be a whole number').min(1, 'limit must be at least 1').max(PAGE_MAX, `limit must be at most ${PAGE_MAX}`).default(PAGE_DEFAULT);
 
-const AccountSchema = z
+export const AccountSchema = z
   .object({
     address: zAddress,
     kind: z.enum(['account', 'smart']),

@@ -17,6 +17,7 @@ export function eventRoutes(s: Services, feed: EventFeed): AnyRoute[] {
       summary: 'Server-sent events: the last 200 events, then live ones. Resume with Last-Event-ID.',
       tags: ['events'],
       query: z.object({ account: zAddress.optional(), channelId: zChannelId.optional() }),
+      headers: [{ name: 'Last-Event-ID', description: 'Resume after this event id (what the last frame’s `id:` said).' }],
       responses: {
         200: { description: 'An event stream: `id:`, `event: <type>`, `data: <event JSON>`', contentType: 'text/event-stream' },
         400: { description: 'Bad filter or Last-Event-ID', schema: ErrorBodySchema },

@@ -16,7 +16,7 @@ export const HealthSchema = z
   })
   .meta({ id: 'Health' });
 
-const StatsSchema = z
+export const StatsSchema = z
   .object({
     vouchersAccepted: z.number().int(),
     vouchersRejected: z.number().int(),

@@ -1,9 +1,85 @@
-// Self-description: GET /openapi.json (generated from the route table) and GET /llms.txt.
+// Self-description: GET /openapi.json (generated from the route table and the schemas the routes
+// validate with) and GET /llms.txt (generated from configuration and the same routes).
+//
+// Besides the table, the documents list the routes mounted outside it — /mcp, the demo seller,
+// the local ledger under /ledger — each only if this server registered it (Fastify's hasRoute),
+// so the documents describe exactly the server that answers.
+import type { FastifyInstance } from 'fastify';
+import { z } from 'zod';
 import type { Services } from '../../services.js';
+import { demoPrices } from '../demo-prices.js';
+import { llmsText } from '../llms.js';
+import { OPENAPI_VERSION, openApiDocument } from '../openapi.js';
+import type { RouteDoc } from '../openapi.js';
+import { demoRouteDocs } from '../openapi-demo.js';
+import { LEDGER_PREFIX, ledgerRouteDocs } from '../openapi-ledger.js';
+import { defineRoute } from '../route.js';
 import type { AnyRoute } from '../route.js';
+import { mcpRoutes } from './mcp.js';
+
+const TAGS = ['meta'];
+const TAG_DESCRIPTIONS: Record<string, string> = {
+  x402: 'The x402 facilitator endpoints: supported kinds, verify, settle.',
+  channels: 'Payment channels as the facilitator sees them, and manual claims.',
+  streams: 'Streaming sessions for token and second units, and slice vouchers.',
+  accounts: 'Accounts and their audit ledger.',
+  receipts: 'Receipts as issued, their checks and attestations.',
+  events: 'The live event feed.',
+  reports: 'Reports of on-chain transactions.',
+  sellers: 'Seller revenue from the audit ledger.',
+  meta: 'Health, totals and self-description.',
+  mcp: 'The Model Context Protocol endpoint.',
+  demo: 'The demo seller’s metered resources (per request, per second, per token).',
+  ledger: 'The embedded local ledger (PROTOCOL.md §9), present when it runs in-process.',
+};
+
+const OpenApiDocumentSchema = z.looseObject({ openapi: z.literal(OPENAPI_VERSION), paths: z.record(z.string(), z.unknown()) }).meta({ description: 'An OpenAPI 3.1 document.' });
 
 export function selfRoutes(s: Services, allRoutes: () => readonly AnyRoute[]): AnyRoute[] {
-  void s;
-  void allRoutes;
-  return [];
+  // Routes cannot change once the server is ready: the document is generated once, on first use.
+  let openapi: Record<string, unknown> | null = null;
+  return [
+    defineRoute({
+      method: 'GET',
+      url: '/openapi.json',
+      summary: 'This OpenAPI 3.1 document, generated from the route declarations and the schemas they validate with.',
+      tags: TAGS,
+      responses: { 200: { description: 'The OpenAPI document', schema: OpenApiDocumentSchema } },
+      handler: ({ request }) => (openapi ??= openApiDocument({ routes: documentedRoutes(s, allRoutes(), request.server), serverUrl: s.publicUrl(), description: description(s), tags: TAG_DESCRIPTIONS })),
+    }),
+    defineRoute({
+      method: 'GET',
+      url: '/llms.txt',
+      summary: 'A plain-text guide for language models: the channel scheme, voucher bytes, payment header, live prices, limits, endpoints, an example flow.',
+      tags: TAGS,
+      responses: { 200: { description: 'The guide', schema: z.string(), contentType: 'text/plain' } },
+      handler: ({ request, reply }) => {
+        void reply.type('text/plain; charset=utf-8');
+        return llmsText({
+          baseUrl: s.publicUrl(),
+          config: s.config,
+          ledger: s.ledgerInfo,
+          receiptSigner: s.keys.address,
+          routes: documentedRoutes(s, allRoutes(), request.server),
+          demo: request.server.hasRoute({ method: 'GET', url: '/demo/book' }) ? demoPrices(s.config, s.supported()) : [],
+          ledgerServed: request.server.hasRoute({ method: 'GET', url: `${LEDGER_PREFIX}/info` }),
+        });
+      },
+    }),
+  ];
+}
+
+/** The route table, then the routes mounted outside it that this server has. */
+export function documentedRoutes(s: Services, table: readonly AnyRoute[], app: FastifyInstance): RouteDoc[] {
+  const outside = [...mcpRoutes(s), ...demoRouteDocs(s.config, s.supported()), ...ledgerRouteDocs()];
+  return [...table, ...outside.filter((r) => app.hasRoute({ method: r.method, url: r.url }))];
+}
+
+function description(s: Services): string {
+  const { network, asset } = s.ledgerInfo;
+  return [
+    `The svc facilitator: x402 version 2 payments in the \`channel\` scheme (cumulative vouchers on payment channels) on ${network}. Test network only; the contracts are unaudited.`,
+    `Amounts are decimal strings of integer base units of ${asset.code} (${asset.decimals} decimals). Every non-2xx answer carries the Error body (PROTOCOL.md §6).`,
+    'A plain-text guide for language models: GET /llms.txt. Model Context Protocol: POST /mcp.',
+  ].join('\n\n');
 }

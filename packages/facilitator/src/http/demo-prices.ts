@@ -1,0 +1,47 @@
+// The demo seller's live prices: its meter options from configuration (PRICE_* and *_SLICE_*,
+// PROTOCOL.md §10, the settings routes/demo.ts reads), turned into terms by the meter's own
+// requirementsFor(). llms.txt, the OpenAPI document and the MCP price list all take them from
+// here, so none of them can disagree with what the demo's 402 asks.
+import { z } from 'zod';
+import { zUnits } from '@svc/core';
+import type { SupportedResponse } from '@svc/core';
+import { requirementsFor } from '@svc/meter';
+import type { MeterOptions } from '@svc/meter';
+import type { Config } from '../config.js';
+
+export const DemoPriceSchema = z
+  .object({
+    method: z.enum(['GET', 'POST']),
+    path: z.string(),
+    unit: z.enum(['request', 'second', 'token']),
+    price: zUnits.meta({ description: 'Price of one unit, in base units (the 402’s accepts[0].amount).' }),
+    slice: z.number().int().nullable().meta({ description: 'Units paid per voucher (seconds or tokens); null per request.' }),
+    sliceAmount: zUnits.nullable().meta({ description: 'price × slice: what one voucher adds; null per request.' }),
+    minDeposit: zUnits.meta({ description: 'The smallest channel deposit the seller accepts.' }),
+    description: z.string(),
+  })
+  .meta({ id: 'DemoPrice' });
+export type DemoPrice = z.infer<typeof DemoPriceSchema>;
+
+export interface DemoResource {
+  method: 'GET' | 'POST';
+  path: string;
+  options: MeterOptions & { description: string };
+}
+
+/** The demo seller's resources and the meter options it sells them with. */
+export function demoResources(c: Config): DemoResource[] {
+  return [
+    { method: 'GET', path: '/demo/book', options: { price: c.PRICE_BOOK_PER_REQUEST, unit: 'request', description: 'A short book about cumulative vouchers, per request (JSON).' } },
+    { method: 'GET', path: '/demo/ticker/stream', options: { price: c.PRICE_TICKER_PER_SECOND, unit: 'second', sliceSeconds: c.TICKER_SLICE_SECONDS, description: 'A price ticker, per second, streamed as server-sent events.' } },
+    { method: 'POST', path: '/demo/chat', options: { price: c.PRICE_CHAT_PER_TOKEN, unit: 'token', sliceTokens: c.CHAT_SLICE_TOKENS, description: 'A chat answer, per token, streamed as server-sent events.' } },
+  ];
+}
+
+export function demoPrices(c: Config, supported: SupportedResponse): DemoPrice[] {
+  return demoResources(c).map(({ method, path, options }) => {
+    const terms = requirementsFor(options, '', supported);
+    const slice = terms.extra.sliceSeconds ?? terms.extra.sliceTokens ?? null;
+    return { method, path, unit: terms.unit, price: terms.amount, slice, sliceAmount: terms.extra.sliceAmount ?? null, minDeposit: terms.extra.minDeposit, description: options.description };
+  });
+}

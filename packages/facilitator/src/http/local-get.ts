@@ -1,0 +1,33 @@
+// A GET answered by this facilitator's own routes, in process (Fastify's inject): no socket, but
+// the same validation, handler and error body as over HTTP. The MCP tools answer through it, so a
+// tool's result is the endpoint's JSON by construction, errors included.
+import type { FastifyInstance } from 'fastify';
+
+export interface LocalAnswer {
+  status: number;
+  body: unknown;
+}
+
+export type LocalGet = (path: string, query?: Record<string, string>) => Promise<LocalAnswer>;
+
+export function localGet(app: FastifyInstance): LocalGet {
+  return async (path, query) => {
+    const res = await app.inject({ method: 'GET', url: path, ...(query ? { query } : {}) });
+    let body: unknown = res.body;
+    try {
+      body = res.json();
+    } catch {
+      // Not JSON (cannot happen for the routes the tools use): hand back the text.
+    }
+    return { status: res.statusCode, body };
+  };
+}
+
+/**
+ * A path segment from user input, kept one parameter: `/` is encoded, and `.` or `..` (which the
+ * URL parser would resolve as dot-segments, even percent-encoded) reach the route as literal text
+ * it refuses, like any other malformed value.
+ */
+export function segment(value: string): string {
+  return value === '.' || value === '..' ? value.replaceAll('.', '%252E') : encodeURIComponent(value);
+}

@@ -1,0 +1,66 @@
+// svc_price_list: the demo seller's live prices (from configuration, through the meter's own terms)
+// and the prices listed in the discovery catalog (each listing's `accepts`, read page by page from
+// GET /discovery/resources itself).
+import { zUnit, zUnits } from '@svc/core';
+import { z } from 'zod';
+import type { Services } from '../services.js';
+import { DemoPriceSchema, demoPrices } from './demo-prices.js';
+import type { LocalAnswer, LocalGet } from './local-get.js';
+import { DiscoveryResponseSchema } from './routes/discovery.js';
+
+/** Pages of the catalog read for one price list, and the most rows it returns. */
+export const CATALOG_PAGE = 100;
+export const CATALOG_MAX_ROWS = 1000;
+
+const CatalogPriceSchema = z.object({
+  resource: z.string(),
+  payTo: z.string(),
+  network: z.string(),
+  asset: z.string(),
+  unit: zUnit,
+  amount: zUnits.meta({ description: 'Price of one unit, in base units.' }),
+  sliceAmount: zUnits.nullable(),
+  minDeposit: zUnits,
+  payments: z.number().int(),
+});
+
+export const PriceListShape = {
+  network: z.string(),
+  asset: z.object({ contract: z.string(), code: z.string(), decimals: z.number().int() }),
+  demo: z.array(DemoPriceSchema.extend({ url: z.string(), payTo: z.string() })).meta({ description: 'The demo seller’s resources (empty when DEMO is off).' }),
+  catalog: z.array(CatalogPriceSchema).meta({ description: 'Every payment option of the discovery catalog, most paid resources first.' }),
+  catalogTotal: z.number().int().meta({ description: 'Listings in the catalog (the price list stops at 1000 rows).' }),
+};
+type PriceList = z.infer<z.ZodObject<typeof PriceListShape>>;
+
+/** The price list, or the failing answer of the catalog route. */
+export async function priceList(s: Services, get: LocalGet): Promise<PriceList | LocalAnswer> {
+  const base = s.publicUrl();
+  const demo = s.demo ? demoPrices(s.config, s.supported()).map((p) => ({ ...p, url: `${base}${p.path}`, payTo: s.demo!.payTo })) : [];
+  const catalog: PriceList['catalog'] = [];
+  let total = 0;
+  for (let offset = 0; offset < CATALOG_MAX_ROWS; offset += CATALOG_PAGE) {
+    const answer = await get('/discovery/resources', { limit: String(CATALOG_PAGE), offset: String(offset) });
+    if (answer.status !== 200) return answer;
+    const page = DiscoveryResponseSchema.parse(answer.body);
+    total = page.pagination.total;
+    for (const item of page.items) catalog.push(...pricesOf(item));
+    if (page.items.length < CATALOG_PAGE) break;
+  }
+  const { network, asset, contracts } = s.ledgerInfo;
+  return { network, asset: { contract: contracts.asset, code: asset.code, decimals: asset.decimals }, demo, catalog: catalog.slice(0, CATALOG_MAX_ROWS), catalogTotal: total };
+}
+
+function pricesOf(item: z.infer<typeof DiscoveryResponseSchema>['items'][number]): PriceList['catalog'] {
+  return item.accepts.map(({ payTo, network, asset, unit, amount, extra }) => ({
+    resource: item.resource,
+    payTo,
+    network,
+    asset,
+    unit,
+    amount,
+    sliceAmount: extra.sliceAmount ?? null,
+    minDeposit: extra.minDeposit,
+    payments: item.payments,
+  }));
+}

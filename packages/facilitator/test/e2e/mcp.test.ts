@@ -1,0 +1,167 @@
+// POST /mcp with the official MCP client: the six tools are listed with input and output schemas,
+// and each tool's structured result is what the matching HTTP endpoint answers for the same data.
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { payFetch } from '@svc/sdk';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startHarness } from '../helpers/harness.js';
+import type { Buyer, Harness } from '../helpers/harness.js';
+
+const PRICES = { PRICE_BOOK_PER_REQUEST: '7300', PRICE_TICKER_PER_SECOND: '1700', TICKER_SLICE_SECONDS: '4', PRICE_CHAT_PER_TOKEN: '230', CHAT_SLICE_TOKENS: '30' };
+const TOOLS = ['svc_get_account', 'svc_get_channel', 'svc_list_resources', 'svc_price_list', 'svc_stats', 'svc_supported'];
+
+type ToolResult = { isError?: boolean; structuredContent?: Record<string, unknown>; content: { type: string; text?: string }[] };
+
+describe('POST /mcp', () => {
+  let h: Harness;
+  let client: Client;
+  let buyer: Buyer;
+
+  const http = async (path: string, init?: RequestInit) => {
+    const res = await fetch(`${h.url}${path}`, init);
+    return { status: res.status, headers: res.headers, body: (await res.json()) as unknown };
+  };
+  const call = async (name: string, args: Record<string, unknown> = {}) => (await client.callTool({ name, arguments: args })) as ToolResult;
+  const errorBody = (r: ToolResult) => JSON.parse(r.content[0]?.text ?? 'null') as unknown;
+
+  /**
+   * The tool's structured result equals the endpoint's JSON. Channel views count ledgers to
+   * expiry and the ledger closes every second: compare within one ledger (the endpoint answers the
+   * same before and after the call), retrying if a ledger closed in between.
+   */
+  const matches = async (name: string, args: Record<string, unknown>, path: string) => {
+    for (let attempt = 0; attempt < 5; attempt++) {
+      const before = await http(path);
+      const result = await call(name, args);
+      const after = await http(path);
+      if (JSON.stringify(before.body) !== JSON.stringify(after.body)) continue;
+      expect(before.status).toBe(200);
+      expect(result.isError).toBeFalsy();
+      expect(result.structuredContent).toEqual(before.body);
+      expect(JSON.parse(result.content[0]?.text ?? 'null')).toEqual(before.body);
+      return result.structuredContent!;
+    }
+    throw new Error(`${path} kept changing`);
+  };
+
+  beforeAll(async () => {
+    h = await startHarness(PRICES);
+    buyer = await h.buyer({ deposit: 50_000_000n });
+    // One real paid request through the demo seller, so the catalog lists a resource.
+    const paid = await payFetch(`${h.url}/demo/book`, {}, { signer: buyer.signer });
+    expect(paid.status).toBe(200);
+    await h.f.services.catalog.flush(); // the catalog is written every second
+    client = new Client({ name: 'svc-test', version: '1.0.0' });
+    await client.connect(new StreamableHTTPClientTransport(new URL(`${h.url}/mcp`)));
+  });
+  afterAll(async () => {
+    await client?.close();
+    await h.close();
+  });
+
+  it('lists exactly the six tools, each with an object input schema and an output schema', async () => {
+    const { tools } = await client.listTools();
+    expect(tools.map((t) => t.name).sort()).toEqual(TOOLS);
+    for (const tool of tools) {
+      expect(tool.inputSchema.type).toBe('object');
+      expect(tool.outputSchema?.type).toBe('object');
+      expect(tool.description).toBeTruthy();
+      expect(tool.annotations?.readOnlyHint).toBe(true);
+    }
+    const channel = tools.find((t) => t.name === 'svc_get_channel')!;
+    expect(channel.inputSchema.required).toEqual(['channelId']);
+    expect(Object.keys(channel.outputSchema?.properties ?? {})).toEqual(expect.arrayContaining(['deposit', 'lastAccepted', 'remaining', 'expiryLedger']));
+  });
+
+  it('svc_get_channel is GET /channels/:id', async () => {
+    const view = await matches('svc_get_channel', { channelId: String(buyer.channelId) }, `/channels/${buyer.channelId}`);
+    expect(view['lastAccepted']).toBe('7300');
+  });
+
+  it('svc_get_account is GET /accounts/:address', async () => {
+    const account = await matches('svc_get_account', { address: buyer.keys.address }, `/accounts/${buyer.keys.address}`);
+    expect((account['channels'] as { id: string }[]).map((c) => c.id)).toEqual([String(buyer.channelId)]);
+  });
+
+  it('svc_stats is GET /stats', async () => {
+    const stats = await matches('svc_stats', {}, '/stats');
+    expect(stats['vouchersAccepted']).toBeGreaterThanOrEqual(1);
+  });
+
+  it('svc_supported is GET /supported', async () => {
+    const supported = await matches('svc_supported', {}, '/supported');
+    expect((supported['kinds'] as { scheme: string }[])[0]?.scheme).toBe('channel');
+  });
+
+  it('svc_list_resources is GET /discovery/resources, with the paid demo resource in it', async () => {
+    const all = await matches('svc_list_resources', {}, '/discovery/resources');
+    expect((all['items'] as { resource: string }[]).map((i) => i.resource)).toContain(`${h.url}/demo/book`);
+    const page = await matches('svc_list_resources', { payTo: h.f.demoPayTo, limit: 1, offset: 0 }, `/discovery/resources?payTo=${h.f.demoPayTo}&limit=1&offset=0`);
+    expect(page['items']).toHaveLength(1);
+  });
+
+  it('svc_price_list gives the demo prices the demo’s 402s ask, and the catalog’s listed prices', async () => {
+    const result = await call('svc_price_list');
+    expect(result.isError).toBeFalsy();
+    const list = result.structuredContent as { demo: Record<string, unknown>[]; catalog: Record<string, unknown>[]; catalogTotal: number };
+    const terms = async (path: string, method: string) => {
+      const res = await http(path, { method });
+      expect(res.status).toBe(402);
+      return (res.body as { accepts: { amount: string; extra: Record<string, unknown> }[] }).accepts[0]!;
+    };
+    const book = await terms('/demo/book', 'GET');
+    const ticker = await terms('/demo/ticker/stream', 'GET');
+    const chat = await terms('/demo/chat', 'POST');
+    expect(list.demo).toEqual([
+      expect.objectContaining({ path: '/demo/book', url: `${h.url}/demo/book`, unit: 'request', price: book.amount, slice: null, sliceAmount: null, minDeposit: book.extra['minDeposit'] }),
+      expect.objectContaining({ path: '/demo/ticker/stream', unit: 'second', price: ticker.amount, slice: ticker.extra['sliceSeconds'], sliceAmount: ticker.extra['sliceAmount'], minDeposit: ticker.extra['minDeposit'] }),
+      expect.objectContaining({ path: '/demo/chat', unit: 'token', price: chat.amount, slice: chat.extra['sliceTokens'], sliceAmount: chat.extra['sliceAmount'], minDeposit: chat.extra['minDeposit'] }),
+    ]);
+    // Configuration, not defaults: 7300 per request, 4 s × 1700, 30 tokens × 230.
+    expect([book.amount, ticker.extra['sliceAmount'], chat.extra['sliceAmount']]).toEqual(['7300', '6800', '6900']);
+    const discovery = (await http('/discovery/resources')).body as { items: { resource: string; accepts: { amount: string; payTo: string }[] }[]; pagination: { total: number } };
+    expect(list.catalogTotal).toBe(discovery.pagination.total);
+    expect(list.catalog.map((c) => [c['resource'], c['payTo'], c['amount']])).toEqual(discovery.items.flatMap((i) => i.accepts.map((a) => [i.resource, a.payTo, a.amount])));
+    expect(list.catalog).toContainEqual(expect.objectContaining({ resource: `${h.url}/demo/book`, amount: '7300', payTo: h.f.demoPayTo }));
+  });
+
+  it('answers an unknown channel and a malformed address with a tool error carrying the endpoint’s error body', async () => {
+    const unknown = await call('svc_get_channel', { channelId: '987654321' });
+    expect(unknown.isError).toBe(true);
+    expect(unknown.structuredContent).toBeUndefined();
+    const http404 = await http('/channels/987654321');
+    expect(http404.status).toBe(404);
+    expect(errorBody(unknown)).toEqual(http404.body);
+    expect(errorBody(unknown)).toMatchObject({ error: 'NOT_FOUND', source: 'facilitator' });
+
+    const bad = await call('svc_get_account', { address: 'not-an-address' });
+    expect(bad.isError).toBe(true);
+    const http400 = await http('/accounts/not-an-address');
+    expect(http400.status).toBe(400);
+    expect(errorBody(bad)).toEqual(http400.body);
+    expect(errorBody(bad)).toMatchObject({ error: 'BAD_REQUEST' });
+  });
+
+  it('keeps a path argument one segment: "../stats" and ".." are refused, not followed', async () => {
+    for (const channelId of ['../stats', '..', '1/claim']) {
+      const r = await call('svc_get_channel', { channelId });
+      expect(r.isError, channelId).toBe(true);
+      expect(errorBody(r), channelId).toMatchObject({ error: 'BAD_REQUEST' });
+    }
+  });
+
+  it('refuses GET and DELETE /mcp with 405 and the error body (stateless: no stream, no session)', async () => {
+    for (const method of ['GET', 'DELETE']) {
+      const res = await http('/mcp', { method });
+      expect(res.status).toBe(405);
+      expect(res.headers.get('allow')).toBe('POST');
+      expect(res.body).toMatchObject({ error: 'BAD_REQUEST', source: 'facilitator' });
+    }
+  });
+
+  it('refuses a body that is not JSON-RPC with 400 and the error body', async () => {
+    const res = await http('/mcp', { method: 'POST', headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream' }, body: JSON.stringify({ hello: 'world' }) });
+    expect(res.status).toBe(400);
+    expect(res.body).toMatchObject({ error: 'BAD_REQUEST', source: 'facilitator' });
+  });
+});
