@@ -35,6 +35,7 @@ const SCHEMA = z.object({
   LEDGER_SECONDS: z.coerce.number().positive().max(3600).default(5),
   FACILITATOR_SECRET: z.string().optional(),
   DEMO: flag.default(true),
+  DEMO_SEED: flag.default(true),
   DEMO_CONTROL_KEY: z.string().min(8).optional(),
   CORS_ORIGINS: z.string().default('*'),
   TRUST_PROXY: z.string().default(''),
@@ -58,6 +59,7 @@ const SCHEMA = z.object({
   TICKER_SLICE_SECONDS: int(1, 3600).default(10),
   PRICE_CHAT_PER_TOKEN: units.default(200n),
   CHAT_SLICE_TOKENS: int(1, 100_000).default(50),
+  FLOAT_SAMPLE_SECONDS: z.coerce.number().positive().max(86_400).default(60),
 });
 
 export type Config = z.infer<typeof SCHEMA> & { DATA_DIR: string };

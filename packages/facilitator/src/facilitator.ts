@@ -19,6 +19,8 @@ import { Claimer } from './domain/claimer.js';
 import { systemClock } from './domain/clock.js';
 import type { Clock } from './domain/clock.js';
 import { EventLog } from './domain/event-log.js';
+import { FloatHistory } from './domain/float-history.js';
+import { CatalogRecorder } from './domain/catalog-recorder.js';
 import { LatencyWindow } from './domain/latency.js';
 import { LedgerClock } from './domain/ledger-clock.js';
 import { LedgerWatcher } from './domain/ledger-watcher.js';
@@ -31,6 +33,7 @@ import { EventFeed } from './http/event-feed.js';
 import { buildHttp } from './http/app.js';
 import type { AnyRoute } from './http/route.js';
 import { registerDemo } from './http/routes/demo.js';
+import { Demo } from './demo/demo.js';
 import { loadOrCreateKey } from './keys.js';
 import type { Services } from './services.js';
 import { openStore } from './store/index.js';
@@ -51,6 +54,7 @@ export interface Facilitator {
   readonly routes: AnyRoute[];
   readonly scheduler: ClaimScheduler;
   readonly watcher: LedgerWatcher;
+  readonly floatHistory: FloatHistory;
   /** The in-process local ledger, when this facilitator runs one. */
   readonly localLedger: LocalLedger | null;
   readonly demoPayTo: string | null;
@@ -94,6 +98,23 @@ export async function createFacilitator(options: FacilitatorOptions): Promise<Fa
   const claimer = new Claimer({ ledger, store, book, events, keys, clock });
   const accounts = new AccountBook(ledger);
   let boundUrl = '';
+  const catalog = new CatalogRecorder(store, { warn: (obj, msg) => app.log.warn(obj, msg) });
+  const demo = config.DEMO
+    ? new Demo({
+        dataDir: config.DATA_DIR,
+        ledgerUrl: () => config.LEDGER_URL?.replace(/\/+$/, '') ?? (localLedger ? `${boundUrl}/ledger` : null),
+        baseUrl: () => boundUrl,
+        receiptSigner: keys.address,
+        tickerSliceSeconds: config.TICKER_SLICE_SECONDS,
+        isFrozen: (account) => accounts.isFrozen(account),
+        events,
+        clock,
+        log: { info: (obj, msg) => app.log.info(obj, msg), warn: (obj, msg) => app.log.warn(obj, msg) },
+      })
+    : null;
+  const floatHistory = new FloatHistory(store, async () => (await ledger.getPool?.()) ?? null, clock, config.FLOAT_SAMPLE_SECONDS * 1000, {
+    warn: (obj, msg) => app.log.warn(obj, msg),
+  });
 
   const services: Services = {
     config,
@@ -109,6 +130,9 @@ export async function createFacilitator(options: FacilitatorOptions): Promise<Fa
     accounts,
     claimer,
     latency,
+    floatHistory,
+    catalog,
+    demo,
     startedAt: clock.now(),
     verifier: null as unknown as Verifier,
     streams: null as unknown as StreamSessions,
@@ -172,11 +196,8 @@ export async function createFacilitator(options: FacilitatorOptions): Promise<Fa
   });
 
   if (localLedger) await app.register(ledgerRoutes, { prefix: '/ledger', ledger: localLedger });
-  let demoPayTo: string | null = null;
-  if (config.DEMO) {
-    demoPayTo = loadOrCreateKey(config.DATA_DIR, 'demo-seller.secret').address;
-    registerDemo(app, services, { payTo: demoPayTo });
-  }
+  const demoPayTo = demo?.payTo ?? null;
+  if (demo) registerDemo(app, services, { payTo: demo.payTo });
 
   // Each tick on Stellar costs RPC calls (getLatestLedger, getEvents): poll about twice a ledger.
   const pollMs = options.watchPollMs ?? (stellar ? 2500 : Math.max(100, Math.min(1000, config.LEDGER_SECONDS * 200)));
@@ -193,6 +214,7 @@ export async function createFacilitator(options: FacilitatorOptions): Promise<Fa
     routes,
     scheduler,
     watcher,
+    floatHistory,
     localLedger,
     demoPayTo,
     async listen() {
@@ -204,19 +226,27 @@ export async function createFacilitator(options: FacilitatorOptions): Promise<Fa
       await services.stats.start(bus);
       watcher.start();
       scheduler.start();
+      floatHistory.start();
+      catalog.start();
       services.streams.start(Math.max(100, Math.min(5_000, (config.STREAM_IDLE_SECONDS * 1000) / 3)));
       const address = await app.listen({ port: config.PORT, host: config.HOST });
       const port = new URL(address).port;
       const host = config.HOST === '0.0.0.0' || config.HOST === '::' ? '127.0.0.1' : config.HOST.includes(':') ? `[${config.HOST}]` : config.HOST;
       boundUrl = `http://${host}:${port}`;
+      if (demo?.available && config.DEMO_SEED) {
+        demo.world().catch((err: unknown) => app.log.warn({ err }, 'could not seed the demo world; the next demo request retries'));
+      }
       return boundUrl;
     },
     async close() {
+      await demo?.close();
       services.streams.stop();
       feed.close();
       await app.close();
       await scheduler.stop();
       await watcher.stop();
+      await floatHistory.stop();
+      await catalog.stop();
       await store.close();
       await ledger.close();
     },

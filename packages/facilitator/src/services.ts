@@ -14,6 +14,9 @@ import type { Verifier } from './domain/verifier.js';
 import type { Attestations } from './domain/attestations.js';
 import type { Stats } from './domain/stats.js';
 import type { EventLog } from './domain/event-log.js';
+import type { CatalogRecorder } from './domain/catalog-recorder.js';
+import type { Demo } from './demo/demo.js';
+import type { FloatHistory } from './domain/float-history.js';
 import type { ChannelRecord, Store } from './store/port.js';
 
 export interface Services {
@@ -35,6 +38,11 @@ export interface Services {
   stats: Stats;
   events: EventLog;
   latency: LatencyWindow;
+  floatHistory: FloatHistory;
+  /** Tallies verified payments into the discovery catalog, written every second. */
+  catalog: CatalogRecorder;
+  /** The demo seller, world and agent (DEMO on), else null. */
+  demo: Demo | null;
   /** The facilitator's public base URL (PUBLIC_URL, or derived from the bound address). */
   publicUrl(): string;
   /** The base URL this process reaches itself on (the demo seller's meter uses it). */

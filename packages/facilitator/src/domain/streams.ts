@@ -267,6 +267,7 @@ export class StreamSessions {
         streamId: s.id,
         channelId: s.channelId.toString(),
         unit: s.unit,
+        resource: s.resource,
         reason,
         units,
         charged: formatUnits(s.charged),

@@ -5,12 +5,16 @@ import type { FastifyInstance } from 'fastify';
 import { EXPOSED_HEADERS } from '@svc/meter';
 import type { Services } from '../services.js';
 import { installErrorHandling, sendError } from './errors.js';
+import { memoryIpLimits } from './ip-limits.js';
 import { mount } from './route.js';
 import type { AnyRoute } from './route.js';
 import type { EventFeed } from './event-feed.js';
 import { accountRoutes } from './routes/accounts.js';
 import { channelRoutes } from './routes/channels.js';
+import { demoControlRoutes } from './routes/demo-control.js';
+import { discoveryRoutes } from './routes/discovery.js';
 import { eventRoutes } from './routes/events.js';
+import { floatRoutes } from './routes/float.js';
 import { receiptRoutes } from './routes/receipts.js';
 import { reportRoutes } from './routes/reports.js';
 import { metaRoutes } from './routes/meta.js';
@@ -61,11 +65,14 @@ export async function buildHttp(s: Services, feed: EventFeed, options: HttpOptio
     ...eventRoutes(s, feed),
     ...reportRoutes(s),
     ...sellerRoutes(s),
+    ...discoveryRoutes(s),
+    ...floatRoutes(s),
     ...metaRoutes(s),
+    ...(s.demo ? demoControlRoutes(s, s.demo) : []),
   ];
   // The OpenAPI document describes every route, its own included.
   routes.push(...selfRoutes(s, () => routes));
-  mount(app, routes);
+  mount(app, routes, memoryIpLimits(s.config.IP_COSTLY_LIMIT_PER_MINUTE));
   registerMcp(app, s);
   return { app, routes };
 }

@@ -4,6 +4,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { z } from 'zod';
 import { SvcError } from '@svc/core';
+import type { IpLimits } from './ip-limits.js';
 
 type Schema = z.ZodType;
 type Infer<S> = S extends z.ZodType ? z.output<S> : undefined;
@@ -24,6 +25,10 @@ export interface RouteSpec<B extends Schema | undefined = undefined, Q extends S
   body?: B;
   query?: Q;
   params?: P;
+  /** Request headers the route reads, for the OpenAPI document. */
+  headers?: readonly { name: string; description: string; required?: boolean }[];
+  /** Counts against the per-IP costly limit (spec Limits: claims, attestations, reports, demo controls). */
+  costly?: boolean;
   /** Status → description and schema, for the OpenAPI document. */
   responses: Record<number, { description: string; schema?: Schema; contentType?: string }>;
   handler(ctx: RouteContext<Infer<B>, Infer<Q>, Infer<P>>): unknown;
@@ -46,12 +51,16 @@ export function parseInput<S extends Schema>(schema: S, value: unknown, where: s
   throw new SvcError('BAD_REQUEST', `Invalid ${at}: ${issue?.message ?? 'malformed'}.`.slice(0, 300));
 }
 
-export function mount(app: FastifyInstance, routes: readonly AnyRoute[]): void {
+export function mount(app: FastifyInstance, routes: readonly AnyRoute[], limits?: IpLimits): void {
   for (const spec of routes) {
     app.route({
       method: spec.method,
       url: spec.url,
       handler: async (request, reply) => {
+        if (spec.costly && limits) {
+          const wait = await limits.costly(request.ip);
+          if (wait !== null) throw new SvcError('RATE_LIMITED', `Too many costly requests from ${request.ip}; retry in ${wait} s.`, { retryAfter: wait });
+        }
         const params: unknown = spec.params ? parseInput(spec.params, request.params, 'path') : undefined;
         const query: unknown = spec.query ? parseInput(spec.query, request.query, 'query') : undefined;
         const body: unknown = spec.body ? parseInput(spec.body, request.body, 'body') : undefined;

@@ -35,7 +35,7 @@ export interface Buyer {
 
 export async function startHarness(env: Record<string, string> = {}, options: { clock?: Clock } = {}): Promise<Harness> {
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'svc-test-'));
-  const config = loadConfig({ PORT: '0', DATA_DIR: dataDir, LOG_LEVEL: 'warn', LEDGER_SECONDS: '1', ...env });
+  const config = loadConfig({ PORT: '0', DATA_DIR: dataDir, LOG_LEVEL: 'warn', LEDGER_SECONDS: '1', DEMO_SEED: '0', ...env });
   const f = await createFacilitator({ config, watchPollMs: 50, ...(options.clock ? { clock: options.clock } : {}) });
   const url = await f.listen();
   const ledger = new LocalLedgerClient(env["LEDGER_URL"] ?? `${url}/ledger`);

@@ -46,6 +46,7 @@ export function channelRoutes(s: Services): AnyRoute[] {
     defineRoute({
       method: 'POST',
       url: '/channels/:id/claim',
+      costly: true,
       summary: "Settles the channel's accepted amount on the ledger now. Callable by anyone; pays only the payee.",
       tags: TAGS,
       params: IdParams,

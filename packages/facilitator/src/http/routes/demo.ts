@@ -4,9 +4,10 @@
 import type { ServerResponse } from 'node:http';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { svc, FacilitatorError } from '@svc/meter';
-import type { PaidStream, StreamOptions, SvcClient } from '@svc/meter';
+import type { MeterOptions, PaidStream, StreamOptions, SvcClient } from '@svc/meter';
 import { fastifyMeter } from '@svc/meter/fastify';
 import type { Services } from '../../services.js';
+import { demoResources } from '../demo-prices.js';
 
 const BOOK = {
   title: 'The Cumulative Voucher',
@@ -37,13 +38,15 @@ export function registerDemo(app: FastifyInstance, s: Services, demo: DemoSeller
   // The meter needs the facilitator's URL, known once the server listens: build it on first use.
   let client: SvcClient | null = null;
   const seller = () => (client ??= svc({ facilitator: s.selfUrl(), payTo: demo.payTo, publicUrl: s.publicUrl() }));
-  const c = s.config;
-  const ticker = { price: c.PRICE_TICKER_PER_SECOND, unit: 'second' as const, sliceSeconds: c.TICKER_SLICE_SECONDS, description: 'A price ticker, per second, streamed as server-sent events.' };
-  const chat = { price: c.PRICE_CHAT_PER_TOKEN, unit: 'token' as const, sliceTokens: c.CHAT_SLICE_TOKENS, description: 'A chat answer, per token, streamed as server-sent events.' };
+  // The same options the price list, llms.txt and the OpenAPI document read (demo-prices.ts).
+  const options = (path: string) => demoResources(s.config).find((r) => r.path === path)!.options;
+  const book = options('/demo/book');
+  const ticker = streamed(options('/demo/ticker/stream'));
+  const chat = streamed(options('/demo/chat'));
 
   app.get(
     '/demo/book',
-    { preHandler: lazyMeter(() => fastifyMeter(seller(), { price: c.PRICE_BOOK_PER_REQUEST, unit: 'request', description: 'A short book about cumulative vouchers, per request.' })) },
+    { preHandler: lazyMeter(() => fastifyMeter(seller(), book)) },
     (request) => ({ ...BOOK, paidWith: { channelId: request.payment?.channelId, cumulative: request.payment?.cumulative } }),
   );
 
@@ -91,6 +94,12 @@ async function streamWith(client: SvcClient, request: FastifyRequest, reply: Fas
   } finally {
     await stream.end();
   }
+}
+
+/** Meter options of a streamed resource (token or second units). */
+function streamed(options: MeterOptions): MeterOptions & StreamOptions {
+  if (options.unit === 'request') throw new Error('a streamed demo resource is priced per token or per second');
+  return { ...options, unit: options.unit };
 }
 
 function lazyMeter<T extends (...args: never[]) => unknown>(make: () => T): T {

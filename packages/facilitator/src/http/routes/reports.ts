@@ -27,6 +27,7 @@ export function reportRoutes(s: Services): AnyRoute[] {
     defineRoute({
       method: 'POST',
       url: '/v1/report',
+      costly: true,
       summary: 'Reports an on-chain transaction; it is verified against the ledger before it is published.',
       tags: ['reports'],
       body: ReportSchema,

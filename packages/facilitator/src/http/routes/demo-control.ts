@@ -1,0 +1,140 @@
+// The demo's controls (spec: GET /demo/info, POST /demo/agent/run, POST /demo/owner/freeze). When
+// DEMO_CONTROL_KEY is set, the two POSTs need it in `x-demo-key` (compared in constant time); both
+// count as costly for the per-IP rate limit.
+import { createHash, timingSafeEqual } from 'node:crypto';
+import type { FastifyRequest } from 'fastify';
+import { ErrorBodySchema, SvcError, zAddress, zUnits } from '@svc/core';
+import { z } from 'zod';
+import { AGENT_STEPS } from '../../demo/agent.js';
+import type { Demo } from '../../demo/demo.js';
+import type { Services } from '../../services.js';
+import { DemoPriceSchema, demoPrices } from '../demo-prices.js';
+import { defineRoute } from '../route.js';
+import type { AnyRoute } from '../route.js';
+
+const TAGS = ['demo'];
+
+const AgentStepSchema = z.object({
+  name: z.enum(AGENT_STEPS),
+  status: z.enum(['pending', 'running', 'done', 'failed']),
+  detail: z.string(),
+  paid: zUnits,
+  startedAt: z.string().nullable(),
+  finishedAt: z.string().nullable(),
+});
+
+export const AgentRunSchema = z
+  .object({
+    id: z.string(),
+    status: z.enum(['running', 'done', 'failed']),
+    startedAt: z.string(),
+    finishedAt: z.string().nullable(),
+    account: zAddress.nullable().meta({ description: "The agent's smart account." }),
+    channelId: z.string().nullable(),
+    paid: zUnits,
+    steps: z.array(AgentStepSchema).meta({ description: 'channel, book, ticker, chat, stopped (the owner freezes the account mid-stream).' }),
+  })
+  .meta({ id: 'DemoAgentRun' });
+
+export const DemoInfoSchema = z
+  .object({
+    seller: zAddress.meta({ description: "The demo seller's payTo." }),
+    resources: z.array(DemoPriceSchema),
+    controlKeyRequired: z.boolean().meta({ description: 'Whether POST /demo/agent/run and /demo/owner/freeze need the x-demo-key header.' }),
+    world: z
+      .object({
+        ready: z.boolean(),
+        account: zAddress.nullable().meta({ description: "The agent's smart account (C…)." }),
+        owner: zAddress,
+        agentKey: zAddress,
+        investors: z.array(zAddress),
+      })
+      .nullable()
+      .meta({ description: 'The seeded demo world; null where the ledger cannot hold one (Stellar).' }),
+    agent: z.object({ available: z.boolean(), running: z.boolean(), run: AgentRunSchema.nullable().meta({ description: 'The run under way, or the last one.' }) }),
+  })
+  .meta({ id: 'DemoInfo' });
+
+const FreezeBody = z.strictObject({ frozen: z.boolean({ error: 'frozen must be true or false' }) });
+const FreezeResultSchema = z.object({ account: zAddress, frozen: z.boolean(), tx: z.string() }).meta({ id: 'DemoFreezeResult' });
+
+const KEY_HEADER = { name: 'x-demo-key', description: 'The demo control key, when DEMO_CONTROL_KEY is set.' };
+
+export function demoControlRoutes(s: Services, demo: Demo): AnyRoute[] {
+  const requireKey = controlKeyCheck(s.config.DEMO_CONTROL_KEY);
+  const refusals = {
+    401: { description: 'Missing or wrong x-demo-key (when DEMO_CONTROL_KEY is set)', schema: ErrorBodySchema },
+    409: { description: 'A run is under way, or the ledger cannot hold the demo world', schema: ErrorBodySchema },
+    429: { description: 'Costly-request rate limit (Retry-After)', schema: ErrorBodySchema },
+  };
+  const needWorld = () => {
+    if (!demo.available) throw new SvcError('CONFLICT', 'The demo agent and its world need the local ledger; this facilitator runs on another ledger.');
+  };
+  return [
+    defineRoute({
+      method: 'GET',
+      url: '/demo/info',
+      summary: 'The demo: live prices and slices, the seller, the seeded world (smart account, owner, agent key, investors), whether a control key is required, and the agent’s current or last run.',
+      tags: TAGS,
+      responses: { 200: { description: 'The demo', schema: DemoInfoSchema } },
+      handler: () => {
+        const known = demo.ready?.account ?? demo.seeder.knownAccount();
+        return {
+          seller: demo.payTo,
+          resources: demoPrices(s.config, s.supported()),
+          controlKeyRequired: s.config.DEMO_CONTROL_KEY !== undefined,
+          world: demo.available
+            ? { ready: demo.ready !== null, account: known, owner: demo.seeder.owner.address, agentKey: demo.seeder.agent.address, investors: demo.seeder.investors.map((k) => k.address) }
+            : null,
+          agent: { available: demo.available, running: demo.agent.busy, run: demo.agent.current() },
+        };
+      },
+    }),
+    defineRoute({
+      method: 'POST',
+      url: '/demo/agent/run',
+      summary: 'Starts the built-in buyer agent: it opens a channel from its smart account, buys the book, streams the ticker and the chat, and is stopped once by its owner. One run at a time; follow it in GET /demo/info and GET /events.',
+      tags: TAGS,
+      costly: true,
+      headers: [KEY_HEADER],
+      responses: { 202: { description: 'The run, started', schema: AgentRunSchema }, ...refusals },
+      handler: ({ request, reply }) => {
+        requireKey(request);
+        needWorld();
+        const run = demo.agent.start();
+        void reply.code(202);
+        return run;
+      },
+    }),
+    defineRoute({
+      method: 'POST',
+      url: '/demo/owner/freeze',
+      summary: "Freezes or unfreezes the demo smart account on the ledger (account.freeze, signed by its owner): a frozen account's vouchers are refused with ACCOUNT_FROZEN and its streams end.",
+      tags: TAGS,
+      costly: true,
+      headers: [KEY_HEADER],
+      body: FreezeBody,
+      responses: { 200: { description: 'Done', schema: FreezeResultSchema }, ...refusals, 503: { description: 'Ledger unavailable', schema: ErrorBodySchema } },
+      handler: async ({ body, request }) => {
+        requireKey(request);
+        needWorld();
+        const world = await demo.world().catch((err: unknown) => {
+          throw new SvcError('LEDGER_UNAVAILABLE', `The demo world could not be seeded: ${(err as Error).message}`);
+        });
+        const { tx } = await demo.ledger().freeze({ owner: world.owner, account: world.account, frozen: body.frozen });
+        return { account: world.account, frozen: body.frozen, tx };
+      },
+    }),
+  ];
+}
+
+/** Checks x-demo-key against the configured key in constant time (digests of equal length). */
+function controlKeyCheck(key: string | undefined): (request: FastifyRequest) => void {
+  if (key === undefined) return () => undefined;
+  const expected = createHash('sha256').update(key).digest();
+  return (request) => {
+    const given = request.headers['x-demo-key'];
+    const digest = createHash('sha256').update(typeof given === 'string' ? given : '').digest();
+    if (typeof given !== 'string' || !timingSafeEqual(digest, expected)) throw new SvcError('UNAUTHORIZED', 'This demo control needs the x-demo-key header with the demo control key.');
+  };
+}
