@@ -31,6 +31,8 @@ export { MAX_PAYEES } from './ops/account.js';
 export type { AgentGuard } from './ops/agent-guard.js';
 export type { TxSigner } from './ops/context.js';
 export { PolicyWireSchema, SmartAccountWireSchema, policyToWire, smartAccountToWire } from './wire.js';
+// The HTTP wire schemas, for documents that describe the ledger's routes (the facilitator's OpenAPI).
+export { AccountWireSchema, ChannelWireSchema, EventsPageSchema, EventsQuerySchema, FaucetRequestSchema, InfoSchema as LedgerInfoWireSchema, SignedTxSchema, TxHashSchema, TxResultSchema } from './wire.js';
 export type { PolicyWire, SmartAccountWire } from './wire.js';
 export { ASSET_UNIT, POOL_LINE_FEE_BPS, POOL_LIQUIDATION_THRESHOLD_BPS } from './contracts.js';
 export { CreditLineWireSchema, PoolPositionWireSchema, PoolWireSchema, poolToWire } from './pool-wire.js';
