@@ -49,6 +49,9 @@ const SCHEMA = z.object({
   IP_RATE_LIMIT_PER_MINUTE: int(0, 10_000_000).default(3000),
   IP_COSTLY_LIMIT_PER_MINUTE: int(0, 10_000_000).default(30),
   CHANNEL_VOUCHER_LIMIT_PER_MINUTE: int(1, 10_000_000).default(1200),
+  RATE_LIMIT_STORE: z.enum(['memory', 'redis', 'postgres']).default('memory'),
+  REDIS_URL: z.url({ protocol: /^rediss?$/ }).default('redis://127.0.0.1:6379'),
+  RATE_LIMIT_PREFIX: z.string().regex(/^[A-Za-z0-9_.-]{1,32}$/, 'must be 1–32 of [A-Za-z0-9_.-]').default('svc'),
   SSE_MAX_PER_IP: int(1, 100_000).default(8),
   SSE_MAX_TOTAL: int(1, 1_000_000).default(200),
   STREAM_MAX_PER_CHANNEL: int(1, 1000).default(4),
@@ -89,6 +92,9 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
   const config = { ...parsed.data, DATA_DIR: path.resolve(parsed.data.DATA_DIR) };
   if (config.FACILITATOR_SECRET !== undefined && !/^(S[A-Z2-7]{55}|[0-9a-fA-F]{64})$/.test(config.FACILITATOR_SECRET)) {
     throw new ConfigError('invalid configuration:\n  FACILITATOR_SECRET: must be an S… secret seed or 64 hex characters');
+  }
+  if (config.RATE_LIMIT_STORE === 'postgres' && config.DATABASE_URL === undefined) {
+    throw new ConfigError('invalid configuration:\n  RATE_LIMIT_STORE: "postgres" keeps the counters in the DATABASE_URL database; set DATABASE_URL');
   }
   if (config.LEDGER === 'stellar') {
     const missing = (['STELLAR_RPC_URL', 'CHANNEL_CONTRACT_ID', 'ASSET_CONTRACT_ID', 'FACILITATOR_SECRET'] as const).filter((k) => config[k] === undefined);

@@ -4,6 +4,7 @@
 //   const url = await f.listen();
 //   …
 //   await f.close();
+import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import type { FastifyInstance } from 'fastify';
 import { formatUnits, networkOfPassphrase, seedFromSecret, voucherContext } from '@svc/core';
@@ -25,7 +26,9 @@ import { LatencyWindow } from './domain/latency.js';
 import { LedgerClock } from './domain/ledger-clock.js';
 import { LedgerWatcher } from './domain/ledger-watcher.js';
 import { Verifier } from './domain/verifier.js';
-import { MemoryVoucherRate } from './domain/voucher-rate.js';
+import { voucherRate } from './domain/voucher-rate.js';
+import { openLimiters } from './limits/limiter.js';
+import type { LimitBackend } from './limits/limiter.js';
 import { StreamSessions } from './domain/streams.js';
 import { Attestations } from './domain/attestations.js';
 import { Stats } from './domain/stats.js';
@@ -88,6 +91,7 @@ export async function createFacilitator(options: FacilitatorOptions): Promise<Fa
   const store = await openStore({ databaseUrl: config.DATABASE_URL, dataDir: config.DATA_DIR });
   await store.migrate();
 
+  const limiters = await openLimiters(limitBackend(config));
   const bus = new MemoryBus();
   const events = new EventLog(store, bus);
   const ledgerClock = new LedgerClock(ledger);
@@ -134,6 +138,7 @@ export async function createFacilitator(options: FacilitatorOptions): Promise<Fa
     catalog,
     demo,
     startedAt: clock.now(),
+    internalToken: randomBytes(24).toString('hex'),
     verifier: null as unknown as Verifier,
     streams: null as unknown as StreamSessions,
     attestations: new Attestations(seedFromSecret(keys.secret()), store, clock),
@@ -145,7 +150,7 @@ export async function createFacilitator(options: FacilitatorOptions): Promise<Fa
     channelView: (record) => channelView(record, ledgerClock.latestLedger),
   };
   const feed = new EventFeed(store, bus, { perIp: config.SSE_MAX_PER_IP, total: config.SSE_MAX_TOTAL });
-  const { app, routes } = await buildHttp(services, feed, { logLevel: config.LOG_LEVEL, trustProxy: config.TRUST_PROXY, corsOrigins: config.CORS_ORIGINS });
+  const { app, routes } = await buildHttp(services, feed, { logLevel: config.LOG_LEVEL, trustProxy: config.TRUST_PROXY, corsOrigins: config.CORS_ORIGINS, limiters });
   services.verifier = new Verifier({
     network: ledgerInfo.network,
     asset: ledgerInfo.contracts.asset,
@@ -157,7 +162,7 @@ export async function createFacilitator(options: FacilitatorOptions): Promise<Fa
     ledgerClock,
     clock,
     latency,
-    rate: new MemoryVoucherRate(config.CHANNEL_VOUCHER_LIMIT_PER_MINUTE),
+    rate: voucherRate(await limiters.limiter({ name: 'vouchers', points: config.CHANNEL_VOUCHER_LIMIT_PER_MINUTE, seconds: 60 })),
     safetyLedgers: config.VOUCHER_EXPIRY_SAFETY_LEDGERS,
     isFrozen: (account) => accounts.isFrozen(account),
     onRejected: (r) => {
@@ -248,9 +253,18 @@ export async function createFacilitator(options: FacilitatorOptions): Promise<Fa
       await floatHistory.stop();
       await catalog.stop();
       await store.close();
+      await limiters.close();
       await ledger.close();
     },
   };
+}
+
+/** RATE_LIMIT_STORE: counters in memory (one instance), or shared in Redis or the PostgreSQL database. */
+function limitBackend(config: Config): LimitBackend {
+  const prefix = config.RATE_LIMIT_PREFIX;
+  if (config.RATE_LIMIT_STORE === 'redis') return { kind: 'redis', url: config.REDIS_URL, prefix };
+  if (config.RATE_LIMIT_STORE === 'postgres') return { kind: 'postgres', url: config.DATABASE_URL!, prefix };
+  return { kind: 'memory', prefix };
 }
 
 function supported(s: Services): SupportedResponse {

@@ -50,4 +50,6 @@ export interface Services {
   supported(): SupportedResponse;
   channelView(record: ChannelRecord): ChannelView;
   startedAt: number;
+  /** Marks the facilitator's own in-process requests (random per process, never logged). */
+  internalToken: string;
 }

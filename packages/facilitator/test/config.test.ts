@@ -30,6 +30,10 @@ describe('configuration (PROTOCOL.md §10)', () => {
       TICKER_SLICE_SECONDS: 10,
       PRICE_CHAT_PER_TOKEN: 200n,
       CHAT_SLICE_TOKENS: 50,
+      RATE_LIMIT_STORE: 'memory',
+      RATE_LIMIT_PREFIX: 'svc',
+      FLOAT_SAMPLE_SECONDS: 60,
+      DEMO_SEED: true,
     });
     expect(c.DATABASE_URL).toBeUndefined();
     expect(c.DATA_DIR.endsWith('/data')).toBe(true);
@@ -45,6 +49,10 @@ describe('configuration (PROTOCOL.md §10)', () => {
     ['LEDGER', 'mainnet'],
     ['FACILITATOR_SECRET', 'hunter2'],
     ['PUBLIC_URL', 'ftp://x'],
+    ['RATE_LIMIT_STORE', 'memcached'],
+    ['REDIS_URL', 'http://127.0.0.1:6379'],
+    ['RATE_LIMIT_PREFIX', 'a b'],
+    ['RATE_LIMIT_STORE', 'postgres'],
   ])('refuses %s=%s with a message naming the variable', (name, value) => {
     expect(() => loadConfig({ [name]: value })).toThrow(ConfigError);
     expect(() => loadConfig({ [name]: value })).toThrow(new RegExp(`\\b${name}\\b`));

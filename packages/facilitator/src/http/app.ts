@@ -1,11 +1,14 @@
 // The Fastify application: parsers, limits, CORS, security headers, error bodies, routes.
+import type { Socket } from 'node:net';
 import cors from '@fastify/cors';
+import helmet from '@fastify/helmet';
 import Fastify, { LogController } from 'fastify';
 import type { FastifyInstance } from 'fastify';
 import { EXPOSED_HEADERS } from '@svc/meter';
 import type { Services } from '../services.js';
 import { installErrorHandling, sendError } from './errors.js';
-import { memoryIpLimits } from './ip-limits.js';
+import { INTERNAL_HEADER, installIpLimits } from './ip-limits.js';
+import type { Limiters } from '../limits/limiter.js';
 import { mount } from './route.js';
 import type { AnyRoute } from './route.js';
 import type { EventFeed } from './event-feed.js';
@@ -30,6 +33,7 @@ export interface HttpOptions {
   logLevel: string;
   trustProxy: string;
   corsOrigins: string;
+  limiters: Limiters;
 }
 
 export async function buildHttp(s: Services, feed: EventFeed, options: HttpOptions): Promise<{ app: FastifyInstance; routes: AnyRoute[] }> {
@@ -37,13 +41,14 @@ export async function buildHttp(s: Services, feed: EventFeed, options: HttpOptio
     logger: {
       level: options.logLevel,
       // Payment headers carry signatures and the demo key is a secret: never in the log.
-      redact: ['req.headers["payment-signature"]', 'req.headers["x-payment"]', 'req.headers["x-demo-key"]', 'req.headers.authorization'],
+      redact: ['req.headers["payment-signature"]', 'req.headers["x-payment"]', 'req.headers["x-demo-key"]', `req.headers["${INTERNAL_HEADER}"]`, 'req.headers.authorization'],
     },
     logController: new LogController({ disableRequestLogging: true }),
     bodyLimit: BODY_LIMIT_BYTES,
     trustProxy: trustProxyOption(options.trustProxy),
     return503OnClosing: true,
     frameworkErrors: (error, request, reply) => void sendError(error, request, reply),
+    clientErrorHandler: clientError,
   });
   installErrorHandling(app);
   await app.register(cors, {
@@ -51,10 +56,19 @@ export async function buildHttp(s: Services, feed: EventFeed, options: HttpOptio
     exposedHeaders: EXPOSED_HEADERS.split(', '),
     methods: ['GET', 'POST', 'DELETE', 'OPTIONS'],
   });
-  app.addHook('onSend', async (_request, reply) => {
-    void reply.header('x-content-type-options', 'nosniff');
-    void reply.header('referrer-policy', 'no-referrer');
-    void reply.header('x-frame-options', 'DENY');
+  // Security headers on every answer (streams and MCP included: they copy the reply's headers).
+  // The API is public and CORS-enabled, hence a cross-origin resource policy; no upgrade of
+  // insecure requests, since the embedded default serves plain HTTP on loopback.
+  await app.register(helmet, {
+    contentSecurityPolicy: { directives: { upgradeInsecureRequests: null, frameAncestors: ["'none'"] } },
+    crossOriginResourcePolicy: { policy: 'cross-origin' },
+    frameguard: { action: 'deny' },
+    referrerPolicy: { policy: 'no-referrer' },
+  });
+  const ipLimits = await installIpLimits(app, options.limiters, {
+    generalPerMinute: s.config.IP_RATE_LIMIT_PER_MINUTE,
+    costlyPerMinute: s.config.IP_COSTLY_LIMIT_PER_MINUTE,
+    internalToken: s.internalToken,
   });
   const routes = [
     ...x402Routes(s),
@@ -72,7 +86,7 @@ export async function buildHttp(s: Services, feed: EventFeed, options: HttpOptio
   ];
   // The OpenAPI document describes every route, its own included.
   routes.push(...selfRoutes(s, () => routes));
-  mount(app, routes, memoryIpLimits(s.config.IP_COSTLY_LIMIT_PER_MINUTE));
+  mount(app, routes, ipLimits);
   registerMcp(app, s);
   return { app, routes };
 }
@@ -86,4 +100,20 @@ function trustProxyOption(value: string): boolean | string[] | ((address: string
     return (_address, hop) => hop < hops;
   }
   return value.split(',').map((v) => v.trim());
+}
+
+/**
+ * Errors Node's HTTP parser raises before a request exists (headers over 16 KiB, a malformed
+ * request line, a timeout): answered with the error body like everything else, then closed.
+ */
+function clientError(err: NodeJS.ErrnoException, socket: Socket): void {
+  if (err.code === 'ECONNRESET' || socket.destroyed || !socket.writable) return;
+  const [status, message] =
+    err.code === 'HPE_HEADER_OVERFLOW'
+      ? [431, 'The request headers are too large.']
+      : err.code === 'ERR_HTTP_REQUEST_TIMEOUT'
+        ? [408, 'The request took too long to arrive.']
+        : [400, 'The request is malformed.'];
+  const body = JSON.stringify({ error: 'BAD_REQUEST', source: 'facilitator', message });
+  socket.end(`HTTP/1.1 ${status} ${status === 431 ? 'Request Header Fields Too Large' : status === 408 ? 'Request Timeout' : 'Bad Request'}\r\ncontent-type: application/json; charset=utf-8\r\ncontent-length: ${Buffer.byteLength(body)}\r\nconnection: close\r\n\r\n${body}`);
 }

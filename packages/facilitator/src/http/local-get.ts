@@ -2,6 +2,7 @@
 // the same validation, handler and error body as over HTTP. The MCP tools answer through it, so a
 // tool's result is the endpoint's JSON by construction, errors included.
 import type { FastifyInstance } from 'fastify';
+import { INTERNAL_HEADER } from './ip-limits.js';
 
 export interface LocalAnswer {
   status: number;
@@ -10,9 +11,10 @@ export interface LocalAnswer {
 
 export type LocalGet = (path: string, query?: Record<string, string>) => Promise<LocalAnswer>;
 
-export function localGet(app: FastifyInstance): LocalGet {
+/** `internalToken` marks the call as the facilitator's own, so per-IP limits do not count it again. */
+export function localGet(app: FastifyInstance, internalToken: string): LocalGet {
   return async (path, query) => {
-    const res = await app.inject({ method: 'GET', url: path, ...(query ? { query } : {}) });
+    const res = await app.inject({ method: 'GET', url: path, headers: { [INTERNAL_HEADER]: internalToken }, ...(query ? { query } : {}) });
     let body: unknown = res.body;
     try {
       body = res.json();

@@ -49,7 +49,7 @@ export function mcpRoutes(s: Services): AnyRoute[] {
         406: { description: 'Accept must list application/json and text/event-stream (JSON-RPC error)', schema: JsonRpcMessageSchema },
       },
       handler: async ({ request, reply }) => {
-        const server = mcpServer(s, localGet(request.server));
+        const server = mcpServer(s, localGet(request.server, s.internalToken));
         const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
         // The transport writes the raw response: keep the headers hooks already set (CORS).
         void reply.hijack();
