@@ -3,8 +3,10 @@
 import type { z } from 'zod';
 import { parseUnits } from './amount.js';
 import { fromBase64, fromUtf8, toBase64, utf8 } from './bytes.js';
+import { MAX_JSON_DEPTH, jsonDepth } from './json-depth.js';
 import { PaymentPayloadSchema } from './x402.js';
 import type { Payment } from './x402.js';
+import { safeParse } from './safe-parse.js';
 
 export const MAX_PAYMENT_HEADER_BYTES = 8 * 1024;
 
@@ -14,20 +16,23 @@ export function encodeJsonHeader(value: unknown): string {
   return toBase64(utf8(JSON.stringify(value)));
 }
 
-/** Base64 JSON → value; refuses over `maxBytes`, bad base64, bad UTF-8 and bad JSON. */
+/** Base64 JSON → value; refuses over `maxBytes`, bad base64, bad UTF-8, bad JSON and JSON nested past MAX_JSON_DEPTH. */
 export function decodeJsonHeader(header: string, maxBytes = MAX_PAYMENT_HEADER_BYTES): Decoded<unknown> {
   if (typeof header !== 'string' || header.length === 0) return malformed('the header is empty');
   if (header.length > maxBytes) return malformed(`the header is larger than ${maxBytes} bytes`);
+  let value: unknown;
   try {
-    return { ok: true, value: JSON.parse(fromUtf8(fromBase64(header.trim()))) as unknown };
+    value = JSON.parse(fromUtf8(fromBase64(header.trim())));
   } catch {
     return malformed('the header is not standard base64 of UTF-8 JSON');
   }
+  if (jsonDepth(value) > MAX_JSON_DEPTH) return malformed(`the JSON is nested deeper than ${MAX_JSON_DEPTH} levels`);
+  return { ok: true, value };
 }
 
 /** A decoded JSON payment payload (either form) → Payment. */
 export function decodePayment(value: unknown): Decoded<Payment> {
-  const parsed = PaymentPayloadSchema.safeParse(value);
+  const parsed = safeParse(PaymentPayloadSchema, value);
   if (!parsed.success) return malformed(describe(parsed.error));
   const p = parsed.data;
   const payment: Payment = {

@@ -9,6 +9,7 @@ import { verifyStrict } from './ed25519.js';
 import { isAccountAddress, publicKeyFromAccount } from './strkey.js';
 import { ReceiptSchema } from './x402.js';
 import type { Receipt } from './x402.js';
+import { safeParse } from './safe-parse.js';
 
 export type ReceiptBody = Omit<Receipt, 'id' | 'signature'>;
 
@@ -38,7 +39,7 @@ export type ReceiptCheck = { ok: true } | { ok: false; reason: string };
  * signer must also be one of them (a receipt signed by anyone else proves nothing).
  */
 export function verifyReceipt(receipt: unknown, trustedSigners?: readonly string[]): ReceiptCheck {
-  const parsed = ReceiptSchema.safeParse(receipt);
+  const parsed = safeParse(ReceiptSchema, receipt);
   if (!parsed.success) return { ok: false, reason: 'not a receipt' };
   const r = parsed.data;
   if (!isAccountAddress(r.signer)) return { ok: false, reason: 'signer is not an account key' };

@@ -1,6 +1,7 @@
 // x402 version 2 wire types for the `channel` scheme (spec "402 body"; PROTOCOL.md §3–§5).
 import { z } from 'zod';
 import { zAddress, zChannelId, zContract, zHex32, zHttpUrl, zNetwork, zSignatureHex, zUnit, zUnits } from './schemas.js';
+import { safeParse } from './safe-parse.js';
 
 export const X402_VERSION = 2;
 export const SCHEME = 'channel';
@@ -154,12 +155,12 @@ export type PaymentResponse = z.infer<typeof PaymentResponseSchema>;
  * client keeps): the svc envelope either way, or null.
  */
 export function readPaymentResponse(value: unknown): PaymentResponse | null {
-  const direct = PaymentResponseSchema.safeParse(value);
+  const direct = safeParse(PaymentResponseSchema, value);
   if (direct.success) return direct.data;
   if (typeof value !== 'object' || value === null) return null;
   const v = value as Record<string, unknown>;
   const extra = v['extra'];
   if (typeof extra !== 'object' || extra === null) return null;
-  const nested = PaymentResponseSchema.safeParse({ ...extra, success: v['success'], transaction: v['transaction'], network: v['network'], payer: v['payer'] });
+  const nested = safeParse(PaymentResponseSchema, { ...extra, success: v['success'], transaction: v['transaction'], network: v['network'], payer: v['payer'] });
   return nested.success ? nested.data : null;
 }

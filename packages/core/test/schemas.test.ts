@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { zAccount, zAddress, zChannelId, zContract, zHttpUrl, zNetwork, zSignatureHex, zUnits } from '@svc/core';
+import { safeParse, zAccount, zAddress, zChannelId, zContract, zHttpUrl, zNetwork, zSignatureHex, zUnits } from '@svc/core';
 
 describe('wire schemas never throw on junk', () => {
   const junk: unknown[] = ['', 'x', '-1', '1e5', ' 1', '0x1f', '９', 'a'.repeat(5000), null, undefined, 12, {}, [], '1'.repeat(45)];
@@ -23,5 +23,14 @@ describe('wire schemas never throw on junk', () => {
     expect(zUnits.safeParse('18446744073709551616').success).toBe(true);
     expect(zUnits.safeParse('170141183460469231731687303715884105727').success).toBe(true);
     expect(zUnits.safeParse('170141183460469231731687303715884105728').success).toBe(false);
+  });
+});
+
+describe('safeParse', () => {
+  it('turns a validator that throws into a failure (zod 4 compares an object length with a number)', () => {
+    const hostile = { length: { toString: 'x' } };
+    const result = safeParse(zAddress, hostile);
+    expect(result.success).toBe(false);
+    expect(safeParse(zAddress, 'GABAEAQCAIBAEAQCAIBAEAQCAIBAEAQCAIBAEAQCAIBAEAQCAIBAEJXA').success).toBe(true);
   });
 });

@@ -7,7 +7,7 @@
 //   const res = await ledger.submit(signedTx);
 //
 // A submit that times out may still have been applied: look it up with getTx(txHash(…)).
-import { ErrorBodySchema, SvcError, U64_MAX, signLedgerTx } from '@svc/core';
+import { ErrorBodySchema, SvcError, U64_MAX, safeParse, signLedgerTx } from '@svc/core';
 import type { Keypair, SignedLedgerTx } from '@svc/core';
 import type { z } from 'zod';
 import type { LedgerFaucet } from './faucet.js';
@@ -140,18 +140,18 @@ export class HttpLedger implements Ledger, LedgerFaucet {
 
   #expect<S extends z.ZodType>(reply: Reply, schema: S): z.output<S> {
     if (reply.status !== 200) throw new LedgerUnavailable(`the ledger answered ${reply.status}: ${this.#message(reply)}`);
-    const parsed = schema.safeParse(reply.body);
+    const parsed = safeParse(schema, reply.body);
     if (!parsed.success) throw new LedgerUnavailable(`the ledger sent a malformed reply: ${parsed.error.message}`);
     return parsed.data;
   }
 
   #message(reply: Reply): string {
-    const body = ErrorBodySchema.safeParse(reply.body);
+    const body = safeParse(ErrorBodySchema, reply.body);
     return body.success ? body.data.message : `HTTP ${reply.status}`;
   }
 
   #svcError(reply: Reply): SvcError {
-    const body = ErrorBodySchema.safeParse(reply.body);
+    const body = safeParse(ErrorBodySchema, reply.body);
     const code = body.success ? body.data.error : reply.status === 429 ? 'RATE_LIMITED' : 'BAD_REQUEST';
     const retry = Number(reply.headers.get('retry-after'));
     return new SvcError(code, this.#message(reply), { source: 'ledger', ...(code === 'RATE_LIMITED' && retry > 0 ? { retryAfter: retry } : {}) });

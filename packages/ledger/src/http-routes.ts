@@ -7,7 +7,7 @@
 // decimal strings before a reply is serialised.
 import type { FastifyPluginCallback, FastifyReply } from 'fastify';
 import type { z } from 'zod';
-import { SvcError, zAddress } from '@svc/core';
+import { SvcError, safeParse, zAddress } from '@svc/core';
 import type { LedgerFaucet } from './faucet.js';
 import { toHttpError } from './http-errors.js';
 import { zChannelIdArg } from './ops/args.js';
@@ -24,7 +24,7 @@ export interface LedgerRoutesOptions {
 }
 
 function parse<S extends z.ZodType>(schema: S, value: unknown, what: string): z.output<S> {
-  const result = schema.safeParse(value);
+  const result = safeParse(schema, value);
   if (!result.success) throw new SvcError('BAD_REQUEST', `Invalid ${what}: ${describeIssues(result.error)}.`, { source: 'ledger' });
   return result.data;
 }
@@ -57,7 +57,7 @@ export const ledgerRoutes: FastifyPluginCallback<LedgerRoutesOptions> = (app, { 
   });
 
   app.post('/tx', { bodyLimit: LEDGER_BODY_LIMIT }, (request) => {
-    const tx = SignedTxSchema.safeParse(request.body);
+    const tx = safeParse(SignedTxSchema, request.body);
     if (!tx.success) throw new LedgerTxRefused(`malformed transaction: ${describeIssues(tx.error)}`);
     return ledger.submit(tx.data);
   });

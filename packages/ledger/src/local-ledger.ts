@@ -7,20 +7,7 @@
 //   await ledger.faucet(buyer.address);
 //   const res = await ledger.submit(signLedgerTx(buyer, ledger.passphrase, { source: buyer.address, seq: 1, op: 'channel.open', args }));
 import type Database from 'better-sqlite3';
-import {
-  concatBytes,
-  isAccountAddress,
-  isAddress,
-  networkId,
-  publicKeyFromAccount,
-  sha256,
-  SvcError,
-  toHex,
-  txHash,
-  utf8,
-  verifyLedgerTx,
-  voucherContext,
-} from '@svc/core';
+import { SvcError, concatBytes, isAccountAddress, isAddress, networkId, publicKeyFromAccount, safeParse, sha256, toHex, txHash, utf8, verifyLedgerTx, voucherContext } from '@svc/core';
 import { signLedgerTx } from '@svc/core';
 import type { Keypair, SignedLedgerTx } from '@svc/core';
 import { ASSET_CODE, ASSET_DECIMALS, DEX_GENESIS_RESERVES, GENESIS_LEDGER, LOCAL_NETWORK, LOCAL_PASSPHRASE, localContracts } from './contracts.js';
@@ -279,11 +266,11 @@ export class LocalLedger implements Ledger, LedgerFaucet {
 
   /** Checks everything that refuses a tx, then applies it atomically. */
   #apply(input: unknown): TxResult {
-    const parsed = SignedTxSchema.safeParse(input);
+    const parsed = safeParse(SignedTxSchema, input);
     if (!parsed.success) refuse(`malformed transaction: ${describeIssues(parsed.error)}`);
     const tx = parsed.data;
     const op = this.#ops.get(tx.op) ?? refuse(`unknown op ${JSON.stringify(tx.op)}`);
-    const args = op.args.safeParse(tx.args);
+    const args = safeParse(op.args, tx.args);
     if (!args.success) refuse(`bad args for ${tx.op}: ${describeIssues(args.error)}`);
     const hash = this.#hash(tx);
     // A G… source's key is its address: checked before the write lock. A smart account's keys are

@@ -2,7 +2,7 @@
 // validate requests with them, HttpLedger parses replies with them. Amounts and channel ids are
 // decimal strings on the wire and bigint in code.
 import { z } from 'zod';
-import { NETWORKS, zAddress, zSignatureHex, zUnits } from '@svc/core';
+import { MAX_JSON_DEPTH, NETWORKS, jsonDepth, zAddress, zSignatureHex, zUnits } from '@svc/core';
 import type { NetworkName } from '@svc/core';
 import { zChannelIdArg } from './ops/args.js';
 import type { AccountPolicy, LedgerAccount, LedgerChannel, LedgerInfo, LedgerEvent, SmartAccountState, TxResult } from './port.js';
@@ -16,7 +16,8 @@ export const SignedTxSchema = z.strictObject({
   source: zAddress,
   seq: z.number().int().min(1).max(Number.MAX_SAFE_INTEGER),
   op: z.string().min(1).max(64),
-  args: z.record(z.string(), z.unknown()),
+  // Checked before anything walks it: canonicalising for the signature recurses.
+  args: z.record(z.string(), z.unknown()).refine((args) => jsonDepth(args) < MAX_JSON_DEPTH, `args are nested deeper than ${MAX_JSON_DEPTH} levels`),
   signature: zSignatureHex,
 });
 

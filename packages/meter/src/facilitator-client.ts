@@ -1,7 +1,7 @@
 // The meter's only dependency: the facilitator, over HTTP. `/supported` is cached (it tells the
 // asset, the channel contract and the receipt signer); `/verify` carries an Idempotency-Key so a
 // retry after a lost answer returns the first answer instead of VOUCHER_NOT_INCREASING.
-import { SupportedResponseSchema, VerifyResponseSchema, randomBytes, toHex } from '@svc/core';
+import { SupportedResponseSchema, VerifyResponseSchema, randomBytes, safeParse, toHex } from '@svc/core';
 import type { ErrorBody, SupportedResponse, VerifyRequest, VerifyResponse } from '@svc/core';
 
 const SUPPORTED_TTL_MS = 5 * 60_000;
@@ -57,7 +57,7 @@ export class FacilitatorClient {
     } catch (err) {
       throw new FacilitatorUnavailable(`the facilitator at ${this.baseUrl} is unreachable: ${(err as Error).message}`);
     }
-    const parsed = SupportedResponseSchema.safeParse(res.ok ? await res.json().catch(() => null) : null);
+    const parsed = safeParse(SupportedResponseSchema, res.ok ? await res.json().catch(() => null) : null);
     if (!parsed.success) throw new FacilitatorUnavailable(`GET ${this.baseUrl}/supported answered ${res.status} without a valid body`);
     this.supportedCache = { value: parsed.data, at: Date.now() };
     return parsed.data;
@@ -77,7 +77,7 @@ export class FacilitatorClient {
         });
         const json: unknown = await res.json().catch(() => null);
         if (res.ok) {
-          const verdict = VerifyResponseSchema.safeParse(json);
+          const verdict = safeParse(VerifyResponseSchema, json);
           if (verdict.success) return { kind: 'verdict', verdict: verdict.data };
           return { kind: 'unreachable', message: 'the facilitator answered /verify with an unexpected body' };
         }

@@ -49,6 +49,8 @@ export class LedgerError extends Error {
 
 export class LocalLedgerClient {
   private infoCache: LedgerInfoWire | null = null;
+  /** The last submission per source: the next one waits for it, so two never take the same seq. */
+  private readonly tails = new Map<string, Promise<unknown>>();
 
   /** `baseUrl` is the ledger's root, e.g. http://127.0.0.1:4020/ledger. */
   constructor(
@@ -94,6 +96,21 @@ export class LocalLedgerClient {
 
   /** Submits as `source` signed by `signer` (a smart account with its agent or owner key). */
   async submitAs(source: string, signer: Keypair, op: string, args: Record<string, unknown>): Promise<TxResultWire> {
+    // Read seq, sign seq + 1, post: one source's submissions from this client go one at a time.
+    const previous = this.tails.get(source) ?? Promise.resolve();
+    const run = previous.then(
+      () => this.submitNow(source, signer, op, args),
+      () => this.submitNow(source, signer, op, args),
+    );
+    const tail = run.catch(() => undefined);
+    this.tails.set(source, tail);
+    void tail.then(() => {
+      if (this.tails.get(source) === tail) this.tails.delete(source);
+    });
+    return run;
+  }
+
+  private async submitNow(source: string, signer: Keypair, op: string, args: Record<string, unknown>): Promise<TxResultWire> {
     const info = await this.cachedInfo();
     const { seq } = await this.account(source);
     const tx = signLedgerTx(signer, info.passphrase, { source, seq: seq + 1, op, args });

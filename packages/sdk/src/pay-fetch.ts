@@ -4,7 +4,7 @@
 //
 //   const res = await payFetch('http://127.0.0.1:4020/demo/book', {}, { signer });
 //   res.status === 200; res.payment?.receipt.cumulative
-import { ChannelViewSchema, PaymentRequiredSchema, SupportedResponseSchema, decodeJsonHeader, encodeJsonHeader, readPaymentResponse, verifyReceipt } from '@svc/core';
+import { ChannelViewSchema, PaymentRequiredSchema, SupportedResponseSchema, decodeJsonHeader, encodeJsonHeader, readPaymentResponse, safeParse, verifyReceipt } from '@svc/core';
 import type { PaymentRequired, PaymentRequirements, PaymentResponse } from '@svc/core';
 import type { ChannelSigner } from './channel-signer.js';
 
@@ -72,7 +72,7 @@ async function readTerms(res: Response): Promise<PaymentRequired> {
   const header = res.headers.get('payment-required');
   const fromHeader = header ? decodeJsonHeader(header, 64 * 1024) : null;
   const candidate: unknown = fromHeader?.ok ? fromHeader.value : await res.clone().json().catch(() => null);
-  const parsed = PaymentRequiredSchema.safeParse(candidate);
+  const parsed = safeParse(PaymentRequiredSchema, candidate);
   if (!parsed.success) throw new PaymentError('the 402 carries no readable x402 v2 terms', 'BAD_TERMS', res);
   return parsed.data;
 }
@@ -95,7 +95,7 @@ function rejectionCode(res: Response): string | null {
 
 async function resync(doFetch: typeof fetch, accept: PaymentRequirements, signer: ChannelSigner): Promise<void> {
   const res = await doFetch(`${accept.extra.facilitator}/channels/${signer.channelId}`);
-  const view = ChannelViewSchema.safeParse(await res.json().catch(() => null));
+  const view = safeParse(ChannelViewSchema, await res.json().catch(() => null));
   if (view.success) signer.confirm(BigInt(view.data.lastAccepted));
 }
 

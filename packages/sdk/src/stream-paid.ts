@@ -5,7 +5,7 @@
 //
 //   const run = await streamPaid({ url: 'http://127.0.0.1:4020/demo/ticker/stream', signer, onEvent: (e) => console.log(e) });
 //   run.ended.reason; run.paid
-import { PaymentRequiredSchema, PaymentResponseSchema, decodeJsonHeader, encodeJsonHeader, readPaymentResponse, verifyReceipt } from '@svc/core';
+import { PaymentRequiredSchema, PaymentResponseSchema, decodeJsonHeader, encodeJsonHeader, readPaymentResponse, safeParse, verifyReceipt } from '@svc/core';
 import type { PaymentRequirements, PaymentResponse } from '@svc/core';
 import type { ChannelSigner } from './channel-signer.js';
 import { PaymentError, facilitatorSigners } from './pay-fetch.js';
@@ -117,7 +117,7 @@ async function payNextSlice(doFetch: typeof fetch, session: SessionInfo, signer:
     });
     if (!res.ok) return; // refused: the seller's wait ends the stream
     const body = (await res.json()) as { receipt?: unknown };
-    const parsed = PaymentResponseSchema.safeParse(body.receipt);
+    const parsed = safeParse(PaymentResponseSchema, body.receipt);
     if (!parsed.success) return;
     const payment = checked(parsed.data, accept, signer, trusted, required);
     run.paid += BigInt(payment.delta);
@@ -147,7 +147,7 @@ async function readTerms(res: Response) {
   const header = res.headers.get('payment-required');
   const fromHeader = header ? decodeJsonHeader(header, 64 * 1024) : null;
   const candidate: unknown = fromHeader?.ok ? fromHeader.value : await res.clone().json().catch(() => null);
-  const parsed = PaymentRequiredSchema.safeParse(candidate);
+  const parsed = safeParse(PaymentRequiredSchema, candidate);
   if (!parsed.success) throw new PaymentError('the 402 carries no readable x402 v2 terms', 'BAD_TERMS', res);
   return parsed.data;
 }

@@ -8,7 +8,7 @@
 // after the paid request with the decoded PAYMENT-RESPONSE (or the 402 terms). A payment refused
 // as VOUCHER_NOT_INCREASING (our books were behind: a lost answer, another device) resyncs from
 // the facilitator and asks @x402/fetch to retry once with a fresh voucher.
-import { ChannelPayloadSchema, ChannelViewSchema, SCHEME } from '@svc/core';
+import { ChannelPayloadSchema, ChannelViewSchema, SCHEME, safeParse } from '@svc/core';
 import type { ChannelPayload } from '@svc/core';
 import type { PaymentResponseContext } from '@x402/core/client';
 import type { Network, PaymentPayloadContext, PaymentPayloadResult, PaymentRequirements as X402Requirements, SchemeClientHooks, SchemeNetworkClient } from '@x402/core/types';
@@ -100,7 +100,7 @@ export class ChannelSchemeClient implements SchemeNetworkClient {
   }
 
   private async onPaymentResponse(ctx: PaymentResponseContext): Promise<void | { recovered: true }> {
-    const sent = ChannelPayloadSchema.safeParse(ctx.paymentPayload.payload);
+    const sent = safeParse(ChannelPayloadSchema, ctx.paymentPayload.payload);
     if (!sent.success) return;
     const key = keyOf(sent.data);
     const pending = this.pending.get(key);
@@ -122,7 +122,7 @@ export class ChannelSchemeClient implements SchemeNetworkClient {
     const before = p.signer.cumulative;
     try {
       const res = await this.doFetch(`${p.facilitator.replace(/\/+$/, '')}/channels/${p.signer.channelId}`);
-      const view = ChannelViewSchema.safeParse(await res.json());
+      const view = safeParse(ChannelViewSchema, await res.json());
       if (view.success && view.data.id === p.signer.channelId.toString()) p.signer.confirm(BigInt(view.data.lastAccepted));
     } catch {
       return false;

@@ -2,7 +2,7 @@
 // the svc receipt (channelId, cumulative, the signed `receipt`) never reaches the seller's
 // PAYMENT-RESPONSE. This client is the same, except that /settle keeps the svc answer whole:
 // buyers then get a receipt they can check offline (PROTOCOL.md §5).
-import { SettleResponseSchema } from '@svc/core';
+import { SettleResponseSchema, safeParse } from '@svc/core';
 import { FacilitatorResponseError, HTTPFacilitatorClient } from '@x402/core/server';
 import type { FacilitatorConfig } from '@x402/core/server';
 import { FacilitatorTimeoutError, SettleError } from '@x402/core/types';
@@ -41,7 +41,7 @@ export class SvcFacilitatorClient extends HTTPFacilitatorClient {
       if (typeof data === 'object' && data !== null && 'success' in data) throw new SettleError(res.status, data as SettleResponse);
       throw new Error(`Facilitator settle failed (${res.status}): ${text.slice(0, 200)}`);
     }
-    const parsed = SettleResponseSchema.safeParse(data);
+    const parsed = safeParse(SettleResponseSchema, data);
     if (!parsed.success) throw new FacilitatorResponseError(`Facilitator settle returned invalid data: ${text.slice(0, 200)}`);
     return parsed.data as SettleResponse;
   }

@@ -1,6 +1,6 @@
 // The terms a buyer chose, read as svc `channel` requirements. x402 v1 calls the amount
 // `maxAmountRequired`; terms without `unit` are per request (what an x402 price means).
-import { PaymentRequirementsSchema } from '@svc/core';
+import { PaymentRequirementsSchema, safeParse } from '@svc/core';
 import type { PaymentRequirements } from '@svc/core';
 
 export class TermsError extends Error {
@@ -18,7 +18,7 @@ export function channelTerms(x402Version: number, raw: unknown): PaymentRequirem
     amount: fields['amount'] ?? (x402Version === 1 ? fields['maxAmountRequired'] : undefined),
     unit: fields['unit'] ?? 'request',
   };
-  const parsed = PaymentRequirementsSchema.safeParse(candidate);
+  const parsed = safeParse(PaymentRequirementsSchema, candidate);
   if (!parsed.success) {
     const issue = parsed.error.issues[0];
     const where = issue?.path.length ? issue.path.join('.') : 'requirements';

@@ -12,7 +12,7 @@
 //     (8 KiB of JSON); metadata that fails is replaced by the one derived from the HTTP method and
 //     unit, as the middleware derives it when a seller gives none. description ≤ 1024 characters,
 //     mimeType ≤ 128, both without control characters.
-import { BazaarSchema } from '@svc/core';
+import { BazaarSchema, safeParse } from '@svc/core';
 import type { Bazaar, Unit } from '@svc/core';
 import { mimeTypeOf } from '@svc/meter';
 import { z } from 'zod';
@@ -36,7 +36,7 @@ const ResourceFields = z.looseObject({
 
 /** The listing a verified payment would record, or null when its resource cannot be listed. */
 export function listingOf(payload: Record<string, unknown>, method: string, unit: Unit): Listing | null {
-  const resource = ResourceFields.safeParse(payload['resource']);
+  const resource = safeParse(ResourceFields, payload['resource']);
   if (!resource.success) return null;
   const url = listingUrl(resource.data.url);
   if (url === null) return null;
@@ -72,7 +72,7 @@ export function listingUrl(raw: string): string | null {
 
 /** The forwarded bazaar metadata when valid and within bounds, else the derived one. */
 export function bazaarOf(given: unknown, method: string, unit: Unit): Bazaar {
-  const parsed = BazaarSchema.safeParse(given);
+  const parsed = safeParse(BazaarSchema, given);
   if (parsed.success && Buffer.byteLength(JSON.stringify(parsed.data)) <= CATALOG_LIMITS.bazaarBytes) return parsed.data;
   return {
     info: { input: { type: 'http', method: /^[A-Z]{1,16}$/.test(method) ? method : 'GET' }, output: { type: 'json', mimeType: mimeTypeOf(unit) } },

@@ -5,6 +5,7 @@ import helmet from '@fastify/helmet';
 import Fastify, { LogController } from 'fastify';
 import type { FastifyInstance } from 'fastify';
 import { EXPOSED_HEADERS } from '@svc/meter';
+import { MAX_JSON_DEPTH, SvcError, jsonDepth } from '@svc/core';
 import type { Services } from '../services.js';
 import { installErrorHandling, sendError } from './errors.js';
 import { INTERNAL_HEADER, installIpLimits } from './ip-limits.js';
@@ -51,6 +52,7 @@ export async function buildHttp(s: Services, feed: EventFeed, options: HttpOptio
     clientErrorHandler: clientError,
   });
   installErrorHandling(app);
+  installJsonParser(app);
   await app.register(cors, {
     origin: options.corsOrigins === '*' ? '*' : options.corsOrigins.split(',').map((o) => o.trim()),
     exposedHeaders: EXPOSED_HEADERS.split(', '),
@@ -89,6 +91,22 @@ export async function buildHttp(s: Services, feed: EventFeed, options: HttpOptio
   mount(app, routes, ipLimits);
   registerMcp(app, s);
   return { app, routes };
+}
+
+/**
+ * Fastify's JSON parser (prototype poisoning refused) plus a nesting bound: 30,000 brackets fit in
+ * 64 KiB and would overflow the stack of any recursive walk (JSON.stringify, zod) further on.
+ */
+function installJsonParser(app: FastifyInstance): void {
+  const parse = app.getDefaultJsonParser('error', 'error');
+  app.removeContentTypeParser('application/json');
+  app.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body, done) => {
+    void parse(request, typeof body === 'string' ? body : body.toString('utf8'), (err, value) => {
+      if (err) return done(err, undefined);
+      if (jsonDepth(value) > MAX_JSON_DEPTH) return done(new SvcError('BAD_REQUEST', `The JSON body is nested deeper than ${MAX_JSON_DEPTH} levels.`), undefined);
+      done(null, value);
+    });
+  });
 }
 
 /** TRUST_PROXY: empty (trust nobody), `true`, a hop count, or a list of addresses/CIDRs. */

@@ -3,7 +3,7 @@
 // table, so the two cannot drift apart (STYLE.md 4).
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { z } from 'zod';
-import { SvcError } from '@svc/core';
+import { SvcError, safeParse } from '@svc/core';
 import type { IpLimits } from './ip-limits.js';
 
 type Schema = z.ZodType;
@@ -44,7 +44,7 @@ export function defineRoute<B extends Schema | undefined = undefined, Q extends 
 }
 
 export function parseInput<S extends Schema>(schema: S, value: unknown, where: string): z.output<S> {
-  const parsed = schema.safeParse(value);
+  const parsed = safeParse(schema, value);
   if (parsed.success) return parsed.data;
   const issue = parsed.error.issues[0];
   const at = issue && issue.path.length > 0 ? `${where}.${issue.path.join('.')}` : where;

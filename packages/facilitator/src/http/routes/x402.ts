@@ -1,7 +1,7 @@
 // The x402 facilitator endpoints: GET /supported, POST /verify, POST /settle, in the shapes the
 // x402 2.x facilitator client parses: a rejected payment is 200 with isValid/success false (the
 // official client turns a non-2xx into a 502), a malformed request body is a 400.
-import { ErrorBodySchema, SettleResponseSchema, SupportedResponseSchema, SvcError, VerifyRequestSchema, VerifyResponseSchema, decodePayment, fromHex } from '@svc/core';
+import { ErrorBodySchema, SettleResponseSchema, SupportedResponseSchema, SvcError, VerifyRequestSchema, VerifyResponseSchema, decodePayment, fromHex, safeParse } from '@svc/core';
 import type { PaymentRejection, PaymentResponse, VerifyRequest } from '@svc/core';
 import { z } from 'zod';
 import { listingOf } from '../../domain/catalog.js';
@@ -101,7 +101,7 @@ function settled(response: PaymentResponse) {
 function verifyInput(body: VerifyRequest, key: string | null): Input {
   const decoded = decodePayment(body.paymentPayload);
   if (!decoded.ok) return { rejection: 'PAYMENT_MALFORMED', message: decoded.message };
-  const resource = z.object({ url: z.string().max(2048) }).safeParse(body.paymentPayload['resource']);
+  const resource = safeParse(z.object({ url: z.string().max(2048) }), body.paymentPayload['resource']);
   const requirements = body.paymentRequirements;
   const method = body.method ?? '';
   return {
