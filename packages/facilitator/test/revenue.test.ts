@@ -70,6 +70,12 @@ describe('bucketing', () => {
     expect(hourly.series.filter((s) => s.payments === 0).every((s) => s.earned === '0' && s.settled === '0' && s.settlements === 0)).toBe(true);
   });
 
+  it('counts a payment made without a resource (flat and v1 payloads store resource "") under ""', () => {
+    const r = tally([accepted('2025-03-10T10:00:00.000Z', 300n, { resource: '' })]).report(NOW, null);
+    expect(r.totals).toMatchObject({ earned: '300', payments: 1 });
+    expect(r.byResource).toEqual([{ resource: '', earned: '300', payments: 1 }]);
+  });
+
   it('counts events outside the window in the totals only', () => {
     const r = tally([accepted('2025-03-01T10:00:00.000Z', 700n), accepted('2025-03-10T10:00:00.000Z', 300n), claimed('2025-03-02T00:00:00.000Z', '1', 700n, 700n)]).report(NOW, null);
     expect(r.totals).toMatchObject({ earned: '1000', settled: '700', receivable: '300', payments: 2, settlements: 1, paymentsPerSettlement: 2, buyers: 1 });

@@ -102,7 +102,8 @@ export class RevenueTally {
   }
 
   private accepted(e: StoredEvent): void {
-    const [delta, payer, at, resource] = [units(e, 'delta'), text(e, 'payer'), timeOf(e), text(e, 'resource')];
+    // A payment without a resource object (the flat and v1 payloads) is stored with resource ''.
+    const [delta, payer, at, resource] = [units(e, 'delta'), text(e, 'payer'), timeOf(e), optionalText(e, 'resource')];
     this.channel(text(e, 'channelId')).accept(payer, units(e, 'cumulative'), delta, at);
     this.buyers.add(payer);
     for (const bin of this.bins(at)) {
@@ -329,6 +330,12 @@ function iso(ms: number): string {
 function text(e: StoredEvent, key: string): string {
   const v = e.data[key];
   if (typeof v !== 'string' || v === '') throw new TypeError(`event ${e.id} (${e.type}) has no ${key}`);
+  return v;
+}
+
+function optionalText(e: StoredEvent, key: string): string {
+  const v = e.data[key];
+  if (typeof v !== 'string') throw new TypeError(`event ${e.id} (${e.type}) has no ${key}`);
   return v;
 }
 
