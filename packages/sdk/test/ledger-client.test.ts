@@ -95,6 +95,15 @@ describe('LocalLedgerClient: smart accounts and the DEX', () => {
     expect(await code(client.submitAs(address, agent, 'account.freeze', { account: address, frozen: true }))).toBe(1);
   });
 
+  it('submits concurrent transactions of one source one at a time: none takes another one’s seq', async () => {
+    // Found by the HTTP fuzz of POST /demo/owner/freeze: reads of seq raced and the ledger refused the losers.
+    const before = (await client.account(owner.address)).seq;
+    const results = await Promise.allSettled(Array.from({ length: 12 }, (_v, i) => client.freeze({ owner, account: address, frozen: i % 2 === 0 })));
+    expect(results.filter((r) => r.status === 'rejected')).toEqual([]);
+    expect((await client.account(owner.address)).seq).toBe(before + 12);
+    expect((await client.account(address)).account?.frozen).toBe(false);
+  });
+
   it('a key that is neither the owner’s nor the agent’s is refused outright (400, no effect)', async () => {
     const err = await client.transfer({ from: { account: address, signer: randomKeypair() }, to: seller.address, amount: 1n }).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(LedgerError);

@@ -29,6 +29,7 @@ export class Demo {
   readonly agent: DemoAgent;
   private seeding: Promise<DemoWorld> | null = null;
   private seeded: DemoWorld | null = null;
+  private client: { url: string; ledger: LocalLedgerClient } | null = null;
 
   constructor(private readonly o: DemoOptions) {
     this.payTo = loadOrCreateKey(o.dataDir, 'demo-seller.secret').address;
@@ -77,9 +78,11 @@ export class Demo {
     await this.seeding?.catch(() => undefined);
   }
 
+  /** One client per ledger URL, so its per-source ordering of submissions holds across requests. */
   ledger(): LocalLedgerClient {
     const url = this.o.ledgerUrl();
     if (url === null) throw new Error('the demo world needs the local ledger (LEDGER=local)');
-    return new LocalLedgerClient(url);
+    if (this.client?.url !== url) this.client = { url, ledger: new LocalLedgerClient(url) };
+    return this.client.ledger;
   }
 }

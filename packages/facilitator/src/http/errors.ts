@@ -5,6 +5,7 @@
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { LedgerTxRefused, LedgerUnavailable } from '@svc/ledger';
 import { DEFAULT_MESSAGES, SvcError } from '@svc/core';
+import { LedgerError as LedgerClientError } from '@svc/sdk';
 
 const TRANSPORT_STATUSES = new Set([413, 414, 415]);
 
@@ -29,6 +30,11 @@ export function toSvcError(error: unknown): SvcError {
   if (error instanceof SvcError) return error;
   if (error instanceof LedgerUnavailable) return new SvcError('LEDGER_UNAVAILABLE', DEFAULT_MESSAGES.LEDGER_UNAVAILABLE, { source: 'ledger' });
   if (error instanceof LedgerTxRefused) return new SvcError('BAD_REQUEST', error.message, { source: 'ledger' });
+  // The demo's own transactions go through the sdk's ledger client.
+  if (error instanceof LedgerClientError) {
+    if (error.status >= 500) return new SvcError('LEDGER_UNAVAILABLE', DEFAULT_MESSAGES.LEDGER_UNAVAILABLE, { source: 'ledger' });
+    return new SvcError('LEDGER_REJECTED', `The ledger refused the transaction: ${error.message}`, { source: 'ledger', ...(error.tx ? { tx: error.tx } : {}) });
+  }
   const status = statusOf(error);
   if (status !== undefined && status >= 400 && status < 500) {
     // Fastify's own refusals: unparsable JSON, body too large, unsupported media type, bad URL, …
