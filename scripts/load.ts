@@ -1,0 +1,125 @@
+// npm run load — many buyers pay many sellers through POST /verify for a fixed time, then
+// everything is claimed and money conservation is checked across the client, the facilitator and
+// the ledger. Prints accepted, rejected (by reason), 429s, other 4xx, 5xx, network errors,
+// throughput and p50/p99 latency, a progress line every few seconds, and PASS or FAIL.
+//
+//   npm run load                                   # its own facilitator (svc start, temp DATA_DIR)
+//   LOAD_SECONDS=10 LOAD_RATE=0 npm run load       # short, as fast as it goes
+//   LOAD_URL=http://127.0.0.1:4020,http://127.0.0.1:4030 npm run load   # running instances, one ledger
+//
+// Exit code 0 only with no 5xx, no bad voucher accepted, no good voucher refused (but for a used-up
+// deposit) and money conserved (scripts/load/check.ts); 1 otherwise; 2 for bad options; 130 on SIGINT.
+import os from 'node:os';
+import { checkConservation } from './load/check.js';
+import { drive } from './load/driver.js';
+import { JsonClient } from './load/http.js';
+import { describeOptions, loadOptions } from './load/options.js';
+import type { LoadOptions } from './load/options.js';
+import { Reader, agree, claimAll, resolveUnsure } from './load/settle.js';
+import { prepare } from './load/setup.js';
+import { Tally } from './load/tally.js';
+import { external, ownChild } from './load/target.js';
+import type { Target } from './load/target.js';
+
+const OUTPUT_TAIL_LINES = 40;
+
+let target: Target | null = null;
+let interrupted = false;
+let exiting = false;
+
+/** Stops the child (if any) once, then exits. */
+async function shutdown(code: number, keepData = false): Promise<never> {
+  if (!exiting) {
+    exiting = true;
+    await target?.stop(keepData).catch((err: unknown) => console.error(`could not stop the facilitator: ${String(err)}`));
+  }
+  process.exit(code);
+}
+
+/** The child's last lines, for a failed run; empty without a child or output. */
+function outputTail(): string {
+  const text = target?.output().trimEnd() ?? '';
+  return text ? `\nlast output of the facilitator:\n${text.split('\n').slice(-OUTPUT_TAIL_LINES).join('\n')}` : '';
+}
+
+process.on('SIGINT', () => {
+  if (interrupted) process.exit(130);
+  interrupted = true;
+  console.log('\ninterrupted: stopping the facilitator (Ctrl-C again to quit at once)');
+  void shutdown(130);
+});
+process.on('SIGTERM', () => void shutdown(143));
+process.on('unhandledRejection', (err) => {
+  console.error('unhandled rejection:', err);
+  void shutdown(1, true);
+});
+
+async function run(o: LoadOptions): Promise<string[]> {
+  console.log(`svc load test — ${os.availableParallelism()} cores, Node ${process.version}`);
+  for (const line of describeOptions()) console.log(line);
+  target = o.urls.length > 0 ? external(o.urls, o.ledgerUrl) : await ownChild();
+  for (const line of target.describe) console.log(line);
+  const client = new JsonClient(o.timeoutMs, o.concurrency + 16);
+  const market = await prepare(target, o, client);
+  console.log(`\nload: ${o.buyers} buyers → ${o.sellers} sellers, ${o.concurrency} in flight, ${o.rate > 0 ? `${o.rate} req/s` : 'as fast as possible'}, ${(o.bad * 100).toFixed(1)} % bad, ${o.seconds} s`);
+  const tally = new Tally();
+  const elapsed = await drive({
+    verifyUrls: target.urls.map((u) => new URL(`${u}/verify`)),
+    client,
+    buyers: market.buyers,
+    signing: market.signing,
+    tally,
+    concurrency: o.concurrency,
+    rate: o.rate,
+    bad: o.bad,
+    seconds: o.seconds,
+    progressSeconds: o.progressSeconds,
+    aborted: () => interrupted,
+  });
+  const reader = new Reader(client, target.urls, market.ledger);
+  await resolveUnsure(reader, market.buyers, tally);
+  console.log('\nresults');
+  for (const line of tally.report(elapsed)) console.log(line);
+
+  console.log('\nsettlement');
+  const deadline = performance.now() + o.settleSeconds * 1000;
+  const claims = await claimAll(reader, market.buyers, deadline);
+  console.log(`  final claims: ${claims.claimed} channels, ${claims.amount} base units (${claims.outcomes.toString()})`);
+  const { snapshot, waitedMs } = await agree(reader, market.buyers, deadline);
+  console.log(`  facilitator and ledger compared after ${(waitedMs / 1000).toFixed(1)} s`);
+  const verdict = await checkConservation(reader, market.sellers, market.buyers, snapshot);
+  client.close();
+  for (const line of verdict.lines) console.log(line);
+
+  const failures = [...verdict.failures];
+  if (tally.server5xx.total > 0) failures.push(`5xx answers: ${tally.server5xx.total} (${tally.server5xx.toString()})`);
+  if (tally.badAccepted.total > 0) failures.push(`bad vouchers accepted: ${tally.badAccepted.toString()}`);
+  const refused = tally.goodRefused.total - (tally.goodRefused.get('CHANNEL_EXHAUSTED') ?? 0);
+  if (refused > 0) failures.push(`good vouchers refused: ${tally.goodRefused.toString()}`);
+  if (tally.oddAnswers > 0) failures.push(`answers that are not a verify answer: ${tally.oddAnswers}`);
+  const crashed = target.crashed();
+  if (crashed) failures.push(crashed);
+  if (tally.network.total > 0) console.log(`\nwarning: ${tally.network.total} requests got no answer (${tally.network.toString()})`);
+  if (tally.badOtherwise.total > 0) console.log(`warning: bad vouchers refused with another code than expected: ${tally.badOtherwise.toString()}`);
+  return failures;
+}
+
+let options: LoadOptions;
+try {
+  options = loadOptions();
+} catch (err) {
+  console.error((err as Error).message);
+  process.exit(2);
+}
+try {
+  const failures = await run(options);
+  if (interrupted) await shutdown(130);
+  console.log(failures.length === 0 ? '\nPASS: no 5xx, every bad voucher refused, money conserved' : `\nFAIL:\n${failures.map((f) => `  - ${f}`).join('\n')}`);
+  if (failures.length > 0) console.log(outputTail());
+  await shutdown(failures.length === 0 ? 0 : 1, options.keepData || failures.length > 0);
+} catch (err) {
+  if (interrupted) await shutdown(130);
+  console.error(`\nFAIL: ${(err as Error).stack ?? String(err)}`);
+  console.error(outputTail());
+  await shutdown(1, true);
+}
