@@ -163,6 +163,25 @@ describe('headers and parser-level refusals', () => {
     expect(JSON.parse(bad.slice(bad.indexOf('\r\n\r\n') + 4))).toMatchObject({ error: 'BAD_REQUEST' });
     expect((await get(`${h.url}/health`)).status).toBe(200);
   });
+
+  it('bounds bodies: over 64 KiB is 413, JSON nested past 64 levels 400, an MCP batch past 16 messages 400, all with the error body', async () => {
+    const post = async (path: string, body: string, headers: Record<string, string> = {}) => {
+      const res = await fetch(`${h.url}${path}`, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body });
+      return { status: res.status, body: (await res.json()) as Record<string, unknown> };
+    };
+    const large = await post('/verify', JSON.stringify({ x402Version: 2, pad: 'x'.repeat(64 * 1024) }));
+    expect(large).toMatchObject({ status: 413, body: { error: 'BAD_REQUEST', source: 'facilitator' } });
+    const deep = await post('/verify', `{"x402Version":2,"paymentPayload":${'['.repeat(65)}${']'.repeat(65)}}`);
+    expect(deep).toMatchObject({ status: 400, body: { error: 'BAD_REQUEST', message: expect.stringContaining('nested deeper than 64') } });
+    const shallow = await post('/verify', `{"x402Version":2,"paymentPayload":{"a":${'['.repeat(60)}${']'.repeat(60)}}}`);
+    expect(shallow.body['message']).not.toContain('nested');
+    const message = (id: number) => ({ jsonrpc: '2.0', id, method: 'tools/list' });
+    const accept = { accept: 'application/json, text/event-stream' };
+    const batch = await post('/mcp', JSON.stringify(Array.from({ length: 17 }, (_v, i) => message(i))), accept);
+    expect(batch).toMatchObject({ status: 400, body: { error: 'BAD_REQUEST' } });
+    const one = await fetch(`${h.url}/mcp`, { method: 'POST', headers: { 'content-type': 'application/json', ...accept }, body: JSON.stringify(message(1)) });
+    expect(one.status).toBe(200);
+  });
 });
 
 describe('two instances sharing Redis', async () => {

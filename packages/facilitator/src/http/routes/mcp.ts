@@ -14,11 +14,13 @@ import type { AnyRoute } from '../route.js';
 
 export const MCP_PATH = '/mcp';
 const TAGS = ['mcp'];
+/** JSON-RPC messages in one POST (MCP 2025-06-18 sends one; older clients may batch a few). */
+export const MCP_BATCH_MAX = 16;
 
 const JsonRpcMessageSchema = z
   .looseObject({
     jsonrpc: z.literal('2.0'),
-    id: z.union([z.string(), z.number().int()]).optional(),
+    id: z.union([z.string().max(256), z.number().int().min(Number.MIN_SAFE_INTEGER).max(Number.MAX_SAFE_INTEGER)]).optional(),
     method: z.string().max(256).optional(),
     params: z.record(z.string(), z.unknown()).optional(),
   })
@@ -42,7 +44,8 @@ export function mcpRoutes(s: Services): AnyRoute[] {
       url: MCP_PATH,
       summary: `Model Context Protocol (streamable HTTP, stateless; Accept: application/json, text/event-stream). Tools: ${MCP_TOOLS.join(', ')}.`,
       tags: TAGS,
-      body: z.union([JsonRpcMessageSchema, z.array(JsonRpcMessageSchema)]),
+      // A batch is bounded: each tool call is a request to the facilitator, inside one request's limits.
+      body: z.union([JsonRpcMessageSchema, z.array(JsonRpcMessageSchema).min(1).max(MCP_BATCH_MAX)]),
       responses: {
         200: { description: 'The JSON-RPC response', schema: z.union([JsonRpcMessageSchema, z.array(JsonRpcMessageSchema)]) },
         202: { description: 'Accepted (notifications and responses only)' },
