@@ -12,6 +12,8 @@ import type { ChannelView, SupportedResponse } from '@svc/core';
 import { HttpLedger, LocalLedger, StellarLedger, ledgerRoutes } from '@svc/ledger';
 import type { Ledger } from '@svc/ledger';
 import { MemoryBus } from './bus/memory-bus.js';
+import { PostgresBus } from './bus/postgres-bus.js';
+import type { Bus } from './bus/port.js';
 import type { Config } from './config.js';
 import { AccountBook } from './domain/account-book.js';
 import { ChannelBook } from './domain/channel-book.js';
@@ -40,6 +42,7 @@ import { Demo } from './demo/demo.js';
 import { loadOrCreateKey } from './keys.js';
 import type { Services } from './services.js';
 import { openStore } from './store/index.js';
+import { PostgresStore } from './store/postgres-store.js';
 import type { ChannelRecord } from './store/port.js';
 
 export interface FacilitatorOptions {
@@ -92,7 +95,11 @@ export async function createFacilitator(options: FacilitatorOptions): Promise<Fa
   await store.migrate();
 
   const limiters = await openLimiters(limitBackend(config));
-  const bus = new MemoryBus();
+  // On PostgreSQL several instances may share the database: events and signals go through it.
+  const bus: Bus =
+    store instanceof PostgresStore && config.DATABASE_URL
+      ? await PostgresBus.open({ url: config.DATABASE_URL, schema: store.schema, store, onError: (err, what) => app.log.warn({ err }, what) })
+      : new MemoryBus();
   const events = new EventLog(store, bus);
   const ledgerClock = new LedgerClock(ledger);
   await ledgerClock.refresh();
@@ -226,8 +233,12 @@ export async function createFacilitator(options: FacilitatorOptions): Promise<Fa
       // Catch up with the ledger before serving, so no channel state is stale at the first voucher.
       await watcher.tick();
       // No seller loop survives a restart: sessions left open end now, with what they were charged.
-      const orphans = await services.streams.abortOrphans();
-      if (orphans > 0) app.log.warn({ sessions: orphans }, 'ended stream sessions left open by the previous run (ABORTED)');
+      // On a shared database other instances may be serving open sessions right now: there the
+      // idle sweep ends an orphan (STREAM_IDLE_SECONDS without a wait or a voucher) instead.
+      if (!(store instanceof PostgresStore)) {
+        const orphans = await services.streams.abortOrphans();
+        if (orphans > 0) app.log.warn({ sessions: orphans }, 'ended stream sessions left open by the previous run (ABORTED)');
+      }
       await services.stats.start(bus);
       watcher.start();
       scheduler.start();
@@ -252,6 +263,7 @@ export async function createFacilitator(options: FacilitatorOptions): Promise<Fa
       await watcher.stop();
       await floatHistory.stop();
       await catalog.stop();
+      await bus.close();
       await store.close();
       await limiters.close();
       await ledger.close();

@@ -1,0 +1,117 @@
+// Two facilitator instances on one PostgreSQL database and one standalone ledger (issue 8),
+// behaving like one: a voucher is accepted once whichever instance sees it, an SSE client on one
+// instance sees what the other accepted (same ids, same order), and a stream wait on one instance
+// wakes when its voucher lands on the other.
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startLedgerServer } from '@svc/ledger';
+import type { LedgerServer } from '@svc/ledger';
+import { randomKeypair } from '@svc/core';
+import { startHarness } from '../helpers/harness.js';
+import type { Harness } from '../helpers/harness.js';
+import { createPgDatabase, pgEnabled } from '../helpers/pg.js';
+import type { PgDatabase } from '../helpers/pg.js';
+
+const enabled = await pgEnabled();
+
+describe.runIf(enabled)('two instances on one PostgreSQL and one ledger', () => {
+  let db: PgDatabase;
+  let ledger: LedgerServer;
+  let ledgerDir: string;
+  let a: Harness;
+  let b: Harness;
+  const payTo = randomKeypair().address;
+  const terms = (overrides: Parameters<Harness['requirements']>[0] = {}) => a.requirements({ payTo, ...overrides });
+
+  beforeAll(async () => {
+    db = await createPgDatabase();
+    ledgerDir = fs.mkdtempSync(path.join(os.tmpdir(), 'svc-cluster-ledger-'));
+    ledger = await startLedgerServer({ port: 0, dataDir: ledgerDir, ledgerSeconds: 1 });
+    const env = { DATABASE_URL: db.url, LEDGER_URL: ledger.url, RATE_LIMIT_STORE: 'postgres', IP_RATE_LIMIT_PER_MINUTE: '0' };
+    a = await startHarness(env);
+    b = await startHarness(env);
+  });
+
+  afterAll(async () => {
+    await a?.close();
+    await b?.close();
+    await ledger?.close();
+    await db?.drop();
+    fs.rmSync(ledgerDir, { recursive: true, force: true });
+  });
+
+  it('accepts exactly one of 50 concurrent copies of one voucher spread over both instances', async () => {
+    const buyer = await a.buyer({ payee: payTo });
+    expect((await a.verify(buyer.signer.sign(5000n), terms())).body['isValid']).toBe(true);
+    expect((await b.verify(buyer.signer.sign(5000n), terms())).body['invalidReason']).toBe('VOUCHER_NOT_INCREASING'); // B knows the channel too
+    const copy = buyer.signer.sign(10_000n);
+    const answers = await Promise.all(Array.from({ length: 50 }, (_v, i) => (i % 2 === 0 ? a : b).verify(copy, terms())));
+    expect(answers.map((r) => r.status).filter((s) => s >= 500)).toEqual([]);
+    const accepted = answers.filter((r) => r.body['isValid'] === true);
+    expect(accepted).toHaveLength(1);
+    expect(answers.filter((r) => r.body['isValid'] === false).every((r) => r.body['invalidReason'] === 'VOUCHER_NOT_INCREASING')).toBe(true);
+    const views = await Promise.all([a, b].map(async (h) => (await fetch(`${h.url}/channels/${buyer.channelId}`)).json() as Promise<Record<string, unknown>>));
+    expect(views.map((v) => v['lastAccepted'])).toEqual(['10000', '10000']);
+  });
+
+  it('an event stream on one instance carries what the other accepted, with the same ids in the same order', async () => {
+    const buyer = await a.buyer({ payee: payTo });
+    const controller = new AbortController();
+    const res = await fetch(`${a.url}/events?channelId=${buyer.channelId}`, { signal: controller.signal });
+    const seen: { id: number; type: string }[] = [];
+    const reader = res.body!.getReader();
+    const reading = (async () => {
+      let text = '';
+      for (;;) {
+        const { done, value } = await reader.read();
+        if (done) return;
+        text += Buffer.from(value).toString();
+        for (let i = text.indexOf('\n\n'); i >= 0; i = text.indexOf('\n\n')) {
+          const frame = text.slice(0, i);
+          text = text.slice(i + 2);
+          const id = /^id: (\d+)$/m.exec(frame)?.[1];
+          const type = /^event: (.+)$/m.exec(frame)?.[1];
+          if (id && type) seen.push({ id: Number(id), type });
+        }
+      }
+    })().catch(() => undefined);
+    for (let i = 1; i <= 5; i++) expect((await b.verify(buyer.signer.sign(5000n * BigInt(i)), terms())).body['isValid']).toBe(true);
+    const deadline = Date.now() + 5000;
+    while (seen.filter((e) => e.type === 'voucher.accepted').length < 5 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+    controller.abort();
+    await reading;
+    const stored = await b.f.services.store.events({ channelId: buyer.channelId, order: 'asc', limit: 100 });
+    expect(seen.map((e) => e.id)).toEqual(stored.map((e) => e.id));
+    expect(seen.filter((e) => e.type === 'voucher.accepted')).toHaveLength(5);
+  });
+
+  it('a stream opened through one instance keeps streaming when its vouchers are posted to the other', async () => {
+    const buyer = await a.buyer({ payee: payTo, deposit: 1_000_000n });
+    const perSecond = terms({ amount: '1000', unit: 'second', extra: { sliceSeconds: 10, sliceAmount: '10000' } });
+    const first = await a.verify(buyer.signer.sign(10_000n), perSecond);
+    const receiptId = (first.body['receipt'] as { receipt: { id: string } }).receipt.id;
+    const opened = await post(a, '/streams', { channelId: buyer.channelId.toString(), payTo, resource: `${a.url}/ticker`, unit: 'second', sliceCost: '10000', initialCharge: '10000', receiptId });
+    expect(opened.status).toBe(200);
+    const streamId = String(opened.body['streamId']);
+    for (let slice = 2; slice <= 4; slice++) {
+      const started = Date.now();
+      const waiting = post(a, `/streams/${streamId}/wait`, { timeoutMs: 10_000 });
+      await new Promise((r) => setTimeout(r, 200));
+      const voucher = buyer.signer.sign(10_000n * BigInt(slice));
+      const sent = await post(b, `/channels/${buyer.channelId}/voucher`, { streamId, cumulative: voucher.cumulative, signature: voucher.signature });
+      expect(sent.status).toBe(200);
+      const woke = await waiting;
+      expect(woke.body).toMatchObject({ kind: 'paid', requiredCumulative: String(10_000 * (slice + 1)) });
+      expect(Date.now() - started).toBeLessThan(3000); // woken by the other instance, not by the 10 s timeout
+    }
+    const ended = await fetch(`${b.url}/streams/${streamId}`, { method: 'DELETE', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ reason: 'done', units: 40 }) });
+    expect(await ended.json()).toMatchObject({ charged: '40000', vouchers: 4 });
+  });
+});
+
+async function post(h: Harness, url: string, body: unknown): Promise<{ status: number; body: Record<string, unknown> }> {
+  const res = await fetch(`${h.url}${url}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+  return { status: res.status, body: (await res.json()) as Record<string, unknown> };
+}
