@@ -13,6 +13,9 @@ import { HttpLedger, LocalLedger, StellarLedger, ledgerRoutes } from '@svc/ledge
 import type { Ledger } from '@svc/ledger';
 import { MemoryBus } from './bus/memory-bus.js';
 import { PostgresBus } from './bus/postgres-bus.js';
+import { SoleLeadership } from './cluster/leadership.js';
+import type { Leadership } from './cluster/leadership.js';
+import { PostgresLeadership } from './cluster/postgres-leadership.js';
 import type { Bus } from './bus/port.js';
 import type { Config } from './config.js';
 import { AccountBook } from './domain/account-book.js';
@@ -135,6 +138,7 @@ export async function createFacilitator(options: FacilitatorOptions): Promise<Fa
     ledgerInfo,
     ledgerClock,
     bus,
+    leadership: null as unknown as Leadership,
     keys,
     vouchers,
     book,
@@ -219,6 +223,12 @@ export async function createFacilitator(options: FacilitatorOptions): Promise<Fa
     threshold: config.CLAIM_THRESHOLD,
     expiryMarginLedgers: config.CLAIM_EXPIRY_MARGIN_LEDGERS,
   }, app.log);
+  // The scheduler, the watcher and the float sampler run on one instance at a time.
+  const shared = store instanceof PostgresStore && config.DATABASE_URL !== undefined;
+  const leadership: Leadership = shared ? PostgresLeadership.open({ url: config.DATABASE_URL!, schema: store.schema, log: app.log }) : new SoleLeadership();
+  services.leadership = leadership;
+  // Every instance follows what the leader's watcher records: channel changes and frozen accounts.
+  if (shared) followLedgerEvents(bus, book, accounts);
 
   return {
     app,
@@ -230,8 +240,9 @@ export async function createFacilitator(options: FacilitatorOptions): Promise<Fa
     localLedger,
     demoPayTo,
     async listen() {
-      // Catch up with the ledger before serving, so no channel state is stale at the first voucher.
-      await watcher.tick();
+      // Catch up with the ledger before serving, so no channel state is stale at the first voucher
+      // (on a shared database the leader's watcher keeps the store current instead).
+      if (!shared) await watcher.tick();
       // No seller loop survives a restart: sessions left open end now, with what they were charged.
       // On a shared database other instances may be serving open sessions right now: there the
       // idle sweep ends an orphan (STREAM_IDLE_SECONDS without a wait or a voucher) instead.
@@ -240,9 +251,20 @@ export async function createFacilitator(options: FacilitatorOptions): Promise<Fa
         if (orphans > 0) app.log.warn({ sessions: orphans }, 'ended stream sessions left open by the previous run (ABORTED)');
       }
       await services.stats.start(bus);
-      watcher.start();
-      scheduler.start();
-      floatHistory.start();
+      leadership.run({
+        gain: async () => {
+          watcher.start();
+          scheduler.start();
+          floatHistory.start();
+          // Taking over from a leader that died: what was due is claimed now, not an interval later.
+          if (shared) await scheduler.tick();
+        },
+        lose: async () => {
+          await scheduler.stop();
+          await watcher.stop();
+          await floatHistory.stop();
+        },
+      });
       catalog.start();
       services.streams.start(Math.max(100, Math.min(5_000, (config.STREAM_IDLE_SECONDS * 1000) / 3)));
       const address = await app.listen({ port: config.PORT, host: config.HOST });
@@ -259,6 +281,7 @@ export async function createFacilitator(options: FacilitatorOptions): Promise<Fa
       services.streams.stop();
       feed.close();
       await app.close();
+      await leadership.close();
       await scheduler.stop();
       await watcher.stop();
       await floatHistory.stop();
@@ -321,4 +344,13 @@ export function channelView(r: ChannelRecord, latestLedger: number): ChannelView
     closedAt: r.closedAt,
     refunded: r.refunded === null ? null : formatUnits(r.refunded),
   };
+}
+
+/** On a follower, the leader's ledger events invalidate cached channels and update frozen accounts. */
+function followLedgerEvents(bus: Bus, book: ChannelBook, accounts: AccountBook): void {
+  bus.subscribe((event) => {
+    if (event.source !== 'ledger') return;
+    if (event.channelId !== null && event.channelId !== undefined) book.invalidate(event.channelId);
+    if (event.type === 'account.frozen' && typeof event.data['account'] === 'string') accounts.setFrozen(event.data['account'], event.data['frozen'] === true);
+  });
 }

@@ -2,6 +2,7 @@
 import type { ChannelView, Keypair, SupportedResponse, VoucherContext } from '@svc/core';
 import type { Ledger, LedgerInfo } from '@svc/ledger';
 import type { Bus } from './bus/port.js';
+import type { Leadership } from './cluster/leadership.js';
 import type { Config } from './config.js';
 import type { AccountBook } from './domain/account-book.js';
 import type { ChannelBook } from './domain/channel-book.js';
@@ -27,6 +28,8 @@ export interface Services {
   ledgerInfo: LedgerInfo;
   ledgerClock: LedgerClock;
   bus: Bus;
+  /** Whether this instance runs the singleton work (always, on SQLite). */
+  leadership: Leadership;
   keys: Keypair;
   vouchers: VoucherContext;
   book: ChannelBook;

@@ -2,6 +2,7 @@
 // behaving like one: a voucher is accepted once whichever instance sees it, an SSE client on one
 // instance sees what the other accepted (same ids, same order), and a stream wait on one instance
 // wakes when its voucher lands on the other.
+import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -9,9 +10,12 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startLedgerServer } from '@svc/ledger';
 import type { LedgerServer } from '@svc/ledger';
 import { randomKeypair } from '@svc/core';
+import { ChannelSigner, LocalLedgerClient } from '@svc/sdk';
 import { startHarness } from '../helpers/harness.js';
 import type { Harness } from '../helpers/harness.js';
 import { createPgDatabase, pgEnabled } from '../helpers/pg.js';
+import { startChild } from '../helpers/process.js';
+import type { Child } from '../helpers/process.js';
 import type { PgDatabase } from '../helpers/pg.js';
 
 const enabled = await pgEnabled();
@@ -29,7 +33,8 @@ describe.runIf(enabled)('two instances on one PostgreSQL and one ledger', () => 
     db = await createPgDatabase();
     ledgerDir = fs.mkdtempSync(path.join(os.tmpdir(), 'svc-cluster-ledger-'));
     ledger = await startLedgerServer({ port: 0, dataDir: ledgerDir, ledgerSeconds: 1 });
-    const env = { DATABASE_URL: db.url, LEDGER_URL: ledger.url, RATE_LIMIT_STORE: 'postgres', IP_RATE_LIMIT_PER_MINUTE: '0' };
+    // One key for the cluster: receipts verify against one signer, attest tokens work on any instance.
+    const env = { DATABASE_URL: db.url, LEDGER_URL: ledger.url, RATE_LIMIT_STORE: 'postgres', IP_RATE_LIMIT_PER_MINUTE: '0', FACILITATOR_SECRET: randomBytes(32).toString('hex') };
     a = await startHarness(env);
     b = await startHarness(env);
   });
@@ -110,6 +115,107 @@ describe.runIf(enabled)('two instances on one PostgreSQL and one ledger', () => 
     expect(await ended.json()).toMatchObject({ charged: '40000', vouchers: 4 });
   });
 });
+
+describe.runIf(enabled)('the instance running the claim scheduler is killed', () => {
+  let db: PgDatabase;
+  let ledger: LedgerServer;
+  const dirs: string[] = [];
+  const children: Child[] = [];
+
+  afterAll(async () => {
+    for (const c of children) await c.kill('SIGKILL').catch(() => undefined);
+    await ledger?.close();
+    await db?.drop();
+    for (const d of dirs) fs.rmSync(d, { recursive: true, force: true });
+  });
+
+  it('kill -9 of the leader: the other instance claims everything acknowledged, well within one claim interval, once', async () => {
+    db = await createPgDatabase();
+    const dir = () => {
+      const d = fs.mkdtempSync(path.join(os.tmpdir(), 'svc-cluster-'));
+      dirs.push(d);
+      return d;
+    };
+    ledger = await startLedgerServer({ port: 0, dataDir: dir(), ledgerSeconds: 1 });
+    // A 30 s interval: the first pass of the leader's scheduler would come only after the kill.
+    const env = { DATABASE_URL: db.url, LEDGER_URL: ledger.url, FACILITATOR_SECRET: randomBytes(32).toString('hex'), CLAIM_INTERVAL_SECONDS: '30', CLAIM_THRESHOLD: '1', DEMO: 'off', IP_RATE_LIMIT_PER_MINUTE: '0' };
+    const leader = await startChild({ ...env, DATA_DIR: dir() });
+    children.push(leader);
+    await until(async () => (await json(`${leader.url}/health`))['leader'] === true, 10_000);
+    const follower = await startChild({ ...env, DATA_DIR: dir() });
+    children.push(follower);
+    await new Promise((r) => setTimeout(r, 1500));
+    expect((await json(`${follower.url}/health`))['leader']).toBe(false);
+
+    const client = new LocalLedgerClient(ledger.url);
+    const info = await client.info();
+    const payer = randomKeypair();
+    const voucherKey = randomKeypair();
+    const payee = randomKeypair().address;
+    await client.faucet(payer.address);
+    const { channelId } = await client.openChannel({ payer, payee, deposit: 5_000_000n, voucherKey });
+    const signer = new ChannelSigner({ channelId, deposit: 5_000_000n, voucherKey, networkPassphrase: info.passphrase, channelContract: info.contracts.channel, network: info.network, payee, asset: info.contracts.asset });
+    const terms = { scheme: 'channel', network: info.network, asset: info.contracts.asset, payTo: payee, amount: '5000', unit: 'request', maxTimeoutSeconds: 60, extra: { channelContract: info.contracts.channel, minDeposit: '5000000', facilitator: 'http://127.0.0.1', areFeesSponsored: true } };
+    for (let i = 1; i <= 10; i++) {
+      const target = i % 2 === 0 ? leader : follower;
+      const res = await fetch(`${target.url}/verify`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ x402Version: 2, paymentPayload: { x402Version: 2, accepted: terms, payload: signer.sign(5000n * BigInt(i)) }, paymentRequirements: terms }),
+      });
+      const answer = (await res.json()) as { isValid?: boolean };
+      expect(answer.isValid, JSON.stringify(answer)).toBe(true);
+    }
+    expect((await client.channel(channelId))?.claimed).toBe('0');
+
+    await leader.kill('SIGKILL');
+    const killedAt = Date.now();
+    await until(async () => (await client.channel(channelId))?.claimed === '50000', 10_000);
+    const tookMs = Date.now() - killedAt;
+    expect(tookMs).toBeLessThan(30_000);
+    const health = await json(`${follower.url}/health`);
+    expect(health, JSON.stringify(health)).toMatchObject({ leader: true });
+    // Exactly one claim transaction, and the follower's books agree with the ledger.
+    const claims = (await json(`${follower.url}/events?channelId=${channelId}`, true)).filter((e) => e === 'channel.claimed');
+    expect(claims).toHaveLength(1);
+    await until(async () => (await json(`${follower.url}/channels/${channelId}`))['claimed'] === '50000', 5_000);
+    const revenue = (await json(`${follower.url}/sellers/${payee}/revenue`))['totals'] as Record<string, unknown>;
+    expect(revenue).toMatchObject({ earned: '50000', settled: '50000', receivable: '0' });
+    console.log(`leader killed: the follower claimed everything ${tookMs} ms later (claim interval 30 s, leader poll 1 s)`);
+  });
+});
+
+async function until(check: () => Promise<boolean>, timeoutMs: number): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await check().catch(() => false))) {
+    if (Date.now() > deadline) throw new Error(`not within ${timeoutMs} ms`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
+/** A JSON answer; with `eventTypes`, the event types of an SSE backlog (read for 500 ms). */
+async function json(url: string): Promise<Record<string, unknown>>;
+async function json(url: string, eventTypes: true): Promise<string[]>;
+async function json(url: string, eventTypes = false): Promise<Record<string, unknown> | string[]> {
+  if (!eventTypes) return (await (await fetch(url)).json()) as Record<string, unknown>;
+  const controller = new AbortController();
+  const res = await fetch(url, { signal: controller.signal });
+  const reader = res.body!.getReader();
+  let text = '';
+  const timer = setTimeout(() => controller.abort(), 500);
+  try {
+    for (;;) {
+      const { done, value } = await reader.read();
+      if (done) break;
+      text += Buffer.from(value).toString();
+    }
+  } catch {
+    // aborted after 500 ms: the backlog has arrived
+  } finally {
+    clearTimeout(timer);
+  }
+  return [...text.matchAll(/^event: (.+)$/gm)].map((m) => m[1]!);
+}
 
 async function post(h: Harness, url: string, body: unknown): Promise<{ status: number; body: Record<string, unknown> }> {
   const res = await fetch(`${h.url}${url}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });

@@ -13,6 +13,7 @@ export const HealthSchema = z
     ledger: z.object({ reachable: z.boolean(), mode: z.string() }),
     receiptSigner: z.string(),
     uptimeSeconds: z.number(),
+    leader: z.boolean().meta({ description: 'Whether this instance runs the claim scheduler and the ledger watcher (one instance of a cluster; always, alone on SQLite).' }),
   })
   .meta({ id: 'Health' });
 
@@ -60,6 +61,7 @@ export function metaRoutes(s: Services): AnyRoute[] {
           ledger: { reachable, mode: s.config.LEDGER_URL ? 'remote' : 'local' },
           receiptSigner: s.keys.address,
           uptimeSeconds: Math.round((s.clock.now() - s.startedAt) / 1000),
+          leader: s.leadership.isLeader,
         };
       },
     }),
