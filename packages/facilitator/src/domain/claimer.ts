@@ -5,7 +5,7 @@ import { LEDGER_CODES, formatUnits, parseUnits } from '@svc/core';
 import type { Keypair, LedgerCode } from '@svc/core';
 import { LedgerUnavailable } from '@svc/ledger';
 import type { Ledger, TxResult } from '@svc/ledger';
-import type { ChannelRecord, Store } from '../store/port.js';
+import type { ChannelRecord, Store, WriteOp } from '../store/port.js';
 import type { ChannelBook } from './channel-book.js';
 import type { Clock } from './clock.js';
 import type { EventLog } from './event-log.js';
@@ -84,8 +84,10 @@ export class Claimer {
     const amount = typeof reported === 'string' ? parseUnits(reported) : record.lastAccepted - record.claimed;
     const vouchersCovered = record.vouchers - record.vouchersClaimed;
     const ts = new Date(this.d.clock.now()).toISOString();
-    await this.d.events.commit([
-      { op: 'channel.claimed', channelId: record.id, cumulative: record.lastAccepted, vouchersClaimed: record.vouchers },
+    const claimed: WriteOp = { op: 'channel.claimed', channelId: record.id, cumulative: record.lastAccepted, vouchersClaimed: record.vouchers };
+    const written = await this.d.events.commit([
+      claimed,
+      claimOnce(result.hash, ts),
       {
         op: 'event',
         event: {
@@ -106,6 +108,8 @@ export class Claimer {
         },
       },
     ]);
+    // Another instance's ledger watcher saw the transaction first and reported it: keep the counts.
+    if (!written.ok && written.reason === 'duplicate') await this.d.events.commit([claimed]);
     this.d.book.invalidate(record.id);
     if (this.recorded.size >= RECORDED_MAX) this.recorded.clear();
     this.recorded.add(result.hash);
@@ -153,4 +157,13 @@ export class Claimer {
     ]);
     this.d.book.invalidate(channelId);
   }
+}
+
+/** The write that makes a claim transaction's channel.claimed event happen once, across instances. */
+export function claimOnce(tx: string, at: string): WriteOp {
+  return { op: 'idempotency', key: claimKeyOf(tx), fingerprint: 'channel.claimed', response: '', at };
+}
+
+export function claimKeyOf(tx: string): string {
+  return `claim:${tx}`;
 }

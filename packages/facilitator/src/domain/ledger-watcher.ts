@@ -7,6 +7,7 @@ import type { Ledger, LedgerEvent } from '@svc/ledger';
 import type { ChannelRecord, NewEvent, Store, WriteOp } from '../store/port.js';
 import type { AccountBook } from './account-book.js';
 import type { ChannelBook } from './channel-book.js';
+import { claimKeyOf, claimOnce } from './claimer.js';
 import type { Claimer } from './claimer.js';
 import type { EventLog } from './event-log.js';
 import type { LedgerClock } from './ledger-clock.js';
@@ -98,7 +99,13 @@ export class LedgerWatcher {
       for (const ev of page.events) ops.push(...(await this.apply(ev, opened)));
       cursor = page.cursor;
       if (cursor !== null) ops.push({ op: 'meta.set', key: CURSOR_KEY, value: cursor });
-      await this.events.commit(ops);
+      // Refused only when another instance's claimer recorded one of these claims in between:
+      // the cursor did not move, and the next pass finds that claim recorded and skips it.
+      const written = await this.events.commit(ops);
+      if (!written.ok) {
+        this.log.warn({ reason: written.reason, op: ops[written.op]?.op }, 'ledger watcher: a page was refused by the store; retrying it');
+        return;
+      }
       for (const ev of page.events) {
         const id = channelIdOf(ev.data['channelId']);
         if (id !== null) this.book.invalidate(id);
@@ -181,24 +188,25 @@ export class LedgerWatcher {
     ];
   }
 
-  private claimed(ev: LedgerEvent, channelId: bigint, parties: string[]): WriteOp[] {
+  private async claimed(ev: LedgerEvent, channelId: bigint, parties: string[]): Promise<WriteOp[]> {
     const d = ev.data;
     const cumulative = units(d['cumulative']);
     const ops: WriteOp[] = [{ op: 'channel.ledger', channelId, claimed: cumulative }];
-    // A claim this process is making is recorded by the claimer; one made by anyone else (or by
-    // this facilitator before a crash) is reported here.
-    if (!this.claimer.isOwnClaim(channelId, cumulative, ev.tx)) {
-      ops.push(
-        this.event(ev, channelId, parties, {
-          channelId: channelId.toString(),
-          payee: str(d['payee']),
-          amount: str(d['amount']),
-          cumulative: formatUnits(cumulative),
-          vouchersCovered: null,
-          tx: ev.tx,
-        }),
-      );
-    }
+    // A claim this process is making is recorded by its claimer; one made by anyone else (another
+    // instance of the cluster, the payee itself, or this facilitator before a crash) is reported
+    // here — once per transaction (claimOnce, which the claimers write too), never twice.
+    if (this.claimer.isOwnClaim(channelId, cumulative, ev.tx) || (await this.store.getIdempotent(claimKeyOf(ev.tx)))) return ops;
+    ops.push(
+      claimOnce(ev.tx, ev.ts),
+      this.event(ev, channelId, parties, {
+        channelId: channelId.toString(),
+        payee: str(d['payee']),
+        amount: str(d['amount']),
+        cumulative: formatUnits(cumulative),
+        vouchersCovered: null,
+        tx: ev.tx,
+      }),
+    );
     return ops;
   }
 

@@ -92,6 +92,23 @@ describe.runIf(enabled)('two instances on one PostgreSQL and one ledger', () => 
     expect(seen.filter((e) => e.type === 'voucher.accepted')).toHaveLength(5);
   });
 
+  it('a claim made through the instance that is not the leader is counted once, though the leader’s watcher sees it too', async () => {
+    const [leader, other] = a.f.services.leadership.isLeader ? [a, b] : [b, a];
+    expect(other.f.services.leadership.isLeader).toBe(false);
+    const buyer = await a.buyer({ payee: payTo });
+    for (let i = 1; i <= 4; i++) expect((await other.verify(buyer.signer.sign(5000n * BigInt(i)), terms())).body['isValid']).toBe(true);
+    const claim = await post(other, `/channels/${buyer.channelId}/claim`, {});
+    expect(claim.status).toBe(200);
+    // The leader's watcher reads the ledger's channel.claimed event for the same transaction.
+    const deadline = Date.now() + 5000;
+    while ((await leader.f.services.store.getChannel(buyer.channelId))?.claimed !== 20_000n && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+    await leader.f.watcher.tick();
+    const claimed = await leader.f.services.store.events({ channelId: buyer.channelId, types: ['channel.claimed'], limit: 10 });
+    expect(claimed).toHaveLength(1);
+    const channel = (await (await fetch(`${leader.url}/channels/${buyer.channelId}`)).json()) as Record<string, unknown>;
+    expect(channel).toMatchObject({ claimed: '20000', lastAccepted: '20000' });
+  });
+
   it('a stream opened through one instance keeps streaming when its vouchers are posted to the other', async () => {
     const buyer = await a.buyer({ payee: payTo, deposit: 1_000_000n });
     const perSecond = terms({ amount: '1000', unit: 'second', extra: { sliceSeconds: 10, sliceAmount: '10000' } });
