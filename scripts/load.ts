@@ -5,7 +5,8 @@
 //
 //   npm run load                                   # its own facilitator (svc start, temp DATA_DIR)
 //   LOAD_SECONDS=10 LOAD_RATE=0 npm run load       # short, as fast as it goes
-//   LOAD_URL=http://127.0.0.1:4020,http://127.0.0.1:4030 npm run load   # running instances, one ledger
+//   LOAD_URL=http://127.0.0.1:4031,http://127.0.0.1:4032 npm run load   # running instances, one ledger
+//   LOAD_COMPARE=1 LOAD_URL=…,… npm run load        # the first instance alone, then all: throughput and p99 side by side
 //
 // Exit code 0 only with no 5xx, no bad voucher accepted, no good voucher refused (but for a used-up
 // deposit) and money conserved (scripts/load/check.ts); 1 otherwise; 2 for bad options; 130 on SIGINT.
@@ -17,7 +18,7 @@ import { describeOptions, loadOptions } from './load/options.js';
 import type { LoadOptions } from './load/options.js';
 import { Reader, agree, claimAll, resolveUnsure } from './load/settle.js';
 import { prepare } from './load/setup.js';
-import { Tally } from './load/tally.js';
+import { Tally, ms } from './load/tally.js';
 import { external, ownChild } from './load/target.js';
 import type { Target } from './load/target.js';
 
@@ -62,24 +63,43 @@ async function run(o: LoadOptions): Promise<string[]> {
   const client = new JsonClient(o.timeoutMs, o.concurrency + 16);
   const market = await prepare(target, o, client);
   console.log(`\nload: ${o.buyers} buyers → ${o.sellers} sellers, ${o.concurrency} in flight, ${o.rate > 0 ? `${o.rate} req/s` : 'as fast as possible'}, ${(o.bad * 100).toFixed(1)} % bad, ${o.seconds} s`);
-  const tally = new Tally();
-  const elapsed = await drive({
-    verifyUrls: target.urls.map((u) => new URL(`${u}/verify`)),
-    client,
-    buyers: market.buyers,
-    signing: market.signing,
-    tally,
-    concurrency: o.concurrency,
-    rate: o.rate,
-    bad: o.bad,
-    seconds: o.seconds,
-    progressSeconds: o.progressSeconds,
-    aborted: () => interrupted,
-  });
+  // LOAD_COMPARE=1 with several URLs: the same load against the first instance alone, then all.
+  const phases = o.compare ? [target.urls.slice(0, 1), target.urls] : [target.urls];
+  const runs: { urls: string[]; tally: Tally; elapsed: number }[] = [];
+  for (const urls of phases) {
+    if (o.compare) console.log(`\nphase ${runs.length + 1}: ${urls.length} instance${urls.length > 1 ? 's' : ''} (${urls.join(', ')})`);
+    const tally = new Tally();
+    const elapsed = await drive({
+      verifyUrls: urls.map((u) => new URL(`${u}/verify`)),
+      client,
+      buyers: market.buyers,
+      signing: market.signing,
+      tally,
+      concurrency: o.concurrency,
+      rate: o.rate,
+      bad: o.bad,
+      seconds: o.seconds,
+      progressSeconds: o.progressSeconds,
+      aborted: () => interrupted,
+    });
+    await resolveUnsure(new Reader(client, target.urls, market.ledger), market.buyers, tally);
+    runs.push({ urls, tally, elapsed });
+    if (interrupted) break;
+  }
   const reader = new Reader(client, target.urls, market.ledger);
-  await resolveUnsure(reader, market.buyers, tally);
-  console.log('\nresults');
-  for (const line of tally.report(elapsed)) console.log(line);
+  for (const r of runs) {
+    console.log(o.compare ? `\nresults, ${r.urls.length} instance${r.urls.length > 1 ? 's' : ''}` : '\nresults');
+    for (const line of r.tally.report(r.elapsed)) console.log(line);
+  }
+  if (o.compare) {
+    console.log('\ncomparison (same buyers, same rate target, one after the other)');
+    console.log('  instances   req/s   accepted/s   p50        p99        5xx');
+    for (const r of runs) {
+      const secs = r.elapsed / 1000;
+      const l = r.tally.latency;
+      console.log(`  ${String(r.urls.length).padEnd(11)} ${String(Math.round(r.tally.requests / secs)).padEnd(7)} ${String(Math.round(r.tally.accepted / secs)).padEnd(12)} ${ms(l.quantile(0.5)).padEnd(10)} ${ms(l.quantile(0.99)).padEnd(10)} ${r.tally.server5xx.total}`);
+    }
+  }
 
   console.log('\nsettlement');
   const deadline = performance.now() + o.settleSeconds * 1000;
@@ -92,15 +112,17 @@ async function run(o: LoadOptions): Promise<string[]> {
   for (const line of verdict.lines) console.log(line);
 
   const failures = [...verdict.failures];
-  if (tally.server5xx.total > 0) failures.push(`5xx answers: ${tally.server5xx.total} (${tally.server5xx.toString()})`);
-  if (tally.badAccepted.total > 0) failures.push(`bad vouchers accepted: ${tally.badAccepted.toString()}`);
-  const refused = tally.goodRefused.total - (tally.goodRefused.get('CHANNEL_EXHAUSTED') ?? 0);
-  if (refused > 0) failures.push(`good vouchers refused: ${tally.goodRefused.toString()}`);
-  if (tally.oddAnswers > 0) failures.push(`answers that are not a verify answer: ${tally.oddAnswers}`);
+  for (const { tally } of runs) {
+    if (tally.server5xx.total > 0) failures.push(`5xx answers: ${tally.server5xx.total} (${tally.server5xx.toString()})`);
+    if (tally.badAccepted.total > 0) failures.push(`bad vouchers accepted: ${tally.badAccepted.toString()}`);
+    const refused = tally.goodRefused.total - (tally.goodRefused.get('CHANNEL_EXHAUSTED') ?? 0);
+    if (refused > 0) failures.push(`good vouchers refused: ${tally.goodRefused.toString()}`);
+    if (tally.oddAnswers > 0) failures.push(`answers that are not a verify answer: ${tally.oddAnswers}`);
+    if (tally.network.total > 0) console.log(`\nwarning: ${tally.network.total} requests got no answer (${tally.network.toString()})`);
+    if (tally.badOtherwise.total > 0) console.log(`warning: bad vouchers refused with another code than expected: ${tally.badOtherwise.toString()}`);
+  }
   const crashed = target.crashed();
   if (crashed) failures.push(crashed);
-  if (tally.network.total > 0) console.log(`\nwarning: ${tally.network.total} requests got no answer (${tally.network.toString()})`);
-  if (tally.badOtherwise.total > 0) console.log(`warning: bad vouchers refused with another code than expected: ${tally.badOtherwise.toString()}`);
   return failures;
 }
 

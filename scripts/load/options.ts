@@ -18,6 +18,8 @@ export interface LoadOptions {
   urls: string[];
   ledgerUrl: string | null;
   keepData: boolean;
+  /** Run against the first URL alone, then all of them, and compare. */
+  compare: boolean;
 }
 
 interface Knob {
@@ -63,6 +65,7 @@ function baseUrls(list: string | undefined): string[] {
 }
 
 export function loadOptions(env: NodeJS.ProcessEnv = process.env): LoadOptions {
+  if (env['LOAD_COMPARE'] === '1' && baseUrls(env['LOAD_URL']).length < 2) throw new Error('LOAD_COMPARE=1 compares one instance with several: give LOAD_URL at least two URLs');
   const deposit = raw(KNOBS.deposit, env);
   if (!/^[1-9][0-9]{0,30}$/.test(deposit)) throw new Error(`LOAD_DEPOSIT=${JSON.stringify(deposit)}: must be a positive whole number of base units`);
   return {
@@ -79,6 +82,7 @@ export function loadOptions(env: NodeJS.ProcessEnv = process.env): LoadOptions {
     urls: baseUrls(env['LOAD_URL']),
     ledgerUrl: env['LOAD_LEDGER_URL'] ? baseUrls(env['LOAD_LEDGER_URL'])[0]! : null,
     keepData: env['LOAD_KEEP_DATA'] === '1',
+    compare: env['LOAD_COMPARE'] === '1',
   };
 }
 
