@@ -1,13 +1,19 @@
 // Every non-2xx answer carries the error body of PROTOCOL.md §6. Bad input is a 4xx, never a 500;
-// an unexpected error is a 500 INTERNAL whose details stay in the log, never in the response.
+// a known fault of a dependency (the ledger unreachable, the store unable to commit) is a 503 with
+// Retry-After; an unexpected error is a 500 INTERNAL whose details stay in the log, never in the
+// response.
 // Statuses come from the reason-code table (REASON_STATUS), except the transport-level refusals
 // 413, 414 and 415 (code BAD_REQUEST), which keep their standard HTTP status, as the ledger's do.
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { LedgerTxRefused, LedgerUnavailable } from '@svc/ledger';
 import { DEFAULT_MESSAGES, SvcError } from '@svc/core';
 import { LedgerError as LedgerClientError } from '@svc/sdk';
+import { isStoreUnavailable } from '../store/faults.js';
 
 const TRANSPORT_STATUSES = new Set([413, 414, 415]);
+/** Retry-After of a 503 that names none: about one ledger close, as the meter says for an unreachable facilitator. */
+export const UNAVAILABLE_RETRY_AFTER_SECONDS = 5;
+const STORE_UNAVAILABLE_MESSAGE = "The facilitator's database is unavailable right now; send the same request again shortly.";
 
 export function installErrorHandling(app: FastifyInstance): void {
   app.setNotFoundHandler((request, reply) => {
@@ -21,7 +27,10 @@ export function installErrorHandling(app: FastifyInstance): void {
 export function sendError(error: unknown, request: FastifyRequest, reply: FastifyReply): FastifyReply {
   const svc = toSvcError(error);
   if (svc.code === 'INTERNAL') request.log.error({ err: error }, 'unhandled error');
-  if (svc.retryAfter !== undefined) void reply.header('retry-after', String(Math.max(1, Math.ceil(svc.retryAfter))));
+  else if (isStoreUnavailable(error)) request.log.error({ err: error }, 'the store is unavailable (answered 503)');
+  // A 503 always says when to come back (RFC 9110 §10.2.3), like a 429.
+  const retryAfter = svc.retryAfter ?? (svc.status === 503 ? UNAVAILABLE_RETRY_AFTER_SECONDS : undefined);
+  if (retryAfter !== undefined) void reply.header('retry-after', String(Math.max(1, Math.ceil(retryAfter))));
   const status = statusOf(error);
   return reply.code(status !== undefined && TRANSPORT_STATUSES.has(status) ? status : svc.status).send(svc.toBody());
 }
@@ -35,6 +44,8 @@ export function toSvcError(error: unknown): SvcError {
     if (error.status >= 500) return new SvcError('LEDGER_UNAVAILABLE', DEFAULT_MESSAGES.LEDGER_UNAVAILABLE, { source: 'ledger' });
     return new SvcError('LEDGER_REJECTED', `The ledger refused the transaction: ${error.message}`, { source: 'ledger', ...(error.tx ? { tx: error.tx } : {}) });
   }
+  // Nothing of a failed write was acknowledged (store/faults.ts): the client may send it again.
+  if (isStoreUnavailable(error)) return new SvcError('FACILITATOR_UNAVAILABLE', STORE_UNAVAILABLE_MESSAGE);
   const status = statusOf(error);
   if (status !== undefined && status >= 400 && status < 500) {
     // Fastify's own refusals: unparsable JSON, body too large, unsupported media type, bad URL, …

@@ -33,10 +33,11 @@ export interface Buyer {
   payee: string;
 }
 
-export async function startHarness(env: Record<string, string> = {}, options: { clock?: Clock } = {}): Promise<Harness> {
+/** `watchPollMs`: how often the ledger watcher polls (50 ms here; a long one stands for a ledger whose events lag). */
+export async function startHarness(env: Record<string, string> = {}, options: { clock?: Clock; watchPollMs?: number } = {}): Promise<Harness> {
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'svc-test-'));
   const config = loadConfig({ PORT: '0', DATA_DIR: dataDir, LOG_LEVEL: 'warn', LEDGER_SECONDS: '1', DEMO_SEED: '0', ...env });
-  const f = await createFacilitator({ config, watchPollMs: 50, ...(options.clock ? { clock: options.clock } : {}) });
+  const f = await createFacilitator({ config, watchPollMs: options.watchPollMs ?? 50, ...(options.clock ? { clock: options.clock } : {}) });
   const url = await f.listen();
   const ledger = new LocalLedgerClient(env["LEDGER_URL"] ?? `${url}/ledger`);
   const info = await ledger.info();

@@ -53,7 +53,7 @@ export function channelRoutes(s: Services): AnyRoute[] {
       responses: {
         200: { description: 'Claimed', schema: ClaimResponseSchema },
         404: { description: 'Unknown channel', schema: ErrorBodySchema },
-        409: { description: 'Less than the manual claim minimum is unclaimed', schema: ErrorBodySchema },
+        409: { description: 'The channel is closed, or less than the manual claim minimum is unclaimed', schema: ErrorBodySchema },
         429: { description: 'Claimed too recently (cooldown per channel)', schema: ErrorBodySchema },
         502: { description: 'The ledger rejected the claim', schema: ErrorBodySchema },
         503: { description: 'Ledger unavailable', schema: ErrorBodySchema },
@@ -62,6 +62,9 @@ export function channelRoutes(s: Services): AnyRoute[] {
         const id = BigInt(params.id);
         const record = (await s.store.getChannel(id)) ?? (await s.book.get(id))?.record;
         if (!record) throw new SvcError('NOT_FOUND', `Channel ${id} does not exist on ${s.ledgerInfo.network}.`);
+        // The contract takes claims only until the channel closes (PROTOCOL.md §7): sending one
+        // now would only be refused (21) and cost a transaction.
+        if (record.status === 'closed') throw new SvcError('CONFLICT', `Channel ${id} is closed; nothing more can be claimed on it.`);
         const unclaimed = record.lastAccepted - record.claimed;
         if (unclaimed < s.config.MANUAL_CLAIM_MIN) {
           throw new SvcError('CONFLICT', `Channel ${id} has ${unclaimed > 0n ? unclaimed : 0n} unclaimed; a manual claim needs at least ${s.config.MANUAL_CLAIM_MIN}.`);

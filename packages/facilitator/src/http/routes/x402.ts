@@ -37,7 +37,7 @@ export function x402Routes(s: Services): AnyRoute[] {
         200: { description: 'isValid true with the receipt, or isValid false with the reason', schema: VerifyResponseSchema },
         400: { description: 'Malformed request', schema: ErrorBodySchema },
         429: { description: 'Voucher rate limit of the channel', schema: ErrorBodySchema },
-        503: { description: 'Ledger unavailable', schema: ErrorBodySchema },
+        503: { description: 'Ledger unavailable (LEDGER_UNAVAILABLE), or the store cannot commit (FACILITATOR_UNAVAILABLE): nothing was accepted; Retry-After says when to retry', schema: ErrorBodySchema },
       },
       handler: async ({ body, request }) => {
         const input = verifyInput(body, idempotencyKey(request.headers['idempotency-key']));
