@@ -77,7 +77,7 @@ export class Gate {
     if (reply.kind === 'error') {
       if (reply.status === 429) return passError(429, reply.body, { 'retry-after': reply.retryAfter ?? '60' });
       if (reply.status === 400) return terms('PAYMENT_MALFORMED', 'facilitator', reply.body?.message ?? DEFAULT_MESSAGES.PAYMENT_MALFORMED);
-      if (reply.status === 503 && reply.body) return passError(503, reply.body, {});
+      if (reply.status === 503 && reply.body) return passError(503, reply.body, { 'retry-after': reply.retryAfter ?? '5' });
       return unavailable(`the facilitator answered HTTP ${reply.status}`);
     }
     const { verdict } = reply;

@@ -12,7 +12,7 @@ import type { PaidRequest } from '@svc/meter';
 import { fastifyMeter } from '@svc/meter/fastify';
 import { honoMeter } from '@svc/meter/hono';
 import { payFetch } from '@svc/sdk';
-import { startHarness } from '../helpers/harness.js';
+import { paymentHeader, startHarness } from '../helpers/harness.js';
 import type { Harness } from '../helpers/harness.js';
 
 function listen(server: http.Server): Promise<string> {
@@ -151,6 +151,25 @@ describe('@svc/meter on Express 5 and node:http', () => {
     expect(res.status).toBe(503);
     expect(res.headers.get('retry-after')).toBeTruthy();
     expect(await res.json()).toMatchObject({ error: 'FACILITATOR_UNAVAILABLE', source: 'gateway' });
+  });
+
+  it('passes the facilitator’s own 503 on with its Retry-After (a store or ledger fault there)', async () => {
+    const busy = http.createServer((req, res) => {
+      // /supported answers (from the real facilitator); /verify finds the database unavailable.
+      if (req.url === '/supported') return void fetch(`${h.url}/supported`).then(async (r) => res.writeHead(200, { 'content-type': 'application/json' }).end(await r.text()));
+      req.resume();
+      req.on('end', () => res.writeHead(503, { 'content-type': 'application/json', 'retry-after': '7' }).end('{"error":"FACILITATOR_UNAVAILABLE","source":"facilitator","message":"The facilitator\'s database is unavailable right now."}'));
+    });
+    servers.push(busy);
+    const client = svc({ facilitator: await listen(busy), payTo: payee.address, timeoutMs: 1000 });
+    const mw = client.meter({ price: 5000n, unit: 'request' });
+    const s = http.createServer((req, res) => mw(req, res, () => res.end('paid')));
+    servers.push(s);
+    const b = await h.buyer({ payee: payee.address });
+    const res = await fetch(`${await listen(s)}/x`, { headers: { 'payment-signature': paymentHeader(b.signer.next(5000n), h.requirements({ payTo: payee.address })) } });
+    expect(res.status).toBe(503);
+    expect(res.headers.get('retry-after')).toBe('7');
+    expect(await res.json()).toMatchObject({ error: 'FACILITATOR_UNAVAILABLE', source: 'facilitator' });
   });
 
   it('refuses bad options with a clear message', () => {
