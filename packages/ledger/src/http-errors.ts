@@ -34,7 +34,7 @@ export function toHttpError(err: unknown): HttpError {
     return { status: err.status, body: body(err.code, err.message), ...(err.retryAfter !== undefined ? { retryAfter: err.retryAfter } : {}) };
   }
   if (err instanceof LedgerTxRefused) return { status: 400, body: body('BAD_REQUEST', `Transaction refused: ${err.message}.`) };
-  if (err instanceof LedgerUnavailable) return { status: 503, body: body('LEDGER_UNAVAILABLE', 'The ledger is unavailable; try again shortly.') };
+  if (err instanceof LedgerUnavailable) return { status: 503, body: body('LEDGER_UNAVAILABLE', 'The ledger is unavailable; try again shortly.'), retryAfter: 5 };
   const status = frameworkStatus(err);
   if (status === 404) return { status, body: body('NOT_FOUND', 'Not found.') };
   if (status !== undefined) return { status, body: body('BAD_REQUEST', FRAMEWORK_MESSAGES[status] ?? 'The request is malformed.') };

@@ -24,6 +24,7 @@ describe('the ledger routes’ error table', () => {
       expect({ status: answer.status, code: answer.body.error, source: answer.body.source }).toEqual({ status, code, source: 'ledger' });
     }
     expect(toHttpError(new SvcError('RATE_LIMITED', 'x', { retryAfter: 7 })).retryAfter).toBe(7);
+    expect(toHttpError(new LedgerUnavailable('down')).retryAfter).toBe(5); // a 503 says when to come back
     expect(toHttpError(new TypeError('secret internals')).body.message).toBe('Internal error.');
     expect(toHttpError(new LedgerTxRefused('bad signature')).body.message).toMatch(/bad signature/);
   });
