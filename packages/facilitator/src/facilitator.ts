@@ -16,6 +16,7 @@ import { PostgresBus } from './bus/postgres-bus.js';
 import { SoleLeadership } from './cluster/leadership.js';
 import type { Leadership } from './cluster/leadership.js';
 import { PostgresLeadership } from './cluster/postgres-leadership.js';
+import { PostgresStreamPresence } from './cluster/stream-presence.js';
 import type { Bus } from './bus/port.js';
 import type { Config } from './config.js';
 import { AccountBook } from './domain/account-book.js';
@@ -229,6 +230,9 @@ export async function createFacilitator(options: FacilitatorOptions): Promise<Fa
   services.leadership = leadership;
   // Every instance follows what the leader's watcher records: channel changes and frozen accounts.
   if (shared) followLedgerEvents(bus, book, accounts);
+  // The event-stream caps count every instance's streams.
+  const presence = shared ? await PostgresStreamPresence.open({ url: config.DATABASE_URL!, schema: store.schema, local: () => feed.localCounts(), onError: (err) => app.log.warn({ err }, 'could not share the event-stream counts') }) : null;
+  if (presence) feed.share(presence);
 
   return {
     app,
@@ -282,6 +286,7 @@ export async function createFacilitator(options: FacilitatorOptions): Promise<Fa
       feed.close();
       await app.close();
       await leadership.close();
+      await presence?.close();
       await scheduler.stop();
       await watcher.stop();
       await floatHistory.stop();

@@ -4,6 +4,8 @@
 // a bound is disconnected (it resumes with Last-Event-ID), so a slow client cannot hold up others.
 import type { ServerResponse } from 'node:http';
 import type { Bus } from '../bus/port.js';
+import { NO_PRESENCE } from '../cluster/stream-presence.js';
+import type { StreamPresence } from '../cluster/stream-presence.js';
 import type { Store, StoredEvent } from '../store/port.js';
 import { eventView } from './event-view.js';
 
@@ -30,6 +32,8 @@ export class EventFeed {
   private readonly clients = new Set<Client>();
   private readonly perIp = new Map<string, number>();
   private readonly keepalive: NodeJS.Timeout;
+  /** The other instances' open streams (a cluster on one PostgreSQL); none alone. */
+  private presence: StreamPresence = NO_PRESENCE;
 
   constructor(
     private readonly store: Store,
@@ -47,10 +51,20 @@ export class EventFeed {
     this.keepalive.unref();
   }
 
+  /** Counts the other instances' streams too, from now on. */
+  share(presence: StreamPresence): void {
+    this.presence = presence;
+  }
+
+  /** Open streams per address on this instance (what a StreamPresence publishes). */
+  localCounts(): ReadonlyMap<string, number> {
+    return this.perIp;
+  }
+
   /** Why a new connection from `ip` must be refused, or null. */
   refusal(ip: string): string | null {
-    if ((this.perIp.get(ip) ?? 0) >= this.limits.perIp) return `at most ${this.limits.perIp} open event streams per address`;
-    if (this.clients.size >= this.limits.total) return `at most ${this.limits.total} open event streams`;
+    if ((this.perIp.get(ip) ?? 0) + this.presence.elsewhere(ip) >= this.limits.perIp) return `at most ${this.limits.perIp} open event streams per address`;
+    if (this.clients.size + this.presence.elsewhereTotal() >= this.limits.total) return `at most ${this.limits.total} open event streams`;
     return null;
   }
 

@@ -34,7 +34,7 @@ describe.runIf(enabled)('two instances on one PostgreSQL and one ledger', () => 
     ledgerDir = fs.mkdtempSync(path.join(os.tmpdir(), 'svc-cluster-ledger-'));
     ledger = await startLedgerServer({ port: 0, dataDir: ledgerDir, ledgerSeconds: 1 });
     // One key for the cluster: receipts verify against one signer, attest tokens work on any instance.
-    const env = { DATABASE_URL: db.url, LEDGER_URL: ledger.url, RATE_LIMIT_STORE: 'postgres', IP_RATE_LIMIT_PER_MINUTE: '0', FACILITATOR_SECRET: randomBytes(32).toString('hex') };
+    const env = { DATABASE_URL: db.url, LEDGER_URL: ledger.url, RATE_LIMIT_STORE: 'postgres', IP_RATE_LIMIT_PER_MINUTE: '0', SSE_MAX_PER_IP: '3', FACILITATOR_SECRET: randomBytes(32).toString('hex') };
     a = await startHarness(env);
     b = await startHarness(env);
   });
@@ -90,6 +90,28 @@ describe.runIf(enabled)('two instances on one PostgreSQL and one ledger', () => 
     const stored = await b.f.services.store.events({ channelId: buyer.channelId, order: 'asc', limit: 100 });
     expect(seen.map((e) => e.id)).toEqual(stored.map((e) => e.id));
     expect(seen.filter((e) => e.type === 'voucher.accepted')).toHaveLength(5);
+  });
+
+  it('counts open event streams across instances: the cap per address holds for the cluster', async () => {
+    const open = async (h: Harness) => {
+      const controller = new AbortController();
+      const res = await fetch(`${h.url}/events?account=${payTo}`, { signal: controller.signal });
+      return { res, close: () => controller.abort() };
+    };
+    const onA = [await open(a), await open(a)];
+    expect(onA.map((s) => s.res.status)).toEqual([200, 200]);
+    await new Promise((r) => setTimeout(r, 1500)); // one refresh of the shared counts
+    const third = await open(b);
+    expect(third.res.status).toBe(200);
+    const fourth = await open(b);
+    expect(fourth.res.status).toBe(429);
+    expect(fourth.res.headers.get('retry-after')).toMatch(/^[1-9][0-9]*$/);
+    expect(await fourth.res.json()).toMatchObject({ error: 'RATE_LIMITED' });
+    for (const s of [...onA, third]) s.close();
+    await new Promise((r) => setTimeout(r, 1500));
+    const again = await open(b);
+    expect(again.res.status).toBe(200);
+    again.close();
   });
 
   it('a claim made through the instance that is not the leader is counted once, though the leader’s watcher sees it too', async () => {
