@@ -1,7 +1,10 @@
 // svc — the command line: `svc start` (the facilitator), `svc ledger` (a standalone local ledger),
 // `svc pay <url>` (pay a metered endpoint as a buyer).
+import fs from 'node:fs';
+import path from 'node:path';
 import { ConfigError, loadConfig } from './config.js';
 import { createFacilitator } from './facilitator.js';
+import { CONSOLE_DIST } from './http/console.js';
 
 const USAGE = `usage: svc <command>
 
@@ -22,6 +25,7 @@ async function start(): Promise<void> {
   console.log(`  network   ${s.ledgerInfo.network} (${s.config.LEDGER_URL ? `ledger at ${s.config.LEDGER_URL}` : 'embedded local ledger'}, ledger every ${s.ledgerInfo.ledgerSeconds} s)`);
   console.log(`  store     ${s.store.kind === 'sqlite' ? `SQLite in ${config.DATA_DIR}` : 'PostgreSQL'}`);
   console.log(`  signer    ${s.keys.address}`);
+  console.log(`  console   ${fs.existsSync(path.join(CONSOLE_DIST, 'index.html')) ? `${url}/` : 'not built (npm run build -w @svc/console)'}`);
   if (facilitator.demoPayTo) console.log(`  demo      GET ${url}/demo/book (${config.PRICE_BOOK_PER_REQUEST} base units per request), paying ${facilitator.demoPayTo}`);
   console.log(`  try       npm run svc -- pay ${url}/demo/book`);
   const stop = (signal: string) => {

@@ -56,6 +56,8 @@ export interface FacilitatorOptions {
   ledger?: Ledger;
   /** How often the ledger watcher polls, in ms (default: about a fifth of a ledger, at most 1 s). */
   watchPollMs?: number;
+  /** The web console's build to serve at / (default: packages/console/dist). */
+  consoleDir?: string;
 }
 
 export interface Facilitator {
@@ -162,7 +164,7 @@ export async function createFacilitator(options: FacilitatorOptions): Promise<Fa
     channelView: (record) => channelView(record, ledgerClock.latestLedger),
   };
   const feed = new EventFeed(store, bus, { perIp: config.SSE_MAX_PER_IP, total: config.SSE_MAX_TOTAL });
-  const { app, routes } = await buildHttp(services, feed, { logLevel: config.LOG_LEVEL, trustProxy: config.TRUST_PROXY, corsOrigins: config.CORS_ORIGINS, limiters });
+  const { app, routes } = await buildHttp(services, feed, { logLevel: config.LOG_LEVEL, trustProxy: config.TRUST_PROXY, corsOrigins: config.CORS_ORIGINS, limiters, ...(options.consoleDir ? { consoleDir: options.consoleDir } : {}) });
   services.verifier = new Verifier({
     network: ledgerInfo.network,
     asset: ledgerInfo.contracts.asset,

@@ -1,5 +1,6 @@
 // Dependencies point one way (ARCHITECTURE.md): core ← ledger, meter, sdk ← facilitator. core does
-// no I/O and stays browser-safe (only its Node crypto backend touches node:*).
+// no I/O and stays browser-safe (only its Node crypto backend touches node:*). The web console is
+// browser code built on @svc/core alone: it reaches the facilitator over HTTP, never by import.
 import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -31,6 +32,8 @@ const FORBIDDEN: Record<string, RegExp> = {
   ledger: /^@svc\/(meter|sdk|facilitator)/,
   meter: /^@svc\/(ledger|sdk|facilitator)/,
   sdk: /^@svc\/(ledger|meter|facilitator)/,
+  // Any @svc package but core, or another package's sources by a relative path.
+  console: /^@svc\/(?!core$)|\.\.\/(core|ledger|meter|sdk|x402|facilitator)\//,
 };
 
 describe('layering', () => {
@@ -43,6 +46,11 @@ describe('layering', () => {
     const offenders = sources('core')
       .filter((f) => !f.endsWith('crypto-node.ts'))
       .flatMap((f) => imports(f).filter((i) => i.startsWith('node:') || ['fs', 'net', 'http', 'https', 'child_process'].includes(i)).map((i) => `${path.basename(f)} → ${i}`));
+    expect(offenders).toEqual([]);
+  });
+
+  it('the console is browser code: no node: module or Node built-in', () => {
+    const offenders = sources('console').flatMap((f) => imports(f).filter((i) => i.startsWith('node:') || ['fs', 'net', 'http', 'https', 'child_process', 'path', 'os'].includes(i)).map((i) => `${path.basename(f)} → ${i}`));
     expect(offenders).toEqual([]);
   });
 

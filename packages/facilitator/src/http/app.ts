@@ -7,6 +7,7 @@ import type { FastifyInstance } from 'fastify';
 import { EXPOSED_HEADERS } from '@svc/meter';
 import { MAX_JSON_DEPTH, SvcError, jsonDepth } from '@svc/core';
 import type { Services } from '../services.js';
+import { consoleRoutes } from './console.js';
 import { installErrorHandling, sendError } from './errors.js';
 import { INTERNAL_HEADER, installIpLimits } from './ip-limits.js';
 import type { Limiters } from '../limits/limiter.js';
@@ -35,6 +36,8 @@ export interface HttpOptions {
   trustProxy: string;
   corsOrigins: string;
   limiters: Limiters;
+  /** The console's build (default: packages/console/dist); served at / when present. */
+  consoleDir?: string;
 }
 
 export async function buildHttp(s: Services, feed: EventFeed, options: HttpOptions): Promise<{ app: FastifyInstance; routes: AnyRoute[] }> {
@@ -85,6 +88,7 @@ export async function buildHttp(s: Services, feed: EventFeed, options: HttpOptio
     ...floatRoutes(s),
     ...metaRoutes(s),
     ...(s.demo ? demoControlRoutes(s, s.demo) : []),
+    ...(await consoleRoutes(app, options.consoleDir)),
   ];
   // The OpenAPI document describes every route, its own included.
   routes.push(...selfRoutes(s, () => routes));

@@ -31,6 +31,7 @@ const TAG_DESCRIPTIONS: Record<string, string> = {
   mcp: 'The Model Context Protocol endpoint.',
   demo: 'The demo seller’s metered resources (per request, per second, per token).',
   ledger: 'The embedded local ledger (PROTOCOL.md §9), present when it runs in-process.',
+  console: 'The web console (a static page and its build files) that reads this API.',
 };
 
 const OpenApiDocumentSchema = z.looseObject({ openapi: z.literal(OPENAPI_VERSION), paths: z.record(z.string(), z.unknown()) }).meta({ description: 'An OpenAPI 3.1 document.' });

@@ -1,0 +1,133 @@
+// Time series and a histogram, drawn by uPlot (a small canvas chart library for time series).
+// Charts only draw what the API gave; the exact figures are always shown as text beside them.
+import uPlot from 'uplot';
+
+const HEIGHT = 220;
+const AXIS = { stroke: '#52525b', grid: { stroke: '#e4e4e7', width: 1 }, ticks: { stroke: '#e4e4e7', width: 1 } };
+/** The time axis: at least this many pixels between labels. */
+const X_AXIS = { ...AXIS, space: 80 };
+
+export interface SeriesSpec {
+  label: string;
+  color: string;
+  kind?: 'line' | 'step' | 'bars';
+  /** A second y scale, drawn on the right. */
+  right?: boolean;
+  /** The value as the legend shows it. */
+  format?: (v: number) => string;
+  /** Bars: the share of the slot a bar takes (0.7 by default); a narrower one draws inside a wider. */
+  barWidth?: number;
+}
+
+export interface Chart {
+  readonly el: HTMLElement;
+  set(data: uPlot.AlignedData): void;
+  destroy(): void;
+}
+
+function pathsFor(spec: SeriesSpec): uPlot.Series.PathBuilder | undefined {
+  const { bars, stepped } = uPlot.paths;
+  const width = spec.barWidth ?? 0.7;
+  if (spec.kind === 'bars' && bars) return bars({ size: [width, Math.round((48 * width) / 0.7)] });
+  if (spec.kind === 'step' && stepped) return stepped({ align: 1 });
+  return undefined;
+}
+
+function series(spec: SeriesSpec): uPlot.Series {
+  const value = spec.format;
+  return {
+    label: spec.label,
+    stroke: spec.color,
+    // Bars are filled, not outlined: an empty bucket draws nothing rather than a dash.
+    width: spec.kind === 'bars' ? 0 : 2,
+    scale: spec.right ? 'right' : 'y',
+    ...(spec.kind === 'bars' ? { fill: `${spec.color}bb` } : {}),
+    ...(pathsFor(spec) ? { paths: pathsFor(spec) } : {}),
+    // Lines get uPlot's own choice (points while they are sparse); bars and steps none.
+    ...(spec.kind === 'bars' || spec.kind === 'step' ? { points: { show: false } } : {}),
+    ...(value ? { value: (_u: uPlot, v: number | null) => (v === null ? '—' : value(v)) } : {}),
+  };
+}
+
+/** Keeps a chart as wide as its box. */
+function mount(el: HTMLElement, make: (width: number) => uPlot): Chart {
+  const plot = make(Math.max(240, el.clientWidth));
+  const observer = new ResizeObserver(() => plot.setSize({ width: Math.max(240, el.clientWidth), height: HEIGHT }));
+  observer.observe(el);
+  return {
+    el,
+    set: (data) => plot.setData(data),
+    destroy: () => {
+      observer.disconnect();
+      plot.destroy();
+    },
+  };
+}
+
+export interface Scales {
+  /** Left axis: tick labels (default uPlot's), and a range (default from zero up). */
+  y?: { format?: (v: number) => string; range?: uPlot.Scale.Range };
+  /** A right axis for the series marked `right`. */
+  right?: { format?: (v: number) => string; range?: uPlot.Scale.Range };
+}
+
+const FROM_ZERO: uPlot.Scale.Range = (_u, min, max) => [Math.min(0, min), max > 0 ? max * 1.1 : 1];
+
+function axis(scale: string, format: ((v: number) => string) | undefined, side: 1 | 3): uPlot.Axis {
+  return {
+    ...AXIS,
+    scale,
+    side,
+    size: 64,
+    ...(side === 1 ? { grid: { show: false } } : {}),
+    ...(format ? { values: (_u: uPlot, splits: number[]) => splits.map(format) } : {}),
+  };
+}
+
+/** Half a bucket either side, so the first and last bars are whole. */
+const BARS_X: uPlot.Scale.Range = (u, min, max) => {
+  const xs = u.data[0];
+  const step = xs.length > 1 ? (xs[1] ?? 0) - (xs[0] ?? 0) : 3600;
+  return [min - step / 2, max + step / 2];
+};
+
+/** A time series chart; x in seconds since the epoch. */
+export function timeChart(el: HTMLElement, specs: readonly SeriesSpec[], scales: Scales = {}): Chart {
+  const bars = specs.some((s) => s.kind === 'bars');
+  return mount(el, (width) =>
+    new uPlot(
+      {
+        width,
+        height: HEIGHT,
+        scales: { x: { time: true, ...(bars ? { range: BARS_X } : {}) }, y: { range: scales.y?.range ?? FROM_ZERO }, right: { range: scales.right?.range ?? FROM_ZERO } },
+        series: [{}, ...specs.map(series)],
+        axes: [X_AXIS, axis('y', scales.y?.format, 3), ...(scales.right ? [axis('right', scales.right.format, 1)] : [])],
+        legend: { live: true },
+      },
+      [[], ...specs.map(() => [])],
+      el,
+    ),
+  );
+}
+
+/** Bars over named bins (a histogram). */
+export function histogram(el: HTMLElement, bins: readonly string[], spec: SeriesSpec): Chart {
+  const ticks = bins.map((_b, i) => i);
+  return mount(el, (width) =>
+    new uPlot(
+      {
+        width,
+        height: HEIGHT,
+        scales: { x: { time: false, range: [-0.5, bins.length - 0.5] }, y: { range: (_u, _min, max) => [0, Math.max(1, Math.ceil(max * 1.15))] } },
+        series: [{ label: 'bin', value: (_u, v) => bins[v] ?? '' }, series({ ...spec, kind: 'bars' })],
+        axes: [
+          { ...AXIS, splits: () => ticks, values: (_u, splits) => splits.map((i) => bins[i] ?? '') },
+          { ...AXIS, size: 50, values: (_u, splits) => splits.map((v) => (Number.isInteger(v) ? String(v) : '')) },
+        ],
+        legend: { live: true },
+      },
+      [ticks, bins.map(() => 0)],
+      el,
+    ),
+  );
+}

@@ -1,0 +1,79 @@
+// How the console writes values: amounts with every decimal of the asset and its code, addresses
+// shortened (the whole one in the title), times in the reader's locale. Nothing here invents a
+// value: what cannot be read is shown as a dash.
+import { displayAmount } from '@svc/core';
+
+/** The asset every amount is in, from GET /supported. */
+export interface Asset {
+  code: string;
+  decimals: number;
+}
+
+const UNITS_RE = /^-?[0-9]{1,40}$/;
+
+/** Base units from the wire (a decimal string), or null for anything else. */
+export function units(value: unknown): bigint | null {
+  if (typeof value === 'string' && UNITS_RE.test(value)) return BigInt(value);
+  if (typeof value === 'number' && Number.isSafeInteger(value)) return BigInt(value);
+  return null;
+}
+
+/** "0.0005000 USDC" for 5000 base units; a dash when the value is not an amount. */
+export function amount(value: unknown, asset: Asset): string {
+  const v = units(value);
+  return v === null ? '—' : `${displayAmount(v, asset.decimals)} ${asset.code}`;
+}
+
+/** An amount in asset units as a plain number, for chart axes only (never for shown totals). */
+export function chartUnits(value: unknown, asset: Asset): number {
+  const v = units(value);
+  return v === null ? 0 : Number(v) / 10 ** asset.decimals;
+}
+
+/** "GDTC…7QTH". */
+export function shortAddress(address: string): string {
+  return address.length > 12 ? `${address.slice(0, 4)}…${address.slice(-4)}` : address;
+}
+
+/** "be4f51f8…" for a transaction hash. */
+export function shortHash(hash: string): string {
+  return hash.length > 12 ? `${hash.slice(0, 8)}…` : hash;
+}
+
+/** The path (and query) of a same-origin resource URL, the whole URL otherwise. */
+export function resourceLabel(resource: string): string {
+  try {
+    const url = new URL(resource);
+    return url.host === window.location.host ? url.pathname + url.search : url.host + url.pathname + url.search;
+  } catch {
+    return resource;
+  }
+}
+
+export function time(iso: string | null | undefined): string {
+  if (!iso) return '—';
+  const t = Date.parse(iso);
+  return Number.isNaN(t) ? iso : new Date(t).toLocaleString();
+}
+
+export function clockTime(iso: string): string {
+  const t = Date.parse(iso);
+  return Number.isNaN(t) ? iso : new Date(t).toLocaleTimeString();
+}
+
+/** "1 h 5 min" from seconds. */
+export function duration(seconds: number): string {
+  if (seconds < 60) return `${seconds} s`;
+  if (seconds < 3600) return `${Math.floor(seconds / 60)} min`;
+  if (seconds < 86_400) return `${Math.floor(seconds / 3600)} h ${Math.floor((seconds % 3600) / 60)} min`;
+  return `${Math.floor(seconds / 86_400)} d ${Math.floor((seconds % 86_400) / 3600)} h`;
+}
+
+/** Basis points as a percentage: 1333 → "13.33 %". */
+export function percent(bps: number): string {
+  return `${(bps / 100).toFixed(2)} %`;
+}
+
+export function count(n: number): string {
+  return n.toLocaleString('en-US');
+}

@@ -1,0 +1,209 @@
+// Seller: one payTo's revenue (GET /sellers/:payTo/revenue), its settlements as CSV, its channels
+// (GET /channels?payee=) with a claim button, and an integration snippet for its address.
+import { get, post } from '../api.js';
+import type { ChannelView, ClaimResponse, Discovery, Revenue } from '../api.js';
+import { timeChart } from '../charts.js';
+import type { Chart } from '../charts.js';
+import { fill, h, section, stat, table } from '../dom.js';
+import { amount, chartUnits, count, duration, resourceLabel, shortAddress, shortHash, time } from '../format.js';
+import { href } from '../router.js';
+import type { Route } from '../router.js';
+import type { Context, View } from '../view.js';
+import { problem, throttle } from '../view.js';
+import { picker } from './picker.js';
+
+const RELOAD_MS = 1500;
+/** Days of series per bucket: two days of hours, a month of days. */
+const WINDOW_DAYS = { hour: 2, day: 30 } as const;
+
+export function sellerView(ctx: Context, route: Route): View {
+  const payTo = route.address;
+  const bucket = route.params.get('bucket') === 'day' ? 'day' : 'hour';
+  const el = h('div', { class: 'view seller' }, section('Seller', picker('seller', payTo)));
+  if (!payTo) return { el, destroy: () => undefined };
+
+  const totals = h('div', { class: 'stats', 'data-panel': 'totals' }, h('p', { class: 'muted' }, 'Reading the revenue…'));
+  const chartBox = h('div', { class: 'chart' });
+  const chartNote = h('p', { class: 'muted' });
+  const byResource = h('div');
+  const aging = h('div');
+  const settlements = h('div');
+  const channels = h('div');
+  const claimStatus = h('p', { class: 'status', role: 'status' });
+  const snippet = h('pre', { class: 'snippet' });
+  const toggle = h(
+    'p',
+    { class: 'toggle' },
+    'Revenue by ',
+    (['hour', 'day'] as const).map((b) => h('a', { href: href('seller', payTo, { bucket: b }), class: b === bucket ? 'on' : undefined }, b)),
+  );
+  el.append(
+    h('p', { class: 'mono heading-address' }, payTo),
+    totals,
+    section(`Revenue by ${bucket}`, toggle, chartBox, chartNote),
+    h('div', { class: 'grid two' }, section('Revenue by resource', byResource), section('Receivables aging', aging)),
+    section(
+      'Settlements',
+      h('p', null, h('a', { class: 'button', href: `/sellers/${payTo}/settlements.csv`, download: `settlements-${payTo}.csv`, 'data-action': 'csv' }, 'Download CSV'), ' one row per on-chain settlement, all time.'),
+      settlements,
+    ),
+    section('Channels', claimStatus, channels),
+    section('Integration', h('p', null, 'Put an endpoint behind a pay-per-use gate, paid to this address through this facilitator:'), snippet),
+  );
+
+  const chart: Chart = timeChart(
+    chartBox,
+    [
+      { label: `earned (${ctx.asset.code})`, color: '#2563eb', kind: 'bars', format: (v) => v.toFixed(ctx.asset.decimals) },
+      { label: `settled (${ctx.asset.code})`, color: '#16a34a', kind: 'bars', barWidth: 0.3, format: (v) => v.toFixed(ctx.asset.decimals) },
+    ],
+  );
+
+  const claim = async (channel: ChannelView, button: HTMLButtonElement) => {
+    button.disabled = true;
+    claimStatus.textContent = `Claiming channel ${channel.id}…`;
+    try {
+      const done = await post<ClaimResponse>(`/channels/${channel.id}/claim`);
+      claimStatus.textContent = `Channel ${done.channelId}: ${amount(done.amount, ctx.asset)} settled in transaction ${shortHash(done.tx)}, covering ${count(done.vouchersCovered)} payment${done.vouchersCovered === 1 ? '' : 's'}.`;
+    } catch (err) {
+      fill(claimStatus, problem(err));
+    }
+    await load();
+  };
+
+  const load = async () => {
+    try {
+      const [revenue, list] = await Promise.all([
+        get<Revenue>(`/sellers/${payTo}/revenue?bucket=${bucket}&days=${WINDOW_DAYS[bucket]}`),
+        get<{ channels: ChannelView[] }>(`/channels?payee=${payTo}`),
+      ]);
+      fill(totals, ...totalCards(revenue, ctx));
+      drawSeries(chart, chartNote, revenue, ctx);
+      fill(byResource, resourceTable(revenue, ctx));
+      fill(aging, agingTables(revenue, ctx));
+      fill(settlements, settlementTable(revenue, ctx));
+      fill(channels, channelTable(list.channels, ctx, (c, b) => void claim(c, b)));
+    } catch (err) {
+      fill(totals, problem(err));
+    }
+  };
+  const reload = throttle(() => void load(), RELOAD_MS);
+  void load();
+  void writeSnippet(snippet, ctx, payTo);
+  const unsubscribe = ctx.feed.subscribe((added) => {
+    if (added.some((e) => JSON.stringify(e).includes(payTo))) reload();
+  });
+  return {
+    el,
+    destroy() {
+      unsubscribe();
+      reload.cancel();
+      chart.destroy();
+    },
+  };
+}
+
+function totalCards(r: Revenue, ctx: Context): HTMLElement[] {
+  const t = r.totals;
+  return [
+    stat('Earned', amount(t.earned, ctx.asset), 'earned', 'accepted vouchers, all time'),
+    stat('Settled', amount(t.settled, ctx.asset), 'settled', 'claimed on the ledger'),
+    stat('Receivable', amount(t.receivable, ctx.asset), 'receivable', 'earned − settled'),
+    stat('Payments', count(t.payments), 'payments'),
+    stat('Settlements', count(t.settlements), 'settlements', t.paymentsPerSettlement === null ? 'none yet' : `${t.paymentsPerSettlement} payments each`),
+    stat('Buyers', count(t.buyers), 'buyers'),
+  ];
+}
+
+function drawSeries(chart: Chart, note: HTMLElement, r: Revenue, ctx: Context): void {
+  const xs = r.series.map((b) => Date.parse(b.start) / 1000);
+  chart.set([xs, r.series.map((b) => chartUnits(b.earned, ctx.asset)), r.series.map((b) => chartUnits(b.settled, ctx.asset))]);
+  const w = r.window;
+  note.textContent = `${time(w.start)} to ${time(w.end)} (${w.days} days, by ${w.bucket}): earned ${amount(w.earned, ctx.asset)} in ${count(w.payments)} payments, settled ${amount(w.settled, ctx.asset)} in ${count(w.settlements)} settlements. As of ${time(r.asOf)}.`;
+}
+
+function resourceTable(r: Revenue, ctx: Context): HTMLElement {
+  const rows = r.byResource.map((x) => [h('span', { class: 'mono', title: x.resource }, resourceLabel(x.resource)), count(x.payments), amount(x.earned, ctx.asset)]);
+  if (r.otherResources.resources > 0) rows.push([`${count(r.otherResources.resources)} other resources`, count(r.otherResources.payments), amount(r.otherResources.earned, ctx.asset)]);
+  return table(['resource', 'payments', 'earned'], rows, 'No payments in this window.', { 'data-table': 'resources' });
+}
+
+function agingTables(r: Revenue, ctx: Context): HTMLElement {
+  const rec = r.receivables;
+  return h(
+    'div',
+    null,
+    table(['age', 'channels', 'receivable'], rec.buckets.map((b) => [b.bucket, count(b.channels), amount(b.amount, ctx.asset)]), 'Nothing receivable.', { 'data-table': 'aging' }),
+    rec.channels.length > 0
+      ? table(
+          ['channel', 'payer', 'receivable', 'oldest unclaimed', 'age'],
+          rec.channels.map((c) => [c.channelId, c.payer ? h('a', { class: 'mono', href: href('account', c.payer), title: c.payer }, shortAddress(c.payer)) : '—', amount(c.amount, ctx.asset), time(c.oldestUnclaimedAt), duration(c.ageSeconds)]),
+          '',
+        )
+      : null,
+  );
+}
+
+function settlementTable(r: Revenue, ctx: Context): HTMLElement {
+  const rows = r.settlements.map((s) => [
+    time(s.settledAt),
+    s.explorer ? h('a', { class: 'mono', href: s.explorer, title: s.tx, rel: 'noreferrer' }, shortHash(s.tx)) : h('span', { class: 'mono', title: s.tx }, shortHash(s.tx)),
+    s.channelId,
+    s.payer ? h('a', { class: 'mono', href: href('account', s.payer), title: s.payer }, shortAddress(s.payer)) : '—',
+    amount(s.amount, ctx.asset),
+    s.paymentsCovered === null ? '—' : count(s.paymentsCovered),
+  ]);
+  return h(
+    'div',
+    null,
+    table(['settled', 'transaction', 'channel', 'payer', 'amount', 'payments'], rows, 'No settlement in this window yet.', { 'data-table': 'settlements' }),
+    r.settlementsTruncated ? h('p', { class: 'muted' }, 'Only the newest 500 of this window are listed; the CSV has them all.') : null,
+  );
+}
+
+function channelTable(channels: readonly ChannelView[], ctx: Context, claim: (c: ChannelView, b: HTMLButtonElement) => void): HTMLElement {
+  const rows = channels.map((c) => {
+    const button = h('button', { type: 'button', 'data-action': 'claim', 'data-channel': c.id, disabled: c.status !== 'open' || c.unclaimed === '0' }, 'Claim');
+    button.addEventListener('click', () => claim(c, button));
+    return h(
+      'tr',
+      { 'data-channel': c.id },
+      [
+        c.id,
+        h('a', { class: 'mono', href: href('account', c.payer), title: c.payer }, shortAddress(c.payer)),
+        c.status,
+        amount(c.deposit, ctx.asset),
+        amount(c.lastAccepted, ctx.asset),
+        amount(c.claimed, ctx.asset),
+        amount(c.unclaimed, ctx.asset),
+        count(c.vouchers),
+        c.status === 'open' ? `${count(c.expiresInLedgers)} ledgers` : time(c.closedAt),
+        button,
+      ].map((cell) => h('td', null, cell)),
+    );
+  });
+  return table(['id', 'payer', 'status', 'deposit', 'accepted', 'claimed', 'unclaimed', 'vouchers', 'expires in', ''], rows, 'No channels pay this seller yet.', { 'data-table': 'channels' });
+}
+
+/** The meter, filled with this facilitator and this address (and the seller's first listing, if any). */
+async function writeSnippet(el: HTMLElement, ctx: Context, payTo: string): Promise<void> {
+  const listing = await get<Discovery>(`/discovery/resources?payTo=${payTo}&limit=50`)
+    .then((d) => d.items.find((i) => i.accepts[0]?.unit === 'request') ?? null)
+    .catch(() => null);
+  const terms = listing?.accepts[0];
+  const path = listing ? new URL(listing.resource).pathname : '/weather';
+  const price = terms ? `${terms.amount}n` : '5000n';
+  const note = terms ? `// ${amount(terms.amount, ctx.asset)} per request, as ${resourceLabel(listing.resource)} is listed` : `// your price in base units: 5000n is ${amount('5000', ctx.asset)}`;
+  el.textContent = [
+    `import express from 'express';`,
+    `import { svc } from '@svc/meter';`,
+    ``,
+    `const { meter } = svc({ facilitator: '${ctx.facilitatorUrl}', payTo: '${payTo}' });`,
+    `const app = express();`,
+    note,
+    `app.get('${path}', meter({ price: ${price}, unit: 'request', description: ${JSON.stringify(listing?.description ?? 'Weather, per request')} }), (req, res) => {`,
+    `  res.json({ ok: true }); // req.payment holds the receipt; PAYMENT-RESPONSE is set`,
+    `});`,
+    `app.listen(3000);`,
+  ].join('\n');
+}
