@@ -142,6 +142,7 @@ export async function createFacilitator(options: FacilitatorOptions): Promise<Fa
     ledgerClock,
     bus,
     leadership: null as unknown as Leadership,
+    claimCooldown: config.MANUAL_CLAIM_COOLDOWN_SECONDS > 0 ? await limiters.limiter({ name: 'manual-claim', points: 1, seconds: config.MANUAL_CLAIM_COOLDOWN_SECONDS }) : null,
     keys,
     vouchers,
     book,

@@ -3,6 +3,7 @@ import type { ChannelView, Keypair, SupportedResponse, VoucherContext } from '@s
 import type { Ledger, LedgerInfo } from '@svc/ledger';
 import type { Bus } from './bus/port.js';
 import type { Leadership } from './cluster/leadership.js';
+import type { Limiter } from './limits/limiter.js';
 import type { Config } from './config.js';
 import type { AccountBook } from './domain/account-book.js';
 import type { ChannelBook } from './domain/channel-book.js';
@@ -30,6 +31,8 @@ export interface Services {
   bus: Bus;
   /** Whether this instance runs the singleton work (always, on SQLite). */
   leadership: Leadership;
+  /** One manual claim per channel per MANUAL_CLAIM_COOLDOWN_SECONDS (null: no cooldown). */
+  claimCooldown: Limiter | null;
   keys: Keypair;
   vouchers: VoucherContext;
   book: ChannelBook;

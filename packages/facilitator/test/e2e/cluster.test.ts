@@ -129,6 +129,11 @@ describe.runIf(enabled)('two instances on one PostgreSQL and one ledger', () => 
     expect(claimed).toHaveLength(1);
     const channel = (await (await fetch(`${leader.url}/channels/${buyer.channelId}`)).json()) as Record<string, unknown>;
     expect(channel).toMatchObject({ claimed: '20000', lastAccepted: '20000' });
+    // The manual-claim cooldown of the channel holds on the other instance too.
+    expect((await leader.verify(buyer.signer.sign(25_000n), terms())).body['isValid']).toBe(true);
+    const again = await fetch(`${leader.url}/channels/${buyer.channelId}/claim`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' });
+    expect(again.status).toBe(429);
+    expect(Number(again.headers.get('retry-after'))).toBeGreaterThan(20);
   });
 
   it('a stream opened through one instance keeps streaming when its vouchers are posted to the other', async () => {

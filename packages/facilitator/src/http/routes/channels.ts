@@ -10,7 +10,6 @@ const TAGS = ['channels'];
 const IdParams = z.object({ id: zChannelId });
 
 export function channelRoutes(s: Services): AnyRoute[] {
-  const lastManualClaim = new Map<bigint, number>();
 
   return [
     defineRoute({
@@ -69,14 +68,10 @@ export function channelRoutes(s: Services): AnyRoute[] {
         if (unclaimed < s.config.MANUAL_CLAIM_MIN) {
           throw new SvcError('CONFLICT', `Channel ${id} has ${unclaimed > 0n ? unclaimed : 0n} unclaimed; a manual claim needs at least ${s.config.MANUAL_CLAIM_MIN}.`);
         }
-        const cooldownMs = s.config.MANUAL_CLAIM_COOLDOWN_SECONDS * 1000;
-        const last = lastManualClaim.get(id);
-        const now = s.clock.now();
-        if (last !== undefined && now - last < cooldownMs) {
-          const wait = Math.ceil((cooldownMs - (now - last)) / 1000);
-          throw new SvcError('RATE_LIMITED', `Channel ${id} was claimed manually less than ${s.config.MANUAL_CLAIM_COOLDOWN_SECONDS} s ago.`, { retryAfter: wait });
-        }
-        lastManualClaim.set(id, now);
+        // Counted on the limiter backend: with RATE_LIMIT_STORE=postgres or redis the cooldown holds
+        // across every instance of a cluster.
+        const wait = (await s.claimCooldown?.take(id.toString())) ?? null;
+        if (wait !== null) throw new SvcError('RATE_LIMITED', `Channel ${id} was claimed manually less than ${s.config.MANUAL_CLAIM_COOLDOWN_SECONDS} s ago.`, { retryAfter: wait });
         const out = await s.claimer.claim(id);
         if (out.status === 'nothing') throw new SvcError('CONFLICT', `Channel ${id} has nothing left to claim.`);
         if (out.status === 'rejected') {
