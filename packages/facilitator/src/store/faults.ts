@@ -8,8 +8,12 @@
 const SQLITE_UNAVAILABLE = /^SQLITE_(BUSY|LOCKED|IOERR|FULL|READONLY|CANTOPEN|PROTOCOL)/;
 /** postgres.js's own connection errors, and the socket errors it passes on. */
 const PG_CONNECTION = new Set(['CONNECTION_CLOSED', 'CONNECTION_ENDED', 'CONNECTION_DESTROYED', 'CONNECT_TIMEOUT', 'ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'EHOSTUNREACH']);
-/** SQLSTATE classes 08 (connection exception), 53 (insufficient resources: disk full, too many connections), 57P (shutdown, terminated backend). */
-const PG_UNAVAILABLE = /^(08[0-9A-Z]{3}|53[0-9A-Z]{3}|57P0[1-4])$/;
+/**
+ * SQLSTATE classes 08 (connection exception), 53 (insufficient resources: disk full, too many
+ * connections), 57P (shutdown, terminated backend), and 55P03 (lock_not_available: a lock held
+ * elsewhere past the store's lock_timeout).
+ */
+const PG_UNAVAILABLE = /^(08[0-9A-Z]{3}|53[0-9A-Z]{3}|57P0[1-4]|55P03)$/;
 
 /** Whether `error` (from a Store call) means the store is unavailable for now, not that the call was wrong. */
 export function isStoreUnavailable(error: unknown): boolean {

@@ -53,6 +53,12 @@ const DEFAULT_SCHEMA = 'public';
 const IDLE_IN_TRANSACTION_TIMEOUT_MS = 30_000;
 const CLOSE_TIMEOUT_S = 5;
 /**
+ * How long a statement waits for a lock (a row, a table, the write lock of another instance's
+ * batch) before it fails: the same 5 s as SQLite's busy timeout. The failed write acknowledged
+ * nothing and answers 503 with Retry-After (store/faults.ts) instead of hanging the request.
+ */
+export const DEFAULT_LOCK_TIMEOUT_MS = 5_000;
+/**
  * Statements in flight per connection. postgres.js defaults to 100 and past that sends one
  * statement per round trip; a pipelined batch of 64 calls is a few hundred statements.
  */
@@ -67,6 +73,8 @@ export interface PostgresStoreOptions {
   max?: number;
   /** Most write() calls per transaction. */
   maxBatch?: number;
+  /** lock_timeout of every statement (default DEFAULT_LOCK_TIMEOUT_MS). */
+  lockTimeoutMs?: number;
 }
 
 export class PostgresStore implements Store {
@@ -93,6 +101,7 @@ export class PostgresStore implements Store {
         application_name: 'svc-facilitator',
         search_path: schema,
         idle_in_transaction_session_timeout: IDLE_IN_TRANSACTION_TIMEOUT_MS,
+        lock_timeout: options.lockTimeoutMs ?? DEFAULT_LOCK_TIMEOUT_MS,
       },
     };
     const sql = postgres(options.url, settings);

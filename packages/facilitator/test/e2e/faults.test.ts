@@ -16,8 +16,11 @@ import { startLedgerServer } from '@svc/ledger';
 import type { LedgerServer } from '@svc/ledger';
 import type { RevenueReport } from '../../src/domain/revenue.js';
 import { SQLITE_FILE_NAME } from '../../src/store/index.js';
+import postgres from 'postgres';
 import { startHarness } from '../helpers/harness.js';
 import type { Buyer, Harness } from '../helpers/harness.js';
+import { createPgDatabase, pgEnabled } from '../helpers/pg.js';
+import type { PgDatabase } from '../helpers/pg.js';
 
 interface Answer {
   status: number;
@@ -26,6 +29,7 @@ interface Answer {
 }
 
 /** Every answer seen, for "never a 500" over the whole file. */
+const pgOn = await pgEnabled();
 const statuses: { what: string; status: number }[] = [];
 
 async function call(url: string, init: RequestInit = {}): Promise<Answer> {
@@ -221,6 +225,57 @@ describe('the SQLite store cannot commit', () => {
     expect(await channel(h, b.channelId)).toMatchObject({ lastAccepted: '10000', vouchers: 2 });
     expect(await totals(h, seller.address)).toMatchObject({ earned: '10000', payments: 2 });
     expect(await eventsOf(h, seller.address, 'voucher.accepted', b.channelId)).toHaveLength(2);
+  });
+});
+
+describe.runIf(pgOn)('the PostgreSQL store cannot commit', () => {
+  let db: PgDatabase;
+  let h: Harness;
+
+  beforeAll(async () => {
+    db = await createPgDatabase();
+    h = await startHarness({ DEMO: 'off', LOG_LEVEL: 'fatal', DATABASE_URL: db.url });
+  });
+
+  afterAll(async () => {
+    await h?.close();
+    await db?.drop();
+  });
+
+  it('answers 503 within the lock timeout while another connection locks the channels table, then accepts the voucher exactly once', async () => {
+    const seller = randomKeypair();
+    const b = await h.buyer({ payee: seller.address });
+    expect((await verify(h, b.signer.sign(5000n), seller.address)).body['isValid']).toBe(true);
+
+    // Another session holds an exclusive lock on the channels table past the store's lock_timeout (5 s).
+    const other = postgres(db.url, { max: 1, onnotice: () => undefined });
+    const voucher = b.signer.sign(10_000n);
+    let refused: Answer;
+    let tookMs: number;
+    try {
+      const reserved = await other.reserve();
+      try {
+        await reserved`BEGIN`;
+        await reserved`LOCK TABLE channels IN ACCESS EXCLUSIVE MODE`;
+        const started = Date.now();
+        refused = await verify(h, voucher, seller.address, { 'idempotency-key': 'pg-fault-1' });
+        tookMs = Date.now() - started;
+        await reserved`ROLLBACK`;
+      } finally {
+        reserved.release();
+      }
+    } finally {
+      await other.end({ timeout: 5 });
+    }
+    expectUnavailable(refused, 'FACILITATOR_UNAVAILABLE', 'facilitator');
+    expect(tookMs).toBeLessThan(15_000); // the lock timeout, not forever
+    expect(await channel(h, b.channelId)).toMatchObject({ lastAccepted: '5000', vouchers: 1 });
+
+    const accepted = await verify(h, voucher, seller.address, { 'idempotency-key': 'pg-fault-1' });
+    expect(accepted.body).toMatchObject({ isValid: true, receipt: { cumulative: '10000', delta: '5000' } });
+    expect((await verify(h, voucher, seller.address)).body).toMatchObject({ isValid: false, invalidReason: 'VOUCHER_NOT_INCREASING' });
+    expect(await channel(h, b.channelId)).toMatchObject({ lastAccepted: '10000', vouchers: 2 });
+    expect(await totals(h, seller.address)).toMatchObject({ earned: '10000', payments: 2 });
   });
 });
 
