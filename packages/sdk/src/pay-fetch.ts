@@ -68,7 +68,8 @@ async function payOnce(doFetch: typeof fetch, url: string | URL, init: RequestIn
   return doFetch(url, { ...init, headers });
 }
 
-async function readTerms(res: Response): Promise<PaymentRequired> {
+/** The x402 v2 terms of a 402: the PAYMENT-REQUIRED header, else the JSON body. */
+export async function readTerms(res: Response): Promise<PaymentRequired> {
   const header = res.headers.get('payment-required');
   const fromHeader = header ? decodeJsonHeader(header, 64 * 1024) : null;
   const candidate: unknown = fromHeader?.ok ? fromHeader.value : await res.clone().json().catch(() => null);

@@ -5,10 +5,10 @@
 //
 //   const run = await streamPaid({ url: 'http://127.0.0.1:4020/demo/ticker/stream', signer, onEvent: (e) => console.log(e) });
 //   run.ended.reason; run.paid
-import { PaymentRequiredSchema, PaymentResponseSchema, decodeJsonHeader, encodeJsonHeader, readPaymentResponse, safeParse, verifyReceipt } from '@svc/core';
+import { PaymentResponseSchema, decodeJsonHeader, encodeJsonHeader, readPaymentResponse, safeParse, verifyReceipt } from '@svc/core';
 import type { PaymentRequirements, PaymentResponse } from '@svc/core';
 import type { ChannelSigner } from './channel-signer.js';
-import { PaymentError, facilitatorSigners } from './pay-fetch.js';
+import { PaymentError, facilitatorSigners, readTerms } from './pay-fetch.js';
 import { SseParser } from './sse.js';
 
 export interface StreamEvent {
@@ -141,15 +141,6 @@ function readPaymentHeader(res: Response): PaymentResponse | null {
   const header = res.headers.get('payment-response') ?? res.headers.get('x-payment-response');
   const decoded = header ? decodeJsonHeader(header, 64 * 1024) : null;
   return readPaymentResponse(decoded?.ok ? decoded.value : null);
-}
-
-async function readTerms(res: Response) {
-  const header = res.headers.get('payment-required');
-  const fromHeader = header ? decodeJsonHeader(header, 64 * 1024) : null;
-  const candidate: unknown = fromHeader?.ok ? fromHeader.value : await res.clone().json().catch(() => null);
-  const parsed = safeParse(PaymentRequiredSchema, candidate);
-  if (!parsed.success) throw new PaymentError('the 402 carries no readable x402 v2 terms', 'BAD_TERMS', res);
-  return parsed.data;
 }
 
 function parseData(data: string): unknown {
