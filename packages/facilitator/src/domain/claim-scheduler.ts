@@ -6,6 +6,7 @@ import type { Store } from '../store/port.js';
 import type { Claimer } from './claimer.js';
 import type { Clock } from './clock.js';
 import type { LedgerClock } from './ledger-clock.js';
+import { Passes } from './passes.js';
 
 const BACKOFF_BASE_MS = 5_000;
 const BACKOFF_MAX_MS = 5 * 60_000;
@@ -22,8 +23,7 @@ export interface SchedulerLog {
 
 export class ClaimScheduler {
   private timer: NodeJS.Timeout | null = null;
-  private running: Promise<void> | null = null;
-  private again: Promise<void> | null = null;
+  private readonly passes = new Passes(() => this.pass());
   private readonly backoff = new Map<bigint, { failures: number; nextAt: number }>();
 
   constructor(
@@ -44,22 +44,12 @@ export class ClaimScheduler {
   async stop(): Promise<void> {
     if (this.timer) clearInterval(this.timer);
     this.timer = null;
-    await this.running;
+    await this.passes.running();
   }
 
   /** One pass that starts after this call; concurrent callers share the next pass. */
   tick(): Promise<void> {
-    if (this.running) {
-      this.again ??= this.running.then(() => {
-        this.again = null;
-        return this.tick();
-      });
-      return this.again;
-    }
-    this.running = this.pass().finally(() => {
-      this.running = null;
-    });
-    return this.running;
+    return this.passes.run();
   }
 
   private async pass(): Promise<void> {

@@ -11,6 +11,7 @@ import { claimKeyOf, claimOnce } from './claimer.js';
 import type { Claimer } from './claimer.js';
 import type { EventLog } from './event-log.js';
 import type { LedgerClock } from './ledger-clock.js';
+import { Passes } from './passes.js';
 
 export const CURSOR_KEY = 'ledger.cursor';
 const PAGE = 500;
@@ -27,8 +28,7 @@ export interface WatcherLog {
 
 export class LedgerWatcher {
   private timer: NodeJS.Timeout | null = null;
-  private running: Promise<void> | null = null;
-  private again: Promise<void> | null = null;
+  private readonly passes = new Passes(() => this.catchUp());
   private stopped = false;
 
   constructor(
@@ -52,7 +52,7 @@ export class LedgerWatcher {
     this.stopped = true;
     if (this.timer) clearTimeout(this.timer);
     this.timer = null;
-    await this.running;
+    await this.passes.running();
   }
 
   /**
@@ -60,17 +60,7 @@ export class LedgerWatcher {
    * have read the ledger before the caller's change); concurrent callers share the next pass.
    */
   tick(): Promise<void> {
-    if (this.running) {
-      this.again ??= this.running.then(() => {
-        this.again = null;
-        return this.tick();
-      });
-      return this.again;
-    }
-    this.running = this.catchUp().finally(() => {
-      this.running = null;
-    });
-    return this.running;
+    return this.passes.run();
   }
 
   private schedule(ms: number): void {

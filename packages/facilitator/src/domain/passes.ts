@@ -1,0 +1,33 @@
+// One pass at a time, and a caller always gets a pass that starts after its call: a pass already
+// running may have read its state before the caller's change, so callers during a pass share the
+// next one. The claim scheduler and the ledger watcher both run this way.
+//
+//   const passes = new Passes(() => this.catchUp());
+//   await passes.run();      // a fresh pass, or the one queued behind the running pass
+//   await passes.running();  // the pass under way, if any (for stop())
+
+export class Passes {
+  #current: Promise<void> | null = null;
+  #next: Promise<void> | null = null;
+
+  constructor(private readonly pass: () => Promise<void>) {}
+
+  run(): Promise<void> {
+    if (this.#current) {
+      this.#next ??= this.#current.then(() => {
+        this.#next = null;
+        return this.run();
+      });
+      return this.#next;
+    }
+    this.#current = this.pass().finally(() => {
+      this.#current = null;
+    });
+    return this.#current;
+  }
+
+  /** The pass under way (settles when it ends), or null. */
+  running(): Promise<void> | null {
+    return this.#current;
+  }
+}
