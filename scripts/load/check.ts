@@ -1,6 +1,6 @@
 // Money conservation after the load, from three independent books — what the client saw accepted,
 // what the facilitator reports, and what the ledger holds:
-//   per seller:  earned == settled + receivable; earned (and payments) == what the client saw
+//   per seller:  earned == settled + receivable + lost; earned (and payments) == what the client saw
 //                accepted; settled == the ledger's claimed over its channels == its ledger balance;
 //   per channel: ledger claimed ≤ deposit; facilitator claimed == ledger claimed ≤ lastAccepted;
 //                facilitator lastAccepted == the client's last accepted cumulative.
@@ -70,9 +70,10 @@ async function checkSeller(found: Findings, reader: Reader, s: Seller, claimedOn
   }
   const totals = field(reply.body, 'totals');
   const amount = (k: string) => BigInt(String(field(totals, k)));
-  const [earned, settled, receivable, payments] = [amount('earned'), amount('settled'), amount('receivable'), Number(field(totals, 'payments'))];
+  const [earned, settled, receivable, lost, payments] = [amount('earned'), amount('settled'), amount('receivable'), amount('lost'), Number(field(totals, 'payments'))];
   const balance = await balanceOf(reader, s.address);
-  if (earned !== settled + receivable) found.add('earned ≠ settled + receivable', `${name}: ${earned} ≠ ${settled} + ${receivable}`);
+  if (earned !== settled + receivable + lost) found.add('earned ≠ settled + receivable + lost', `${name}: ${earned} ≠ ${settled} + ${receivable} + ${lost}`);
+  if (lost !== 0n) found.add('lost (no channel closes in a load run)', `${name}: ${lost}`);
   if (earned !== s.acceptedSum) found.add('earned ≠ client accepted', `${name}: ${earned} ≠ ${s.acceptedSum}`);
   if (payments !== s.acceptedCount) found.add('payments ≠ client accepted vouchers', `${name}: ${payments} ≠ ${s.acceptedCount}`);
   if (settled !== claimedOnLedger) found.add('settled ≠ claimed on the ledger', `${name}: ${settled} ≠ ${claimedOnLedger}`);

@@ -94,7 +94,7 @@ function verdict(tally: Tally, b: Buyer, req: Request, body: unknown): void {
     if (req.kind !== 'good') {
       tally.badAccepted.add(req.kind);
       b.retired = `a ${req.kind} voucher was accepted`;
-    } else if (field(field(body, 'receipt'), 'cumulative') !== req.cumulative.toString()) {
+    } else if (field(field(field(body, 'extra'), 'receipt'), 'cumulative') !== req.cumulative.toString()) {
       tally.oddAnswers++;
       b.retired = 'the receipt names another cumulative';
     } else {

@@ -1,7 +1,7 @@
 // What the load runs against: by default a facilitator of its own, `svc start` as a child process
 // (embedded ledger, SQLite in a temporary DATA_DIR, or DATABASE_URL when set), with the per-IP
-// limits off (all buyers share one client address) and the manual claim cooldown off; or, with
-// LOAD_URL, running facilitators that share one ledger.
+// limits off (all buyers share one client address; connections per address too) and the manual
+// claim cooldown off; or, with LOAD_URL, running facilitators that share one ledger.
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -17,6 +17,7 @@ const CHILD_FIXED = {
   DEMO: 'off',
   IP_RATE_LIMIT_PER_MINUTE: '0',
   IP_COSTLY_LIMIT_PER_MINUTE: '0',
+  CONN_MAX_PER_IP: '0',
   MANUAL_CLAIM_COOLDOWN_SECONDS: '0',
 };
 /** Defaults for the child that the environment may override: claims happen during the load. */

@@ -82,7 +82,7 @@ export interface Settlement {
 export interface Revenue {
   payTo: string;
   asOf: string;
-  totals: { earned: string; settled: string; receivable: string; payments: number; settlements: number; paymentsPerSettlement: number | null; buyers: number };
+  totals: { earned: string; settled: string; receivable: string; lost: string; payments: number; settlements: number; paymentsPerSettlement: number | null; buyers: number };
   window: { bucket: 'hour' | 'day'; days: number; start: string; end: string; earned: string; settled: string; payments: number; settlements: number };
   byResource: { resource: string; earned: string; payments: number }[];
   otherResources: { resources: number; earned: string; payments: number };
@@ -92,6 +92,7 @@ export interface Revenue {
     buckets: { bucket: AgingBucket; amount: string; channels: number }[];
     channels: { channelId: string; payer: string | null; status: 'open' | 'closed'; amount: string; oldestUnclaimedAt: string | null; ageSeconds: number; bucket: AgingBucket }[];
   };
+  losses: { total: string; channels: { channelId: string; payer: string | null; amount: string; closedAt: string }[]; truncated: boolean };
   settlements: Settlement[];
   settlementsTruncated: boolean;
 }

@@ -18,32 +18,58 @@ export const ErrorBodySchema = z
   })
   .meta({ id: 'Error' });
 
+// Official x402 resource servers send requirements without svc's `unit`: per request, then.
+const ChannelRequirementsSchema = PaymentRequirementsSchema.extend({ unit: zUnit.default('request') });
+const svcFields = {
+  method: z.string().regex(/^[A-Z]{1,16}$/).optional(),
+  requestHash: zHex32.nullable().optional(),
+};
+
 /**
  * POST /verify and POST /settle. `paymentPayload` is decoded separately, so that a malformed
  * payment is a rejection (isValid: false, PAYMENT_MALFORMED) rather than a broken request.
  * `method` and `requestHash` are svc extensions the meter sends for the receipt.
  */
-export const VerifyRequestSchema = z
-  .object({
-    x402Version: z.union([z.literal(1), z.literal(2)]),
-    paymentPayload: z.record(z.string(), z.unknown()),
-    // Official x402 resource servers send requirements without svc's `unit`: per request, then.
-    paymentRequirements: PaymentRequirementsSchema.extend({ unit: zUnit.default('request') }),
-    method: z.string().regex(/^[A-Z]{1,16}$/).optional(),
-    requestHash: zHex32.nullable().optional(),
-  })
-  .meta({ id: 'VerifyRequest' });
+export const VerifyRequestSchema = z.object({
+  x402Version: z.union([z.literal(1), z.literal(2)]),
+  paymentPayload: z.record(z.string(), z.unknown()),
+  paymentRequirements: ChannelRequirementsSchema,
+  ...svcFields,
+});
 export type VerifyRequest = z.infer<typeof VerifyRequestSchema>;
 
+/**
+ * What /verify and /settle take as a request at all (anything else is a 400): any x402 version,
+ * and requirements of any scheme — the official client builds such requests, and expects a
+ * refusal it understands (isValid: false / success: false) rather than an error.
+ */
+export const VerifyEnvelopeSchema = z
+  .object({
+    x402Version: z.number().int().meta({ description: '1 or 2; another version is refused with UNSUPPORTED_VERSION.' }),
+    paymentPayload: z.record(z.string(), z.unknown()),
+    paymentRequirements: z
+      .union([ChannelRequirementsSchema, z.record(z.string(), z.unknown())])
+      .meta({ description: 'The `channel` terms; requirements of another scheme are refused with UNSUPPORTED_SCHEME.' }),
+    ...svcFields,
+  })
+  .meta({ id: 'VerifyRequest' });
+export type VerifyEnvelope = z.infer<typeof VerifyEnvelopeSchema>;
+
+/**
+ * A valid payment: the svc receipt (and the attest token) ride in `extra`, which the official x402
+ * facilitator client keeps (it drops unknown top-level fields).
+ */
 export const VerifyValidSchema = z.object({
   isValid: z.literal(true),
   payer: zAddress,
-  receipt: PaymentResponseSchema,
-  /**
-   * For the caller of /verify only (the payee's middleware), never forwarded to the buyer: the
-   * bearer token that lets it attest the response it served (POST /receipts/:id/attest).
-   */
-  attestToken: zHex32.optional(),
+  extra: z.object({
+    receipt: PaymentResponseSchema,
+    /**
+     * For the payee's side only (its seller token), never forwarded to the buyer: the bearer token
+     * that lets it attest the response it served (POST /receipts/:id/attest).
+     */
+    attestToken: zHex32.optional(),
+  }),
 });
 export const VerifyInvalidSchema = z.object({
   isValid: z.literal(false),
@@ -61,7 +87,17 @@ export const SettleFailureSchema = z.object({
   transaction: z.literal(''),
   network: zNetwork,
 });
-export const SettleResponseSchema = z.union([PaymentResponseSchema, SettleFailureSchema]).meta({ id: 'SettleResponse' });
+/**
+ * A settled payment: the svc envelope (PAYMENT-RESPONSE, PROTOCOL.md §5), plus `amount` (the
+ * delta) and, under `extra`, the svc fields again — the official x402 facilitator client keeps
+ * only standard fields and `extra`, so a seller on the official middleware still relays the receipt.
+ */
+export const SettleSuccessSchema = PaymentResponseSchema.extend({
+  amount: zUnits,
+  extra: PaymentResponseSchema.omit({ success: true, transaction: true, network: true, payer: true }),
+});
+export type SettleSuccess = z.infer<typeof SettleSuccessSchema>;
+export const SettleResponseSchema = z.union([SettleSuccessSchema, SettleFailureSchema]).meta({ id: 'SettleResponse' });
 export type SettleResponse = z.infer<typeof SettleResponseSchema>;
 
 export const SupportedKindSchema = z.object({

@@ -10,6 +10,7 @@ export * from './network.js';
 export * from './receipt.js';
 export * from './safe-parse.js';
 export * from './schemas.js';
+export * from './seller-token.js';
 export * from './strkey.js';
 export * from './tx.js';
 export * from './voucher.js';

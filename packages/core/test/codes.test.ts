@@ -1,10 +1,13 @@
 import { describe, expect, it } from 'vitest';
 import { DEFAULT_MESSAGES, REASON_STATUS, SvcError, statusOf } from '@svc/core';
 
-// The table of PROTOCOL.md §6, written out once more so a change to either side is seen.
+// The table of PROTOCOL.md §6, written out once more so a change to either side is seen; plus
+// UNSUPPORTED_SCHEME and UNSUPPORTED_VERSION, the refusals of /verify and /settle for a request the
+// official x402 client can build and svc does not take (issue 15.3).
 const EXPECTED: Record<number, string[]> = {
   402: ['PAYMENT_REQUIRED', 'CHANNEL_NOT_FOUND', 'CHANNEL_CLOSED', 'CHANNEL_EXPIRING', 'WRONG_PAYEE', 'WRONG_ASSET',
-    'WRONG_NETWORK', 'VOUCHER_BAD_SIGNATURE', 'VOUCHER_NOT_INCREASING', 'VOUCHER_UNDERPAID', 'CHANNEL_EXHAUSTED', 'ACCOUNT_FROZEN'],
+    'WRONG_NETWORK', 'VOUCHER_BAD_SIGNATURE', 'VOUCHER_NOT_INCREASING', 'VOUCHER_UNDERPAID', 'CHANNEL_EXHAUSTED', 'ACCOUNT_FROZEN',
+    'UNSUPPORTED_SCHEME', 'UNSUPPORTED_VERSION'],
   400: ['PAYMENT_MALFORMED', 'BAD_REQUEST'],
   401: ['UNAUTHORIZED'],
   403: ['FORBIDDEN'],

@@ -13,6 +13,9 @@ const USAGE = `usage: svc <command>
   pay <url> [n]      pay a metered endpoint n times (default 1) as a buyer using a local wallet
   stream <url>       buy a paid event stream (per token or per second), printing events as they come
                      [--post JSON] sends a POST with that body (e.g. /demo/chat)
+  seller init        create a seller's key (its payTo address) in SVC_SELLER (default ~/.svc/seller.json)
+  seller token       get the seller's token from SVC_FACILITATOR (default http://127.0.0.1:4020),
+                     for svc({ facilitator, payTo, sellerToken }) [--days N, at most 366]
   help               this text
 `;
 
@@ -61,6 +64,10 @@ async function main(argv: string[]): Promise<void> {
     case 'pay': {
       const { payCommand } = await import('./cli/pay.js');
       return payCommand(rest);
+    }
+    case 'seller': {
+      const { sellerCommand } = await import('./cli/seller.js');
+      return sellerCommand(rest);
     }
     case 'stream': {
       const { streamCommand } = await import('./cli/stream.js');

@@ -1,8 +1,10 @@
 // Configuration from environment variables (PROTOCOL.md §10), each with the spec's default. A bad
 // value stops the start with a message naming the variable.
+import fs from 'node:fs';
 import path from 'node:path';
 import { z } from 'zod';
 import { isContractAddress, parseUnits } from '@svc/core';
+import { isTrustProxyValue } from './http/trust-proxy.js';
 
 const int = (min: number, max: number) => z.coerce.number().int().min(min).max(max);
 const units = z.string().transform((v, ctx) => {
@@ -38,7 +40,8 @@ const SCHEMA = z.object({
   DEMO_SEED: flag.default(true),
   DEMO_CONTROL_KEY: z.string().min(8).optional(),
   CORS_ORIGINS: z.string().default('*'),
-  TRUST_PROXY: z.string().default(''),
+  MCP_ALLOWED_ORIGINS: z.string().max(4096).default(''),
+  TRUST_PROXY: z.string().refine(isTrustProxyValue, 'must be empty, true, false, a hop count, or addresses/CIDRs (and loopback, linklocal, uniquelocal), comma-separated').default(''),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   CLAIM_THRESHOLD: units.default(1_000_000n),
   CLAIM_INTERVAL_SECONDS: z.coerce.number().positive().max(86_400).default(30),
@@ -52,10 +55,16 @@ const SCHEMA = z.object({
   RATE_LIMIT_STORE: z.enum(['memory', 'redis', 'postgres']).default('memory'),
   REDIS_URL: z.url({ protocol: /^rediss?$/ }).default('redis://127.0.0.1:6379'),
   RATE_LIMIT_PREFIX: z.string().regex(/^[A-Za-z0-9_.-]{1,32}$/, 'must be 1–32 of [A-Za-z0-9_.-]').default('svc'),
+  CONN_MAX_PER_IP: int(0, 1_000_000).default(128),
+  CONN_MAX_TOTAL: int(1, 1_000_000).default(defaultConnectionTotal()),
+  CONN_IDLE_SECONDS: z.coerce.number().positive().max(3600).default(10),
   SSE_MAX_PER_IP: int(1, 100_000).default(8),
   SSE_MAX_TOTAL: int(1, 1_000_000).default(200),
+  SSE_STALL_SECONDS: z.coerce.number().positive().max(3600).default(10),
   STREAM_MAX_PER_CHANNEL: int(1, 1000).default(4),
   STREAM_MAX_TOTAL: int(1, 1_000_000).default(1000),
+  STREAM_MAX_PER_PAYER: int(1, 1_000_000).default(16),
+  STREAM_MAX_PER_PAYEE: int(1, 1_000_000).default(250),
   STREAM_IDLE_SECONDS: z.coerce.number().positive().max(86_400).default(90),
   PRICE_BOOK_PER_REQUEST: units.default(5000n),
   PRICE_TICKER_PER_SECOND: units.default(1000n),
@@ -101,6 +110,26 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     if (missing.length) throw new ConfigError(`invalid configuration:\n${missing.map((k) => `  ${k}: required when LEDGER=stellar`).join('\n')}`);
   }
   return config;
+}
+
+/**
+ * CONN_MAX_TOTAL's default: three quarters of the open-file soft limit (768 of the usual 1,024),
+ * leaving the rest to the store's and the ledger's files, database and Redis connections, the
+ * demo seller's own client sockets and the answers to refused connections; at most 10,000; 768
+ * where the limit cannot be read (not Linux).
+ */
+export function defaultConnectionTotal(limits = readLimits()): number {
+  const soft = /^Max open files\s+(\d+|unlimited)\s/m.exec(limits ?? '')?.[1];
+  if (soft === undefined) return 768;
+  return soft === 'unlimited' ? 10_000 : Math.max(16, Math.min(10_000, Math.floor((Number(soft) * 3) / 4)));
+}
+
+function readLimits(): string | null {
+  try {
+    return fs.readFileSync('/proc/self/limits', 'utf8');
+  } catch {
+    return null;
+  }
 }
 
 /** The documented defaults, for the README and llms.txt. */

@@ -8,9 +8,9 @@ import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import type { FastifyInstance } from 'fastify';
 import { formatUnits, networkOfPassphrase, seedFromSecret, voucherContext } from '@svc/core';
-import type { ChannelView, SupportedResponse } from '@svc/core';
+import type { ChannelView, SignedLedgerTx, SupportedResponse } from '@svc/core';
 import { HttpLedger, LocalLedger, StellarLedger, ledgerRoutes } from '@svc/ledger';
-import type { Ledger } from '@svc/ledger';
+import type { Ledger, TxResult } from '@svc/ledger';
 import { MemoryBus } from './bus/memory-bus.js';
 import { PostgresBus } from './bus/postgres-bus.js';
 import { SoleLeadership } from './cluster/leadership.js';
@@ -30,6 +30,9 @@ import { FloatHistory } from './domain/float-history.js';
 import { CatalogRecorder } from './domain/catalog-recorder.js';
 import { LatencyWindow } from './domain/latency.js';
 import { LedgerClock } from './domain/ledger-clock.js';
+import { ledgerInfoOf, saveLedgerTime, startLedgerClock } from './domain/ledger-connection.js';
+import { createLogger } from './logger.js';
+import { StoreHealth } from './domain/store-health.js';
 import { LedgerWatcher } from './domain/ledger-watcher.js';
 import { Verifier } from './domain/verifier.js';
 import { voucherRate } from './domain/voucher-rate.js';
@@ -37,6 +40,7 @@ import { openLimiters } from './limits/limiter.js';
 import type { LimitBackend } from './limits/limiter.js';
 import { StreamSessions } from './domain/streams.js';
 import { Attestations } from './domain/attestations.js';
+import { SellerTokens } from './domain/seller-tokens.js';
 import { Stats } from './domain/stats.js';
 import { EventFeed } from './http/event-feed.js';
 import { buildHttp } from './http/app.js';
@@ -48,6 +52,9 @@ import type { Services } from './services.js';
 import { openStore } from './store/index.js';
 import { PostgresStore } from './store/postgres-store.js';
 import type { ChannelRecord } from './store/port.js';
+
+/** How often the ledger's time is kept in the store, for a restart while the ledger is down. */
+const LEDGER_TIME_SAVE_MS = 10_000;
 
 export interface FacilitatorOptions {
   config: Config;
@@ -83,6 +90,7 @@ export async function createFacilitator(options: FacilitatorOptions): Promise<Fa
   // In-process local ledger by default; LEDGER_URL names a standalone one (`svc ledger`);
   // LEDGER=stellar the real test network over Soroban RPC.
   const stellar = !options.ledger && config.LEDGER === 'stellar';
+  const log = createLogger(config.LOG_LEVEL);
   const localLedger = options.ledger || config.LEDGER_URL || stellar ? null : await LocalLedger.open({ dataDir: config.DATA_DIR, ledgerSeconds: config.LEDGER_SECONDS });
   const ledger: Ledger =
     options.ledger ??
@@ -95,27 +103,29 @@ export async function createFacilitator(options: FacilitatorOptions): Promise<Fa
           ...(config.STELLAR_START_LEDGER ? { startLedger: config.STELLAR_START_LEDGER } : {}),
         })
       : new HttpLedger({ url: config.LEDGER_URL! }));
-  const ledgerInfo = await ledger.info();
-  networkOfPassphrase(ledgerInfo.passphrase); // refuses the public network
-  const store = await openStore({ databaseUrl: config.DATABASE_URL, dataDir: config.DATA_DIR });
+  const storeHealth = new StoreHealth();
+  const store = storeHealth.watch(await openStore({ databaseUrl: config.DATABASE_URL, dataDir: config.DATA_DIR }));
   await store.migrate();
+  // The ledger may be down: start from what the last run saw of it, and catch up when it answers.
+  const ledgerInfo = await ledgerInfoOf(ledger, store, log);
+  networkOfPassphrase(ledgerInfo.passphrase); // refuses the public network
 
   const limiters = await openLimiters(limitBackend(config));
   // On PostgreSQL several instances may share the database: events and signals go through it.
   const bus: Bus =
     store instanceof PostgresStore && config.DATABASE_URL
-      ? await PostgresBus.open({ url: config.DATABASE_URL, schema: store.schema, store, onError: (err, what) => app.log.warn({ err }, what) })
+      ? await PostgresBus.open({ url: config.DATABASE_URL, schema: store.schema, store, onError: (err, what) => log.warn({ err }, what) })
       : new MemoryBus();
   const events = new EventLog(store, bus);
-  const ledgerClock = new LedgerClock(ledger);
-  await ledgerClock.refresh();
+  const ledgerClock = new LedgerClock(ledger, ledgerInfo.ledgerSeconds);
+  await startLedgerClock(ledgerClock, store, clock.now());
   const vouchers = voucherContext(ledgerInfo.passphrase, ledgerInfo.contracts.channel);
   const book = new ChannelBook(store, ledger, { network: ledgerInfo.network, channelContract: ledgerInfo.contracts.channel }, clock);
   const latency = new LatencyWindow();
   const claimer = new Claimer({ ledger, store, book, events, keys, clock });
   const accounts = new AccountBook(ledger);
   let boundUrl = '';
-  const catalog = new CatalogRecorder(store, { warn: (obj, msg) => app.log.warn(obj, msg) });
+  const catalog = new CatalogRecorder(store, { warn: (obj, msg) => log.warn(obj, msg) });
   const demo = config.DEMO
     ? new Demo({
         dataDir: config.DATA_DIR,
@@ -126,17 +136,18 @@ export async function createFacilitator(options: FacilitatorOptions): Promise<Fa
         isFrozen: (account) => accounts.isFrozen(account),
         events,
         clock,
-        log: { info: (obj, msg) => app.log.info(obj, msg), warn: (obj, msg) => app.log.warn(obj, msg) },
+        log: { info: (obj, msg) => log.info(obj, msg), warn: (obj, msg) => log.warn(obj, msg) },
       })
     : null;
   const floatHistory = new FloatHistory(store, async () => (await ledger.getPool?.()) ?? null, clock, config.FLOAT_SAMPLE_SECONDS * 1000, {
-    warn: (obj, msg) => app.log.warn(obj, msg),
+    warn: (obj, msg) => log.warn(obj, msg),
   });
 
   const services: Services = {
     config,
     clock,
     store,
+    storeHealth,
     ledger,
     ledgerInfo,
     ledgerClock,
@@ -157,15 +168,16 @@ export async function createFacilitator(options: FacilitatorOptions): Promise<Fa
     verifier: null as unknown as Verifier,
     streams: null as unknown as StreamSessions,
     attestations: new Attestations(seedFromSecret(keys.secret()), store, clock),
+    sellerTokens: new SellerTokens(seedFromSecret(keys.secret()), clock),
     stats: new Stats(store, latency, ledgerInfo.ledgerSeconds),
     events,
     publicUrl: () => config.PUBLIC_URL?.replace(/\/+$/, '') ?? boundUrl,
     selfUrl: () => boundUrl,
     supported: () => supported(services),
-    channelView: (record) => channelView(record, ledgerClock.latestLedger),
+    channelView: (record) => channelView(record, ledgerClock.currentLedger),
   };
-  const feed = new EventFeed(store, bus, { perIp: config.SSE_MAX_PER_IP, total: config.SSE_MAX_TOTAL });
-  const { app, routes } = await buildHttp(services, feed, { logLevel: config.LOG_LEVEL, trustProxy: config.TRUST_PROXY, corsOrigins: config.CORS_ORIGINS, limiters, ...(options.consoleDir ? { consoleDir: options.consoleDir } : {}) });
+  const feed = new EventFeed(store, bus, { perIp: config.SSE_MAX_PER_IP, total: config.SSE_MAX_TOTAL, stallMs: config.SSE_STALL_SECONDS * 1000 });
+  const { app, routes } = await buildHttp(services, feed, { logger: log, trustProxy: config.TRUST_PROXY, corsOrigins: config.CORS_ORIGINS, limiters, ...(options.consoleDir ? { consoleDir: options.consoleDir } : {}) });
   services.verifier = new Verifier({
     network: ledgerInfo.network,
     asset: ledgerInfo.contracts.asset,
@@ -194,7 +206,7 @@ export async function createFacilitator(options: FacilitatorOptions): Promise<Fa
             },
           },
         ])
-        .catch((err: unknown) => app.log.warn({ err }, 'could not record a rejected voucher'));
+        .catch((err: unknown) => log.warn({ err }, 'could not record a rejected voucher'));
     },
   });
 
@@ -208,33 +220,35 @@ export async function createFacilitator(options: FacilitatorOptions): Promise<Fa
     network: ledgerInfo.network,
     asset: ledgerInfo.contracts.asset,
     channelContract: ledgerInfo.contracts.channel,
-    maxPerChannel: config.STREAM_MAX_PER_CHANNEL,
-    maxTotal: config.STREAM_MAX_TOTAL,
+    limits: { maxPerChannel: config.STREAM_MAX_PER_CHANNEL, maxPerPayer: config.STREAM_MAX_PER_PAYER, maxPerPayee: config.STREAM_MAX_PER_PAYEE, maxTotal: config.STREAM_MAX_TOTAL },
     idleMs: config.STREAM_IDLE_SECONDS * 1000,
     isFrozen: (account) => accounts.isFrozen(account),
-    log: app.log,
+    log,
   });
 
-  if (localLedger) await app.register(ledgerRoutes, { prefix: '/ledger', ledger: localLedger });
   const demoPayTo = demo?.payTo ?? null;
   if (demo) registerDemo(app, services, { payTo: demo.payTo });
 
   // Each tick on Stellar costs RPC calls (getLatestLedger, getEvents): poll about twice a ledger.
   const pollMs = options.watchPollMs ?? (stellar ? 2500 : Math.max(100, Math.min(1000, config.LEDGER_SECONDS * 200)));
-  const watcher = new LedgerWatcher(ledger, store, events, book, claimer, accounts, ledgerClock, { pollMs, network: ledgerInfo.network, channelContract: ledgerInfo.contracts.channel }, app.log);
+  const watcher = new LedgerWatcher(ledger, store, events, book, claimer, accounts, ledgerClock, { pollMs, network: ledgerInfo.network, channelContract: ledgerInfo.contracts.channel }, log);
+  // The in-process ledger's transactions that touch a channel (a payee's close, a top-up) are
+  // applied before their answer leaves: no voucher is accepted on a channel after its close was
+  // answered. A standalone ledger's are seen by the watcher's next poll.
+  if (localLedger) await app.register(ledgerRoutes, { prefix: '/ledger', ledger: afterChannelTx(localLedger, () => watcher.tick()) });
   const scheduler = new ClaimScheduler(store, claimer, ledgerClock, clock, {
     intervalMs: config.CLAIM_INTERVAL_SECONDS * 1000,
     threshold: config.CLAIM_THRESHOLD,
     expiryMarginLedgers: config.CLAIM_EXPIRY_MARGIN_LEDGERS,
-  }, app.log);
+  }, log);
   // The scheduler, the watcher and the float sampler run on one instance at a time.
   const shared = store instanceof PostgresStore && config.DATABASE_URL !== undefined;
-  const leadership: Leadership = shared ? PostgresLeadership.open({ url: config.DATABASE_URL!, schema: store.schema, log: app.log }) : new SoleLeadership();
+  const leadership: Leadership = shared ? PostgresLeadership.open({ url: config.DATABASE_URL!, schema: store.schema, log }) : new SoleLeadership();
   services.leadership = leadership;
   // Every instance follows what the leader's watcher records: channel changes and frozen accounts.
   if (shared) followLedgerEvents(bus, book, accounts);
   // The event-stream caps count every instance's streams.
-  const presence = shared ? await PostgresStreamPresence.open({ url: config.DATABASE_URL!, schema: store.schema, local: () => feed.localCounts(), onError: (err) => app.log.warn({ err }, 'could not share the event-stream counts') }) : null;
+  const presence = shared ? await PostgresStreamPresence.open({ url: config.DATABASE_URL!, schema: store.schema, local: () => feed.localCounts(), onError: (err) => log.warn({ err }, 'could not share the event-stream counts') }) : null;
   if (presence) feed.share(presence);
 
   return {
@@ -248,14 +262,18 @@ export async function createFacilitator(options: FacilitatorOptions): Promise<Fa
     demoPayTo,
     async listen() {
       // Catch up with the ledger before serving, so no channel state is stale at the first voucher
-      // (on a shared database the leader's watcher keeps the store current instead).
-      if (!shared) await watcher.tick();
+      // (on a shared database the leader's watcher keeps the store current instead). A ledger that
+      // does not answer is no reason not to serve: the watcher keeps trying.
+      if (!shared) await watcher.tick().catch((err: unknown) => log.warn({ err }, 'could not catch up with the ledger before serving; the watcher keeps trying'));
+      // Every instance reads the ledger's time (the verifier's expiry check), and keeps the reading
+      // for a restart while the ledger is down.
+      ledgerClock.start({ pollMs, saveEveryMs: LEDGER_TIME_SAVE_MS, save: () => saveLedgerTime(ledgerClock, store, clock.now()) });
       // No seller loop survives a restart: sessions left open end now, with what they were charged.
       // On a shared database other instances may be serving open sessions right now: there the
       // idle sweep ends an orphan (STREAM_IDLE_SECONDS without a wait or a voucher) instead.
       if (!(store instanceof PostgresStore)) {
         const orphans = await services.streams.abortOrphans();
-        if (orphans > 0) app.log.warn({ sessions: orphans }, 'ended stream sessions left open by the previous run (ABORTED)');
+        if (orphans > 0) log.warn({ sessions: orphans }, 'ended stream sessions left open by the previous run (ABORTED)');
       }
       await services.stats.start(bus);
       leadership.run({
@@ -279,11 +297,12 @@ export async function createFacilitator(options: FacilitatorOptions): Promise<Fa
       const host = config.HOST === '0.0.0.0' || config.HOST === '::' ? '127.0.0.1' : config.HOST.includes(':') ? `[${config.HOST}]` : config.HOST;
       boundUrl = `http://${host}:${port}`;
       if (demo?.available && config.DEMO_SEED) {
-        demo.world().catch((err: unknown) => app.log.warn({ err }, 'could not seed the demo world; the next demo request retries'));
+        demo.world().catch((err: unknown) => log.warn({ err }, 'could not seed the demo world; the next demo request retries'));
       }
       return boundUrl;
     },
     async close() {
+      ledgerClock.stop();
       await demo?.close();
       services.streams.stop();
       feed.close();
@@ -352,6 +371,23 @@ export function channelView(r: ChannelRecord, latestLedger: number): ChannelView
     closedAt: r.closedAt,
     refunded: r.refunded === null ? null : formatUnits(r.refunded),
   };
+}
+
+/** The ledger, whose submit() also runs `after` (awaited, failures ignored) for a successful transaction with channel events. */
+function afterChannelTx(ledger: LocalLedger, after: () => Promise<void>): LocalLedger {
+  return new Proxy(ledger, {
+    get(target, prop) {
+      if (prop === 'submit') {
+        return async (tx: SignedLedgerTx): Promise<TxResult> => {
+          const result = await target.submit(tx);
+          if (result.status === 'SUCCESS' && result.events.some((e) => e.type.startsWith('channel.'))) await after().catch(() => undefined);
+          return result;
+        };
+      }
+      const value: unknown = Reflect.get(target, prop, target);
+      return typeof value === 'function' ? (value as (...args: unknown[]) => unknown).bind(target) : value;
+    },
+  });
 }
 
 /** On a follower, the leader's ledger events invalidate cached channels and update frozen accounts. */

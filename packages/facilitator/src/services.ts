@@ -14,6 +14,8 @@ import type { LedgerClock } from './domain/ledger-clock.js';
 import type { StreamSessions } from './domain/streams.js';
 import type { Verifier } from './domain/verifier.js';
 import type { Attestations } from './domain/attestations.js';
+import type { StoreHealth } from './domain/store-health.js';
+import type { SellerTokens } from './domain/seller-tokens.js';
 import type { Stats } from './domain/stats.js';
 import type { EventLog } from './domain/event-log.js';
 import type { CatalogRecorder } from './domain/catalog-recorder.js';
@@ -25,6 +27,8 @@ export interface Services {
   config: Config;
   clock: Clock;
   store: Store;
+  /** Whether this instance can write to its store (/health). */
+  storeHealth: StoreHealth;
   ledger: Ledger;
   ledgerInfo: LedgerInfo;
   ledgerClock: LedgerClock;
@@ -41,6 +45,8 @@ export interface Services {
   claimer: Claimer;
   streams: StreamSessions;
   attestations: Attestations;
+  /** Seller tokens: the credential of a payee's side (http/seller-auth.ts). */
+  sellerTokens: SellerTokens;
   stats: Stats;
   events: EventLog;
   latency: LatencyWindow;

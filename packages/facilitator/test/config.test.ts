@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { ConfigError, loadConfig } from '../src/config.js';
+import { ConfigError, defaultConnectionTotal, loadConfig } from '../src/config.js';
 import { spawnSvc } from './helpers/process.js';
 
 describe('configuration (PROTOCOL.md §10)', () => {
@@ -34,6 +34,9 @@ describe('configuration (PROTOCOL.md §10)', () => {
       RATE_LIMIT_PREFIX: 'svc',
       FLOAT_SAMPLE_SECONDS: 60,
       DEMO_SEED: true,
+      CONN_MAX_PER_IP: 128,
+      CONN_IDLE_SECONDS: 10,
+      SSE_STALL_SECONDS: 10,
     });
     expect(c.DATABASE_URL).toBeUndefined();
     expect(c.DATA_DIR.endsWith('/data')).toBe(true);
@@ -53,9 +56,26 @@ describe('configuration (PROTOCOL.md §10)', () => {
     ['REDIS_URL', 'http://127.0.0.1:6379'],
     ['RATE_LIMIT_PREFIX', 'a b'],
     ['RATE_LIMIT_STORE', 'postgres'],
+    ['CONN_MAX_PER_IP', '-1'],
+    ['CONN_MAX_TOTAL', '0'],
+    ['CONN_IDLE_SECONDS', '0'],
+    ['SSE_STALL_SECONDS', 'soon'],
+    ['TRUST_PROXY', 'my-proxy'],
+    ['TRUST_PROXY', '10.0.0.0/33'],
   ])('refuses %s=%s with a message naming the variable', (name, value) => {
     expect(() => loadConfig({ [name]: value })).toThrow(ConfigError);
     expect(() => loadConfig({ [name]: value })).toThrow(new RegExp(`\\b${name}\\b`));
+  });
+
+  it('sizes CONN_MAX_TOTAL from the open-file soft limit, leaving a quarter for files and other sockets', () => {
+    const limits = (soft: string) => `Limit                     Soft Limit           Hard Limit           Units\nMax open files            ${soft}                 1048576              files\n`;
+    expect(defaultConnectionTotal(limits('1024'))).toBe(768);
+    expect(defaultConnectionTotal(limits('256'))).toBe(192);
+    expect(defaultConnectionTotal(limits('1048576'))).toBe(10_000);
+    expect(defaultConnectionTotal(limits('unlimited'))).toBe(10_000);
+    expect(defaultConnectionTotal(null)).toBe(768);
+    expect(loadConfig({ CONN_MAX_TOTAL: '50' }).CONN_MAX_TOTAL).toBe(50);
+    expect(loadConfig({ TRUST_PROXY: 'loopback, 10.0.0.0/8, 2001:db8::/32' }).TRUST_PROXY).toBe('loopback, 10.0.0.0/8, 2001:db8::/32');
   });
 
   it('svc start with a bad value exits 1 and says which variable, without a stack trace', async () => {

@@ -127,7 +127,7 @@ describe('receivables aging', () => {
     expect(r.receivables.total).toBe(r.totals.receivable);
   });
 
-  it('leaves fully claimed channels out, keeps closed ones with an unclaimed amount, and sorts oldest first', () => {
+  it('leaves fully claimed channels out, counts a closed one’s unclaimed amount as lost, and sorts oldest first', () => {
     const r = tally([
       event('channel.opened', '2025-03-01T00:00:00.000Z', { channelId: '5', payer: PAYER, payee: SELLER }),
       accepted('2025-03-01T00:00:00.000Z', 10n, { channelId: '5' }),
@@ -136,16 +136,15 @@ describe('receivables aging', () => {
       accepted('2025-03-10T10:00:00.000Z', 30n, { channelId: '4' }),
       claimed('2025-03-10T11:00:00.000Z', '4', cumulative.get('4')!, 30n),
     ]).report(NOW, null);
-    expect(r.receivables.channels.map((c) => [c.channelId, c.status, c.amount, c.bucket])).toEqual([
-      ['5', 'closed', '10', '>7d'],
-      ['6', 'open', '20', '<1h'],
-    ]);
+    expect(r.receivables.channels.map((c) => [c.channelId, c.status, c.amount, c.bucket])).toEqual([['6', 'open', '20', '<1h']]);
     expect(r.receivables.buckets).toEqual([
       { bucket: '<1h', amount: '20', channels: 1 },
       { bucket: '1h-24h', amount: '0', channels: 0 },
       { bucket: '1d-7d', amount: '0', channels: 0 },
-      { bucket: '>7d', amount: '10', channels: 1 },
+      { bucket: '>7d', amount: '0', channels: 0 },
     ]);
+    expect(r.losses).toEqual({ total: '10', channels: [{ channelId: '5', payer: PAYER, amount: '10', closedAt: '2025-03-02T00:00:00.000Z' }], truncated: false });
+    expect(r.totals).toMatchObject({ earned: '60', settled: '30', receivable: '20', lost: '10' });
   });
 
   it('labels ages with inclusive lower bounds', () => {

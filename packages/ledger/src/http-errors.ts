@@ -19,6 +19,14 @@ const FRAMEWORK_MESSAGES: Record<number, string> = {
   415: 'Unsupported content type: send application/json.',
 };
 
+/** better-sqlite3's result codes for a database that cannot be written now (extended ones too). */
+const SQLITE_FAULT = /^SQLITE_(BUSY|LOCKED|IOERR|FULL|READONLY|CANTOPEN|PROTOCOL)/;
+
+function isSqliteFault(err: unknown): boolean {
+  const code = (err as { code?: unknown } | null)?.code;
+  return typeof code === 'string' && SQLITE_FAULT.test(code);
+}
+
 function body(code: ReasonCode, message: string): ErrorBody {
   return { error: code, source: 'ledger', message };
 }
@@ -35,6 +43,9 @@ export function toHttpError(err: unknown): HttpError {
   }
   if (err instanceof LedgerTxRefused) return { status: 400, body: body('BAD_REQUEST', `Transaction refused: ${err.message}.`) };
   if (err instanceof LedgerUnavailable) return { status: 503, body: body('LEDGER_UNAVAILABLE', 'The ledger is unavailable; try again shortly.'), retryAfter: 5 };
+  // Its own file cannot be written now (disk full, locked, I/O error): a fault of the moment, and
+  // the transaction had no effect (each is one SQLite transaction).
+  if (isSqliteFault(err)) return { status: 503, body: body('LEDGER_UNAVAILABLE', 'The ledger cannot write its records right now (disk full or busy); nothing was applied; try again shortly.'), retryAfter: 5 };
   const status = frameworkStatus(err);
   if (status === 404) return { status, body: body('NOT_FOUND', 'Not found.') };
   if (status !== undefined) return { status, body: body('BAD_REQUEST', FRAMEWORK_MESSAGES[status] ?? 'The request is malformed.') };

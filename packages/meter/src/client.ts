@@ -4,7 +4,7 @@
 //   import { svc } from '@svc/meter';
 //   const { meter } = svc({ facilitator: 'http://127.0.0.1:4020', payTo: 'G…' });
 //   app.get('/book', meter({ price: 5000n, unit: 'request' }), (req, res) => res.json({ paid: req.payment }));
-import { UNITS, isAddress } from '@svc/core';
+import { UNITS, isAddress, parseSellerToken } from '@svc/core';
 import { FacilitatorClient, StreamCalls } from './facilitator-client.js';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { openPaidStream } from './stream.js';
@@ -23,6 +23,12 @@ export interface SvcOptions {
   payTo: string;
   /** Public origin of the seller's server; derived from each request when omitted (set it behind a proxy). */
   publicUrl?: string;
+  /**
+   * The seller's token at this facilitator (`svc seller token`): proves the middleware is the
+   * payee's. Needed to stream, to attest responses and to be listed in discovery; payments per
+   * request are verified without it.
+   */
+  sellerToken?: string;
   /** For tests and unusual runtimes. */
   fetch?: typeof fetch;
   timeoutMs?: number;
@@ -46,13 +52,17 @@ export function svc(options: SvcOptions): SvcClient {
   const facilitatorUrl = checkUrl('facilitator', options.facilitator);
   const publicUrl = options.publicUrl === undefined ? undefined : checkUrl('publicUrl', options.publicUrl);
   if (!isAddress(options.payTo)) throw new TypeError(`svc: payTo must be a Stellar address (G… or C…), got ${JSON.stringify(options.payTo)}`);
-  const facilitator = new FacilitatorClient(facilitatorUrl, options.fetch ?? fetch, options.timeoutMs ?? DEFAULT_TIMEOUT_MS);
-  const streams = new StreamCalls(facilitatorUrl, options.fetch ?? fetch, options.timeoutMs ?? DEFAULT_TIMEOUT_MS);
+  const sellerToken = checkSellerToken(options.sellerToken);
+  const facilitator = new FacilitatorClient(facilitatorUrl, options.fetch ?? fetch, options.timeoutMs ?? DEFAULT_TIMEOUT_MS, sellerToken);
+  const streams = new StreamCalls(facilitatorUrl, options.fetch ?? fetch, options.timeoutMs ?? DEFAULT_TIMEOUT_MS, sellerToken);
   const gate = (meterOptions: MeterOptions) => new Gate({ facilitator, payTo: options.payTo }, checkMeterOptions(meterOptions));
   return {
     meter: (meterOptions) => nodeMiddleware(gate(meterOptions), publicUrl),
     gate,
-    stream: (req, res, streamOptions) => openPaidStream(streams, req, res, checkStreamOptions(streamOptions)),
+    stream: (req, res, streamOptions) => {
+      if (sellerToken === null) return Promise.reject(new TypeError('stream(): streaming needs the seller’s token: svc({ …, sellerToken }) (get one with `svc seller token`)'));
+      return openPaidStream(streams, req, res, checkStreamOptions(streamOptions));
+    },
     acceptVoucher: (channelId, voucher) => facilitator.postVoucher(channelId, voucher),
     facilitator,
     payTo: options.payTo,
@@ -68,6 +78,14 @@ function checkUrl(name: string, value: unknown): string {
     // fall through
   }
   throw new TypeError(`svc: ${name} must be an http(s) URL, got ${JSON.stringify(value)}`);
+}
+
+function checkSellerToken(token: unknown): string | null {
+  if (token === undefined) return null;
+  if (typeof token !== 'string' || parseSellerToken(token) === null) {
+    throw new TypeError('svc: sellerToken must be a seller token from `svc seller token` (svcs1.G….…)');
+  }
+  return token;
 }
 
 function checkStreamOptions(o: StreamOptions): StreamOptions {

@@ -28,6 +28,8 @@ export class FacilitatorClient {
     readonly baseUrl: string,
     private readonly fetchImpl: typeof fetch,
     private readonly timeoutMs: number,
+    /** The seller's token (Authorization on /verify), or null. */
+    private readonly sellerToken: string | null = null,
   ) {}
 
   /** Cached; throws FacilitatorUnavailable when it cannot be read. */
@@ -71,7 +73,7 @@ export class FacilitatorClient {
       try {
         const res = await this.fetchImpl(`${this.baseUrl}/verify`, {
           method: 'POST',
-          headers: { 'content-type': 'application/json', 'idempotency-key': key },
+          headers: { 'content-type': 'application/json', 'idempotency-key': key, ...authorization(this.sellerToken) },
           body: JSON.stringify(body),
           signal: AbortSignal.timeout(this.timeoutMs),
         });
@@ -121,6 +123,10 @@ export class FacilitatorClient {
   }
 }
 
+function authorization(token: string | null): Record<string, string> {
+  return token === null ? {} : { authorization: `Bearer ${token}` };
+}
+
 function isErrorBody(value: unknown): value is ErrorBody {
   return typeof value === 'object' && value !== null && typeof (value as ErrorBody).error === 'string' && typeof (value as ErrorBody).message === 'string';
 }
@@ -154,6 +160,7 @@ export class StreamCalls {
     private readonly baseUrl: string,
     private readonly fetchImpl: typeof fetch,
     private readonly timeoutMs: number,
+    private readonly sellerToken: string | null = null,
   ) {}
 
   open(body: { channelId: string; payTo: string; resource: string; unit: 'token' | 'second'; sliceCost: string; initialCharge: string; receiptId: string }): Promise<OpenedStream> {
@@ -173,7 +180,7 @@ export class StreamCalls {
     const timeout = AbortSignal.timeout(timeoutMs);
     const res = await this.fetchImpl(`${this.baseUrl}${path}`, {
       method,
-      headers: { 'content-type': 'application/json' },
+      headers: { 'content-type': 'application/json', ...authorization(this.sellerToken) },
       body: JSON.stringify(body),
       signal: signal ? AbortSignal.any([signal, timeout]) : timeout,
     });

@@ -78,17 +78,18 @@ export class Gate {
       if (reply.status === 429) return passError(429, reply.body, { 'retry-after': reply.retryAfter ?? '60' });
       if (reply.status === 400) return terms('PAYMENT_MALFORMED', 'facilitator', reply.body?.message ?? DEFAULT_MESSAGES.PAYMENT_MALFORMED);
       if (reply.status === 503 && reply.body) return passError(503, reply.body, { 'retry-after': reply.retryAfter ?? '5' });
-      return unavailable(`the facilitator answered HTTP ${reply.status}`);
+      // 401/403: the facilitator refused this seller's token (sellerToken); say so to whoever reads the log.
+      return unavailable(reply.body ? `the facilitator answered ${reply.status} ${reply.body.error}: ${reply.body.message}` : `the facilitator answered HTTP ${reply.status}`);
     }
     const { verdict } = reply;
     if (!verdict.isValid) return terms(verdict.invalidReason, 'facilitator', verdict.invalidMessage);
-    if (verdict.receipt.receipt.payee !== this.deps.payTo) return unavailable('the facilitator returned a receipt for another payee');
-    const headers: Record<string, string> = { 'payment-response': encodeJsonHeader(verdict.receipt), 'access-control-expose-headers': EXPOSED_HEADERS };
+    const { receipt: payment, attestToken: token } = verdict.extra;
+    if (payment.receipt.payee !== this.deps.payTo) return unavailable('the facilitator returned a receipt for another payee');
+    const headers: Record<string, string> = { 'payment-response': encodeJsonHeader(payment), 'access-control-expose-headers': EXPOSED_HEADERS };
     if (v2Header === undefined) headers['x-payment-response'] = headers['payment-response']!;
-    const token = verdict.attestToken;
-    const receiptId = verdict.receipt.receipt.id;
+    const receiptId = payment.receipt.id;
     const attest = this.options.unit === 'request' && token ? (hash: string) => this.deps.facilitator.attest(receiptId, token, hash) : null;
-    return { kind: 'paid', payment: verdict.receipt, headers, attest };
+    return { kind: 'paid', payment, headers, attest };
   }
 }
 

@@ -10,3 +10,5 @@ export type { MeterOptions } from './terms.js';
 export { FacilitatorError, StreamCalls } from './facilitator-client.js';
 export { openPaidStream, DEFAULT_VOUCHER_TIMEOUT_MS } from './stream.js';
 export type { PaidStream, StreamOptions, StreamSummary } from './stream.js';
+export { requestSellerToken } from './seller-token.js';
+export type { SellerTokenOptions } from './seller-token.js';

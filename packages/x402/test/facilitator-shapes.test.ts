@@ -46,6 +46,38 @@ describe('svc facilitator ↔ @x402/core HTTPFacilitatorClient', () => {
     await expect(client.verify(payloadFor(reqs, { channelId: '1', cumulative: '1.5', signature: 'zz' }), asX402(reqs))).resolves.toMatchObject({ isValid: false, invalidReason: 'PAYMENT_MALFORMED' });
   });
 
+  it('POST /verify: the official client keeps the svc receipt in `extra`, and the attest token for the seller’s side (issue 15.2)', async () => {
+    const b = await h.buyer();
+    const reqs = h.requirements();
+    const result = await client.verify(payloadFor(reqs, b.signer.next(5000n)), asX402(reqs));
+    const receipt = PaymentResponseSchema.parse(result.extra?.['receipt']);
+    expect(verifyReceipt(receipt.receipt, [h.f.services.keys.address])).toEqual({ ok: true });
+    expect(result.extra).not.toHaveProperty('attestToken');
+    // A seller on the official middleware sends its seller token through createAuthHeaders.
+    const token = h.sellerToken(reqs.payTo);
+    const asSeller = new HTTPFacilitatorClient({
+      url: h.url,
+      createAuthHeaders: () => Promise.resolve({ verify: { authorization: `Bearer ${token}` }, settle: { authorization: `Bearer ${token}` }, supported: {} }),
+    });
+    const signed = await asSeller.verify(payloadFor(reqs, b.signer.sign(10_000n)), asX402(reqs));
+    expect(signed.extra).toMatchObject({ receipt: { cumulative: '10000' }, attestToken: expect.stringMatching(/^[0-9a-f]{64}$/) });
+  });
+
+  it('requests the official client can build but svc does not take are refusals it understands, not errors (issue 15.3)', async () => {
+    const b = await h.buyer();
+    const reqs = h.requirements();
+    const exact = { ...asX402(reqs), scheme: 'exact', extra: {} };
+    await expect(client.verify(payloadFor(reqs, b.signer.next(5000n)), exact)).resolves.toMatchObject({ isValid: false, invalidReason: 'UNSUPPORTED_SCHEME' });
+    await expect(client.settle(payloadFor(reqs, b.signer.next(5000n)), exact)).resolves.toMatchObject({ success: false, errorReason: 'UNSUPPORTED_SCHEME' });
+    const v3 = { ...payloadFor(reqs, b.signer.next(5000n)), x402Version: 3 };
+    await expect(client.verify(v3, asX402(reqs))).resolves.toMatchObject({ isValid: false, invalidReason: 'UNSUPPORTED_VERSION' });
+    const { extra: _extra, ...noExtra } = reqs;
+    await expect(client.verify(payloadFor(reqs, b.signer.next(5000n)), noExtra as unknown as PaymentRequirements)).resolves.toMatchObject({ isValid: false, invalidReason: 'PAYMENT_MALFORMED', invalidMessage: expect.stringMatching(/extra/) });
+    // A body that is not a verify request at all stays a 400.
+    const junk = await fetch(`${h.url}/verify`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ hello: 'world' }) });
+    expect(junk.status).toBe(400);
+  });
+
   it('POST /settle: confirms the verified voucher (success, transaction "", network, payer)', async () => {
     const b = await h.buyer();
     const reqs = h.requirements();

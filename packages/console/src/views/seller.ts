@@ -108,7 +108,8 @@ function totalCards(r: Revenue, ctx: Context): HTMLElement[] {
   return [
     stat('Earned', amount(t.earned, ctx.asset), 'earned', 'accepted vouchers, all time'),
     stat('Settled', amount(t.settled, ctx.asset), 'settled', 'claimed on the ledger'),
-    stat('Receivable', amount(t.receivable, ctx.asset), 'receivable', 'earned − settled'),
+    stat('Receivable', amount(t.receivable, ctx.asset), 'receivable', 'owed by open channels'),
+    stat('Lost', amount(t.lost, ctx.asset), 'lost', 'owed when a channel closed: never claimable'),
     stat('Payments', count(t.payments), 'payments'),
     stat('Settlements', count(t.settlements), 'settlements', t.paymentsPerSettlement === null ? 'none yet' : `${t.paymentsPerSettlement} payments each`),
     stat('Buyers', count(t.buyers), 'buyers'),
@@ -137,11 +138,23 @@ function agingTables(r: Revenue, ctx: Context): HTMLElement {
     rec.channels.length > 0
       ? table(
           ['channel', 'payer', 'receivable', 'oldest unclaimed', 'age'],
-          rec.channels.map((c) => [c.channelId, c.payer ? h('a', { class: 'mono', href: href('account', c.payer), title: c.payer }, shortAddress(c.payer)) : '—', amount(c.amount, ctx.asset), time(c.oldestUnclaimedAt), duration(c.ageSeconds)]),
+          rec.channels.map((c) => [c.channelId, payerLink(c.payer), amount(c.amount, ctx.asset), time(c.oldestUnclaimedAt), duration(c.ageSeconds)]),
           '',
         )
       : null,
+    r.losses.channels.length > 0
+      ? table(
+          ['closed channel', 'payer', 'lost', 'closed'],
+          r.losses.channels.map((c) => [c.channelId, payerLink(c.payer), amount(c.amount, ctx.asset), time(c.closedAt)]),
+          '',
+          { 'data-table': 'losses' },
+        )
+      : null,
   );
+}
+
+function payerLink(payer: string | null): HTMLElement | string {
+  return payer ? h('a', { class: 'mono', href: href('account', payer), title: payer }, shortAddress(payer)) : '—';
 }
 
 function settlementTable(r: Revenue, ctx: Context): HTMLElement {

@@ -2,7 +2,7 @@
 // whose unclaimed amount reached the threshold, and — from CLAIM_EXPIRY_MARGIN_LEDGERS before
 // expiry — whatever is unclaimed, so the last voucher is claimed long before the payer can take
 // the refund. A failed claim is retried with exponential backoff.
-import type { Store } from '../store/port.js';
+import type { ChannelFilter, ChannelRecord, Store } from '../store/port.js';
 import type { Claimer } from './claimer.js';
 import type { Clock } from './clock.js';
 import type { LedgerClock } from './ledger-clock.js';
@@ -10,6 +10,8 @@ import { Passes } from './passes.js';
 
 const BACKOFF_BASE_MS = 5_000;
 const BACKOFF_MAX_MS = 5 * 60_000;
+/** Open channels read at a time: thousands read at once held the event loop ~100 ms (issue 13.10). */
+const PAGE = 100;
 
 export interface SchedulerOptions {
   intervalMs: number;
@@ -53,22 +55,28 @@ export class ClaimScheduler {
   }
 
   private async pass(): Promise<void> {
-    let channels;
-    try {
-      channels = await this.store.listChannels({ status: 'open' });
-    } catch (err) {
-      this.log.warn({ err }, 'claim scheduler could not read channels');
-      return;
+    let after: ChannelFilter['after'];
+    for (;;) {
+      let page: ChannelRecord[];
+      try {
+        page = await this.store.listChannels({ status: 'open', limit: PAGE, ...(after ? { after } : {}) });
+      } catch (err) {
+        this.log.warn({ err }, 'claim scheduler could not read channels');
+        return;
+      }
+      for (const ch of page) if (this.claimable(ch)) await this.claimOne(ch.id);
+      const last = page.at(-1);
+      if (page.length < PAGE || !last) return;
+      after = { createdAt: last.createdAt, id: last.id };
+      await new Promise<void>((resolve) => setImmediate(resolve)); // vouchers go first
     }
-    const latest = this.ledgerClock.latestLedger;
-    for (const ch of channels) {
-      const unclaimed = ch.lastAccepted - ch.claimed;
-      if (unclaimed <= 0n || ch.lastSignature === null) continue;
-      const nearExpiry = ch.expiryLedger - latest <= this.options.expiryMarginLedgers;
-      if (unclaimed < this.options.threshold && !nearExpiry) continue;
-      if (!this.due(ch.id)) continue;
-      await this.claimOne(ch.id);
-    }
+  }
+
+  private claimable(ch: ChannelRecord): boolean {
+    const unclaimed = ch.lastAccepted - ch.claimed;
+    if (unclaimed <= 0n || ch.lastSignature === null) return false;
+    const nearExpiry = ch.expiryLedger - this.ledgerClock.currentLedger <= this.options.expiryMarginLedgers;
+    return (unclaimed >= this.options.threshold || nearExpiry) && this.due(ch.id);
   }
 
   private due(id: bigint): boolean {

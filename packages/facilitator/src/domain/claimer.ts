@@ -41,6 +41,8 @@ export class Claimer {
    */
   private readonly inProgress = new Set<string>();
   private readonly recorded = new Set<string>();
+  /** Channels whose claim found the ledger unreachable, reported once until the ledger answers again. */
+  private readonly unreachable = new Set<bigint>();
 
   constructor(private readonly d: ClaimerDeps) {}
 
@@ -63,10 +65,15 @@ export class Claimer {
       try {
         result = await this.d.ledger.claim({ channelId: record.id, cumulative: record.lastAccepted, signature: record.lastSignature }, this.d.keys);
       } catch (err) {
-        // Not even submitted: report it (PROTOCOL.md §7), then let the caller retry with backoff.
-        if (err instanceof LedgerUnavailable) await this.report(record, { code: 0, codeName: 'LEDGER_UNAVAILABLE', tx: '' });
+        // Not even submitted: report it (PROTOCOL.md §7) once per outage, however often the claim
+        // is tried meanwhile (the scheduler's retries, manual claims), then let the caller retry.
+        if (err instanceof LedgerUnavailable && !this.unreachable.has(record.id)) {
+          this.unreachable.add(record.id);
+          await this.report(record, { code: 0, codeName: 'LEDGER_UNAVAILABLE', tx: '' });
+        }
         throw err;
       }
+      this.unreachable.clear(); // the ledger answered: a later outage is a new one
       if (result.status === 'SUCCESS') return await this.recordSuccess(record, result);
       return await this.recordFailure(record, result);
     } finally {

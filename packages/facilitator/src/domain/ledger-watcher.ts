@@ -121,11 +121,15 @@ export class LedgerWatcher {
         ];
       case 'channel.claimed':
         return this.claimed(ev, channelId, parties);
-      case 'channel.closed':
+      case 'channel.closed': {
+        // What the facilitator accepted and no claim covered can never be paid now: the seller's loss.
+        const claimed = units(d['claimed']);
+        const lost = known && known.lastAccepted > claimed ? known.lastAccepted - claimed : 0n;
         return [
-          { op: 'channel.ledger', channelId, claimed: units(d['claimed']), closed: { at: ev.ts, refunded: units(d['refunded']) } },
-          this.event(ev, channelId, parties, { channelId: channelId.toString(), refunded: str(d['refunded']), tx: ev.tx }),
+          { op: 'channel.ledger', channelId, claimed, closed: { at: ev.ts, refunded: units(d['refunded']) } },
+          this.event(ev, channelId, parties, { channelId: channelId.toString(), refunded: str(d['refunded']), lost: formatUnits(lost), tx: ev.tx }),
         ];
+      }
       default:
         return [];
     }

@@ -1,5 +1,7 @@
 // Seller revenue from the audit ledger (spec "Endpoints": earned = accepted vouchers, settled =
-// claimed on-chain, receivable = earned − settled). No I/O: the caller pages through the seller's
+// claimed on-chain, receivable = earned minus settled). What a closed channel still owes can never
+// be paid (the contract takes no claim after close): that is `lost`, not receivable, so
+// earned = settled + receivable + lost, to the base unit (issue 13.3). No I/O: the caller pages through the seller's
 // events in id order and feeds them to a RevenueTally, which keeps running sums (bigint: SQLite
 // keeps amounts as text, and a float would lose base units).
 //
@@ -98,7 +100,7 @@ export class RevenueTally {
   private closed(e: StoredEvent): void {
     // No payee in its data: it is this seller's only if one of its channels is named.
     const channel = this.channels.get(text(e, 'channelId'));
-    if (channel) channel.closed = true;
+    if (channel && channel.closedAt === null) channel.closedAt = e.ts;
   }
 
   private accepted(e: StoredEvent): void {
@@ -166,13 +168,17 @@ export class RevenueTally {
     const ranked = [...this.resources].sort(([a, x], [b, y]) => (x.earned !== y.earned ? (x.earned > y.earned ? -1 : 1) : a < b ? -1 : 1));
     const rest = ranked.slice(MAX_LISTED_RESOURCES).map(([, r]) => r);
     const listed = this.settlements(explorerBase, (c) => this.inRange(c.at)).reverse();
+    const all = [...this.channels.values()];
+    const losses = lossReport(all.filter((c) => c.closedAt !== null));
+    const lost = BigInt(losses.total);
     return {
       payTo: this.payTo,
       asOf: iso(now),
       totals: {
         earned: formatUnits(total.earned),
         settled: formatUnits(total.settled),
-        receivable: formatUnits(total.earned - total.settled),
+        receivable: formatUnits(total.earned - total.settled - lost),
+        lost: losses.total,
         payments: total.payments,
         settlements: total.settlements,
         // A ratio of counts, not money: two decimals are plenty.
@@ -183,7 +189,8 @@ export class RevenueTally {
       byResource: ranked.slice(0, MAX_LISTED_RESOURCES).map(([resource, r]) => ({ resource, earned: formatUnits(r.earned), payments: r.payments })),
       otherResources: { resources: rest.length, earned: formatUnits(rest.reduce((s, r) => s + r.earned, 0n)), payments: rest.reduce((s, r) => s + r.payments, 0) },
       series: this.series.map((b, i) => ({ start: iso(window.start + i * size), ...binJson(b) })),
-      receivables: agingReport([...this.channels.values()], now),
+      receivables: agingReport(all.filter((c) => c.closedAt === null), now),
+      losses,
       settlements: listed.slice(0, MAX_LISTED_SETTLEMENTS).map(settlementJson),
       settlementsTruncated: listed.length > MAX_LISTED_SETTLEMENTS,
     };
@@ -193,7 +200,8 @@ export class RevenueTally {
 /** One channel of the seller: what it earned and settled, and the accepted vouchers no claim covers yet. */
 class ChannelTally {
   payer: string | null = null;
-  closed = false;
+  /** When the ledger closed the channel (the first channel.closed event), or null while open. */
+  closedAt: string | null = null;
   earned = 0n;
   settled = 0n;
   private claimedCumulative = 0n;
@@ -263,13 +271,27 @@ function agingReport(channels: readonly ChannelTally[], now: number): AgingRepor
     .sort((x, y) => (x.at ?? now) - (y.at ?? now) || (x.c.id < y.c.id ? -1 : 1));
   const rows = owing.map(({ c, amount, at }) => {
     const ageMs = Math.max(0, now - (at ?? now));
-    return { amount, row: { channelId: c.id, payer: c.payer, status: c.closed ? ('closed' as const) : ('open' as const), amount: formatUnits(amount), oldestUnclaimedAt: at === null ? null : iso(at), ageSeconds: Math.floor(ageMs / 1000), bucket: agingBucket(ageMs) } };
+    return { amount, row: { channelId: c.id, payer: c.payer, status: c.closedAt === null ? ('open' as const) : ('closed' as const), amount: formatUnits(amount), oldestUnclaimedAt: at === null ? null : iso(at), ageSeconds: Math.floor(ageMs / 1000), bucket: agingBucket(ageMs) } };
   });
   const buckets = AGING_BUCKETS.map((bucket) => {
     const inBucket = rows.filter((r) => r.row.bucket === bucket);
     return { bucket, amount: formatUnits(inBucket.reduce((s, r) => s + r.amount, 0n)), channels: inBucket.length };
   });
   return { total: formatUnits(rows.reduce((s, r) => s + r.amount, 0n)), buckets, channels: rows.map((r) => r.row) };
+}
+
+export interface LossReport {
+  total: string;
+  /** Closed channels that owed the seller something when they closed, newest close first (at most 500). */
+  channels: { channelId: string; payer: string | null; amount: string; closedAt: string }[];
+  truncated: boolean;
+}
+
+/** Closed channels whose accepted vouchers were not all claimed: what they owe can never be paid. */
+function lossReport(closed: readonly ChannelTally[]): LossReport {
+  const owing = closed.filter((c) => c.earned > c.settled).sort((x, y) => (x.closedAt! < y.closedAt! ? 1 : x.closedAt! > y.closedAt! ? -1 : x.id < y.id ? -1 : 1));
+  const channels = owing.map((c) => ({ channelId: c.id, payer: c.payer, amount: formatUnits(c.earned - c.settled), closedAt: c.closedAt! }));
+  return { total: formatUnits(owing.reduce((s, c) => s + c.earned - c.settled, 0n)), channels: channels.slice(0, MAX_LISTED_SETTLEMENTS), truncated: channels.length > MAX_LISTED_SETTLEMENTS };
 }
 
 export interface BinJson {
@@ -286,12 +308,13 @@ export interface SettlementJson extends Omit<Settlement, 'amount'> {
 export interface RevenueReport {
   payTo: string;
   asOf: string;
-  totals: { earned: string; settled: string; receivable: string; payments: number; settlements: number; paymentsPerSettlement: number | null; buyers: number };
+  totals: { earned: string; settled: string; receivable: string; lost: string; payments: number; settlements: number; paymentsPerSettlement: number | null; buyers: number };
   window: { bucket: RevenueBucket; days: number; start: string; end: string } & BinJson;
   byResource: { resource: string; earned: string; payments: number }[];
   otherResources: { resources: number; earned: string; payments: number };
   series: ({ start: string } & BinJson)[];
   receivables: AgingReport;
+  losses: LossReport;
   settlements: SettlementJson[];
   settlementsTruncated: boolean;
 }

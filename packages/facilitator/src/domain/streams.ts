@@ -6,7 +6,7 @@
 import { SvcError, formatUnits, randomBytes, toHex } from '@svc/core';
 import type { PaymentResponse, PaymentRequirements, StreamEndReason } from '@svc/core';
 import type { Bus } from '../bus/port.js';
-import type { StreamRecord, Store, WriteOp } from '../store/port.js';
+import type { StreamLimits, StreamRecord, Store, WriteOp } from '../store/port.js';
 import type { ChannelBook } from './channel-book.js';
 import type { Clock } from './clock.js';
 import type { EventLog } from './event-log.js';
@@ -50,8 +50,8 @@ export interface StreamDeps {
   network: string;
   asset: string;
   channelContract: string;
-  maxPerChannel: number;
-  maxTotal: number;
+  /** Caps on open sessions: per channel and in total (spec), per payer and per payee (fairness). */
+  limits: StreamLimits;
   idleMs: number;
   isFrozen(account: string): Promise<boolean>;
   log: { warn(obj: object, msg: string): void };
@@ -74,6 +74,7 @@ export class StreamSessions {
     const stream: StreamRecord = {
       id: toHex(randomBytes(16)),
       channelId: input.channelId,
+      payer: channel.record.payer,
       payTo: input.payTo,
       resource: input.resource,
       unit: input.unit,
@@ -93,12 +94,11 @@ export class StreamSessions {
       endedAt: null,
     };
     const result = await this.d.events.commit([
-      { op: 'stream.open', stream, maxPerChannel: this.d.maxPerChannel, maxTotal: this.d.maxTotal },
+      { op: 'stream.open', stream, ...this.d.limits },
       this.event('stream.started', stream, now, { streamId: stream.id, channelId: stream.channelId.toString(), unit: stream.unit, resource: stream.resource }),
     ]);
     if (!result.ok && result.reason === 'limit') {
-      const onChannel = await this.d.store.countOpenStreams(input.channelId);
-      const why = onChannel >= this.d.maxPerChannel ? `channel ${input.channelId} has ${onChannel} open sessions (at most ${this.d.maxPerChannel})` : `${this.d.maxTotal} sessions are open`;
+      const why = (await this.fullCap(stream.channelId, stream.payer, stream.payTo)) ?? 'a cap was reached';
       throw new SvcError('RATE_LIMITED', `No more stream sessions: ${why}.`, { retryAfter: RATE_LIMIT_RETRY_SECONDS });
     }
     if (!result.ok) throw new SvcError('CONFLICT', 'That receipt already opened a stream session.');
@@ -110,13 +110,23 @@ export class StreamSessions {
    * anyway, so a buyer is not charged a slice for a session that cannot exist.
    */
   async checkCapacity(channelId: bigint): Promise<void> {
+    const channel = await this.d.book.get(channelId);
+    const full = await this.fullCap(channelId, channel?.record.payer ?? null, channel?.record.payee ?? null);
+    if (full) throw new SvcError('RATE_LIMITED', `No stream session can be opened now: ${full}; try again shortly.`, { retryAfter: RATE_LIMIT_RETRY_SECONDS });
+  }
+
+  /**
+   * Which cap a new session of this channel, payer and payee would exceed, in words; null if none.
+   * The caps per payer and per payee keep one party from taking the sessions everyone shares.
+   */
+  private async fullCap(channelId: bigint, payer: string | null, payTo: string | null): Promise<string | null> {
+    const { maxPerChannel, maxPerPayer, maxPerPayee, maxTotal } = this.d.limits;
     const onChannel = await this.d.store.countOpenStreams(channelId);
-    if (onChannel >= this.d.maxPerChannel) {
-      throw new SvcError('RATE_LIMITED', `Channel ${channelId} already has ${onChannel} open stream sessions (at most ${this.d.maxPerChannel}).`, { retryAfter: RATE_LIMIT_RETRY_SECONDS });
-    }
-    if ((await this.d.store.countOpenStreams()) >= this.d.maxTotal) {
-      throw new SvcError('RATE_LIMITED', `${this.d.maxTotal} stream sessions are open; try again shortly.`, { retryAfter: RATE_LIMIT_RETRY_SECONDS });
-    }
+    if (onChannel >= maxPerChannel) return `channel ${channelId} has ${onChannel} open sessions (at most ${maxPerChannel})`;
+    if (payer !== null && (await this.d.store.countOpenStreamsOf({ payer })) >= maxPerPayer) return `the payer ${payer} has ${maxPerPayer} open sessions (at most ${maxPerPayer} per payer)`;
+    if (payTo !== null && (await this.d.store.countOpenStreamsOf({ payTo })) >= maxPerPayee) return `the seller ${payTo} has ${maxPerPayee} open sessions (at most ${maxPerPayee} per seller)`;
+    if ((await this.d.store.countOpenStreams()) >= maxTotal) return `${maxTotal} sessions are open`;
+    return null;
   }
 
   /** Long poll for the next slice's voucher (spec state table); timeout, exhausted, frozen and aborted end the session. */

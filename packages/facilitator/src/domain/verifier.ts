@@ -1,9 +1,13 @@
 // Voucher verification, in the order of PROTOCOL.md §6 (first failure wins):
 //   malformed → network → channel found → open → payee → asset → frozen payer → expiring →
-//   signature → per-channel voucher rate → not increasing → underpaid → exhausted → advance.
+//   signature → not increasing → per-channel voucher rate → underpaid → exhausted → advance.
+// The rate counts only a voucher that could advance the channel (signature valid, cumulative above
+// the last accepted): replaying an old voucher, public in its receipt, cannot use up a buyer's
+// allowance (PROTOCOL.md §6 puts the rate before "not increasing"; this order is stricter).
 // The advance is a compare-and-set in the store, durable before the receipt leaves: two copies of
 // one voucher give exactly one acceptance, in one process or many.
 import { formatUnits, fromHex, signReceiptAsync } from '@svc/core';
+import { LedgerUnavailable } from '@svc/ledger';
 import type { Keypair, Payment, PaymentRejection, PaymentRequirements, PaymentResponse, Receipt, VoucherContext } from '@svc/core';
 import type { Store, WriteOp } from '../store/port.js';
 import type { CachedChannel, ChannelBook } from './channel-book.js';
@@ -78,6 +82,8 @@ export class Verifier {
     const { payment, requirements } = input;
     const network = this.checkNetwork(payment, requirements);
     if (!network.ok) return network;
+    // Without any reading of the ledger's time no expiry can be judged: 503, try again shortly.
+    if (!this.d.ledgerClock.known) throw new LedgerUnavailable('The facilitator has not read the ledger’s time yet.');
     let channel = await this.d.book.get(payment.channelId);
     if (!channel) return fail('CHANNEL_NOT_FOUND', `Channel ${payment.channelId} does not exist on ${this.d.network}.`);
     const payer = channel.record.payer;
@@ -86,6 +92,11 @@ export class Verifier {
     const signature = await this.checkSignature(channel, payment);
     if (!signature.ok) return { ...signature, payer };
     for (let attempt = 0; attempt < MAX_CAS_ATTEMPTS; attempt++) {
+      if (attempt === 0 && checkIncreasing(channel, payment.cumulative).ok) {
+        const rate = await this.checkRate(payment.channelId);
+        if (!rate.ok) return { ...rate, payer };
+      }
+      // Checked (again) after the rate's await: another copy may have advanced the channel meanwhile.
       const amounts = this.checkAmounts(channel, input);
       if (!amounts.ok) {
         // A repeat of an accepted request (same Idempotency-Key, same voucher) gets its first answer.
@@ -122,9 +133,10 @@ export class Verifier {
       return fail('WRONG_ASSET', `Channel ${record.id} holds ${record.asset}; the payment asks for ${requirements.asset}.`);
     }
     if (payerFrozen) return fail('ACCOUNT_FROZEN', `The payer ${record.payer} is frozen.`);
-    const left = record.expiryLedger - this.d.ledgerClock.latestLedger;
+    // On the estimate of the ledger's time, which keeps running while the ledger is silent.
+    const left = record.expiryLedger - this.d.ledgerClock.currentLedger;
     if (left < this.d.safetyLedgers) {
-      return fail('CHANNEL_EXPIRING', `Channel ${record.id} expires in ${left} ledgers; vouchers are refused within ${this.d.safetyLedgers} ledgers of expiry.`);
+      return fail('CHANNEL_EXPIRING', `Channel ${record.id} expires in ${Math.max(0, left)} ledgers or fewer; vouchers are refused within ${this.d.safetyLedgers} ledgers of expiry.`);
     }
     return pass;
   }
@@ -134,18 +146,20 @@ export class Verifier {
     const valid =
       channel.keyIsStrict && (await this.d.vouchers.verifyAsync(channel.voucherKey, payment.channelId, payment.cumulative, sig));
     if (!valid) return fail('VOUCHER_BAD_SIGNATURE', "The voucher signature does not verify under the channel's voucher key.");
-    // Counted only once the signature verifies, so forged vouchers cannot use up a channel's limit.
-    const wait = await this.d.rate.take(payment.channelId);
-    if (wait !== null) return fail('RATE_LIMITED', `Too many vouchers on channel ${payment.channelId}; retry in ${wait} s.`, wait);
     return pass;
+  }
+
+  /** Counted only for a voucher that verifies and could advance: forged or replayed ones cannot use up a channel's limit. */
+  private async checkRate(channelId: bigint): Promise<Step> {
+    const wait = await this.d.rate.take(channelId);
+    return wait === null ? pass : fail('RATE_LIMITED', `Too many vouchers on channel ${channelId}; retry in ${wait} s.`, wait);
   }
 
   private checkAmounts(channel: CachedChannel, input: VerifyInput): Step {
     const { record } = channel;
     const { cumulative } = input.payment;
-    if (cumulative <= record.lastAccepted) {
-      return fail('VOUCHER_NOT_INCREASING', `The voucher's cumulative ${cumulative} is not above the last accepted ${record.lastAccepted}.`);
-    }
+    const increasing = checkIncreasing(channel, cumulative);
+    if (!increasing.ok) return increasing;
     const owed = owedBy(input.requirements);
     const delta = cumulative - record.lastAccepted;
     if (delta < owed) return fail('VOUCHER_UNDERPAID', `The voucher adds ${delta}, but ${owed} is owed.`);
@@ -192,9 +206,10 @@ export class Verifier {
     };
     let ops = [...this.advanceOps(record.lastAccepted, input, receipt, response, latencyMs), ...(input.extraOps?.({ delta, receipt }) ?? [])];
     let result = await this.d.events.commit(ops);
-    if (!result.ok && result.reason === 'duplicate' && ops[result.op]?.op === 'idempotency') {
+    const keyAt = result.ok || result.reason !== 'duplicate' ? -1 : result.op;
+    if (keyAt >= 0 && ops[keyAt]?.op === 'idempotency' && (ops[keyAt] as { key: string }).key.startsWith(VERIFY_KEY_PREFIX)) {
       // The idempotency key belongs to another voucher: accept this one without remembering it.
-      ops = ops.filter((op) => op.op !== 'idempotency');
+      ops = ops.filter((_, i) => i !== keyAt);
       result = await this.d.events.commit(ops);
     }
     if (!result.ok) return result.op === 0 ? { kind: 'lost' } : { kind: 'conflict' };
@@ -246,6 +261,12 @@ export class Verifier {
   }
 }
 
+function checkIncreasing(channel: CachedChannel, cumulative: bigint): Step {
+  const last = channel.record.lastAccepted;
+  if (cumulative > last) return pass;
+  return fail('VOUCHER_NOT_INCREASING', `The voucher's cumulative ${cumulative} is not above the last accepted ${last}.`);
+}
+
 /** What one payment must add: one unit for `request`, one slice for `token` and `second`. */
 export function owedBy(requirements: PaymentRequirements): bigint {
   if (requirements.unit === 'request') return BigInt(requirements.amount);
@@ -253,8 +274,10 @@ export function owedBy(requirements: PaymentRequirements): bigint {
 }
 
 /** Idempotency records are shared (attestations, reports): a client's key lives in its own namespace. */
+const VERIFY_KEY_PREFIX = 'verify:';
+
 function verifyKey(key: string): string {
-  return `verify:${key}`;
+  return `${VERIFY_KEY_PREFIX}${key}`;
 }
 
 export function fingerprint(payment: Payment): string {

@@ -3,13 +3,15 @@ import type { Socket } from 'node:net';
 import cors from '@fastify/cors';
 import helmet from '@fastify/helmet';
 import Fastify, { LogController } from 'fastify';
-import type { FastifyInstance } from 'fastify';
+import type { FastifyBaseLogger, FastifyInstance } from 'fastify';
 import { EXPOSED_HEADERS } from '@svc/meter';
 import { MAX_JSON_DEPTH, SvcError, jsonDepth } from '@svc/core';
 import type { Services } from '../services.js';
+import { ChannelListing } from './channel-listing.js';
+import { limitConnections } from './connection-limits.js';
 import { consoleRoutes } from './console.js';
 import { installErrorHandling, sendError } from './errors.js';
-import { INTERNAL_HEADER, installIpLimits } from './ip-limits.js';
+import { installIpLimits } from './ip-limits.js';
 import type { Limiters } from '../limits/limiter.js';
 import { mount } from './route.js';
 import type { AnyRoute } from './route.js';
@@ -28,11 +30,19 @@ import { selfRoutes } from './routes/self.js';
 import { sellerRoutes } from './routes/sellers.js';
 import { streamRoutes } from './routes/streams.js';
 import { x402Routes } from './routes/x402.js';
+import { trustedPeer } from './trust-proxy.js';
 
 export const BODY_LIMIT_BYTES = 64 * 1024;
+/**
+ * A whole request (headers and a body of at most 64 KiB) must arrive within this; answers may take
+ * longer (GET /events streams for hours, POST /streams/:id/wait waits up to 30 s).
+ */
+export const REQUEST_TIMEOUT_MS = 30_000;
+/** How often Node checks the header and request timeouts (its default, 30 s, would add up to 30 s to each). */
+const TIMEOUT_CHECK_MS = 1_000;
 
 export interface HttpOptions {
-  logLevel: string;
+  logger: FastifyBaseLogger;
   trustProxy: string;
   corsOrigins: string;
   limiters: Limiters;
@@ -42,18 +52,16 @@ export interface HttpOptions {
 
 export async function buildHttp(s: Services, feed: EventFeed, options: HttpOptions): Promise<{ app: FastifyInstance; routes: AnyRoute[] }> {
   const app = Fastify({
-    logger: {
-      level: options.logLevel,
-      // Payment headers carry signatures and the demo key is a secret: never in the log.
-      redact: ['req.headers["payment-signature"]', 'req.headers["x-payment"]', 'req.headers["x-demo-key"]', `req.headers["${INTERNAL_HEADER}"]`, 'req.headers.authorization'],
-    },
+    loggerInstance: options.logger,
     logController: new LogController({ disableRequestLogging: true }),
     bodyLimit: BODY_LIMIT_BYTES,
+    ...serverTimeouts(s.config.CONN_IDLE_SECONDS * 1000),
     trustProxy: trustProxyOption(options.trustProxy),
     return503OnClosing: true,
     frameworkErrors: (error, request, reply) => void sendError(error, request, reply),
     clientErrorHandler: clientError,
   });
+  limitConnections(app.server, { perIp: s.config.CONN_MAX_PER_IP, total: s.config.CONN_MAX_TOTAL, trusted: trustedPeer(options.trustProxy) });
   installErrorHandling(app);
   installJsonParser(app);
   await app.register(cors, {
@@ -75,11 +83,12 @@ export async function buildHttp(s: Services, feed: EventFeed, options: HttpOptio
     costlyPerMinute: s.config.IP_COSTLY_LIMIT_PER_MINUTE,
     internalToken: s.internalToken,
   });
+  const listing = new ChannelListing(s.store, (record) => s.channelView(record));
   const routes = [
     ...x402Routes(s),
-    ...channelRoutes(s),
+    ...channelRoutes(s, listing),
     ...streamRoutes(s),
-    ...accountRoutes(s),
+    ...accountRoutes(s, listing),
     ...receiptRoutes(s),
     ...eventRoutes(s, feed),
     ...reportRoutes(s),
@@ -111,6 +120,19 @@ function installJsonParser(app: FastifyInstance): void {
       done(null, value);
     });
   });
+}
+
+/**
+ * Timeouts set on purpose (issue 13.11). A connection that sends no request, or idles after an
+ * answer, is closed after CONN_IDLE_SECONDS: Node's header timeout runs from the moment a
+ * connection opens (then 408), its keep-alive timeout from the end of an answer (and clients are
+ * told, `Keep-Alive: timeout=…`, so they retire the socket first). No timeout bounds an answer
+ * being sent: event streams and long polls are bounded by their own rules, and a stream whose
+ * client stopped reading is dropped by the event feed.
+ */
+function serverTimeouts(idleMs: number): { keepAliveTimeout: number; requestTimeout: number; http: { headersTimeout: number; requestTimeout: number; connectionsCheckingInterval: number } } {
+  const requestTimeout = Math.max(REQUEST_TIMEOUT_MS, idleMs);
+  return { keepAliveTimeout: idleMs, requestTimeout, http: { headersTimeout: idleMs, requestTimeout, connectionsCheckingInterval: TIMEOUT_CHECK_MS } };
 }
 
 /** TRUST_PROXY: empty (trust nobody), `true`, a hop count, or a list of addresses/CIDRs. */

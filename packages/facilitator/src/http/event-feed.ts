@@ -1,18 +1,41 @@
 // The live event feed behind GET /events (spec; PROTOCOL.md §7): the last events (200), then live
 // ones, as server-sent events. Subscribing comes before reading the backlog, so nothing falls
-// between the two. Publishing never waits for a client: a client whose socket buffer grows past
-// a bound is disconnected (it resumes with Last-Event-ID), so a slow client cannot hold up others.
+// between the two. Publishing never waits for a client, and a client that does not take what it is
+// sent is disconnected (it resumes with Last-Event-ID), so a slow client cannot hold up others nor
+// keep a slot of SSE_MAX_TOTAL: one that has taken nothing for SSE_STALL_SECONDS while something was
+// pending for it, counting what the kernel holds for the socket (send-queue.ts) — a client that
+// never reads fills megabytes of socket buffers before anything waits in the process (issue
+// 13.12) — and one that leaves more than MAX_BUFFERED_BYTES waiting in the process.
 import type { ServerResponse } from 'node:http';
 import type { Bus } from '../bus/port.js';
 import { NO_PRESENCE } from '../cluster/stream-presence.js';
 import type { StreamPresence } from '../cluster/stream-presence.js';
 import type { Store, StoredEvent } from '../store/port.js';
 import { eventView } from './event-view.js';
+import { ProcSendQueues } from './send-queue.js';
+import type { SendQueues } from './send-queue.js';
 
 export const BACKLOG = 200;
 export const KEEPALIVE_MS = 15_000;
-/** Bytes a client may leave unread before it is dropped (beyond what the kernel buffers). */
-export const MAX_BUFFERED_BYTES = 1 << 20;
+/**
+ * Bytes a client may leave waiting in the process, past its backlog and the kernel's buffers (which
+ * hold megabytes), before it is dropped: 200 streams × 256 KiB at most.
+ */
+export const MAX_BUFFERED_BYTES = 256 * 1024;
+/** How long a client may take nothing while something is pending before it is dropped. */
+export const STALL_MS = 10_000;
+
+export interface FeedOptions {
+  /** Open streams per address and in all (SSE_MAX_PER_IP, SSE_MAX_TOTAL). */
+  perIp: number;
+  total: number;
+  /** SSE_STALL_SECONDS, in ms (default STALL_MS). */
+  stallMs?: number;
+  keepaliveMs?: number;
+  maxBufferedBytes?: number;
+  /** Where the kernel's share of pending bytes is read (default: /proc on Linux). */
+  sendQueues?: SendQueues;
+}
 
 export interface FeedFilter {
   account?: string;
@@ -26,29 +49,46 @@ interface Client {
   /** Live events that arrived while the backlog was being read. */
   queued: StoredEvent[] | null;
   lastId: number;
+  /** Bytes it may leave waiting in the process: maxBufferedBytes and its backlog. */
+  allowance: number;
+  /** Bytes written to the stream; of those, what the client had taken at the last sweep. */
+  written: number;
+  taken: number;
+  /** At the last sweep: what had been written, and whether the client had taken all of it. */
+  swept: { written: number; drained: boolean };
+  /** Since when (performance.now()) the client has taken nothing while something was pending. */
+  stalledSince: number | null;
 }
 
 export class EventFeed {
   private readonly clients = new Set<Client>();
   private readonly perIp = new Map<string, number>();
   private readonly keepalive: NodeJS.Timeout;
+  private readonly sweeper: NodeJS.Timeout;
+  private sweeping = false;
+  private readonly stallMs: number;
+  private readonly maxBufferedBytes: number;
+  private readonly sendQueues: SendQueues;
   /** The other instances' open streams (a cluster on one PostgreSQL); none alone. */
   private presence: StreamPresence = NO_PRESENCE;
 
   constructor(
     private readonly store: Store,
     bus: Bus,
-    private readonly limits: { perIp: number; total: number },
-    keepaliveMs = KEEPALIVE_MS,
-    private readonly maxBufferedBytes = MAX_BUFFERED_BYTES,
+    private readonly limits: FeedOptions,
   ) {
+    this.stallMs = limits.stallMs ?? STALL_MS;
+    this.maxBufferedBytes = limits.maxBufferedBytes ?? MAX_BUFFERED_BYTES;
+    this.sendQueues = limits.sendQueues ?? new ProcSendQueues();
     bus.subscribe((event) => {
       for (const client of this.clients) this.deliver(client, event);
     });
     this.keepalive = setInterval(() => {
       for (const client of this.clients) this.write(client, ': keep-alive\n\n');
-    }, keepaliveMs);
+    }, limits.keepaliveMs ?? KEEPALIVE_MS);
     this.keepalive.unref();
+    this.sweeper = setInterval(() => void this.sweep(), Math.max(100, Math.min(1_000, this.stallMs / 4)));
+    this.sweeper.unref();
   }
 
   /** Counts the other instances' streams too, from now on. */
@@ -69,7 +109,7 @@ export class EventFeed {
   }
 
   async attach(res: ServerResponse, ip: string, filter: FeedFilter, lastEventId: number | null): Promise<void> {
-    const client: Client = { res, ip, filter, queued: [], lastId: lastEventId ?? 0 };
+    const client: Client = { res, ip, filter, queued: [], lastId: lastEventId ?? 0, allowance: this.maxBufferedBytes, written: 0, taken: 0, swept: { written: 0, drained: true }, stalledSince: null };
     this.clients.add(client);
     this.perIp.set(ip, (this.perIp.get(ip) ?? 0) + 1);
     res.on('close', () => this.detach(client));
@@ -79,7 +119,12 @@ export class EventFeed {
       ...(filter.account ? { account: filter.account } : {}),
       ...(filter.channelId !== undefined ? { channelId: filter.channelId } : {}),
     });
-    for (const event of backlog.reverse()) this.send(client, event);
+    // Written whole: the backlog is bounded by itself (BACKLOG events), and a client may leave it
+    // waiting, plus maxBufferedBytes of what keeps coming after it.
+    for (const event of backlog.reverse()) {
+      client.lastId = event.id;
+      client.allowance += this.push(client, frame(event));
+    }
     const queued = client.queued ?? [];
     client.queued = null;
     for (const event of queued) if (event.id > client.lastId) this.send(client, event);
@@ -91,6 +136,7 @@ export class EventFeed {
 
   close(): void {
     clearInterval(this.keepalive);
+    clearInterval(this.sweeper);
     for (const client of this.clients) client.res.end();
   }
 
@@ -102,16 +148,64 @@ export class EventFeed {
 
   private send(client: Client, event: StoredEvent): void {
     client.lastId = event.id;
-    this.write(client, `id: ${event.id}\nevent: ${event.type}\ndata: ${JSON.stringify(eventView(event))}\n\n`);
+    this.write(client, frame(event));
   }
 
-  private write(client: Client, frame: string): void {
-    if (client.res.writableEnded) return;
-    if (client.res.writableLength > this.maxBufferedBytes) {
+  private write(client: Client, text: string): void {
+    if (client.res.writableLength > client.allowance) {
       client.res.destroy(); // too slow: it resumes with Last-Event-ID
       return;
     }
-    client.res.write(frame);
+    this.push(client, text);
+  }
+
+  /** Writes `text`; returns its length in bytes. */
+  private push(client: Client, text: string): number {
+    if (client.res.writableEnded) return 0;
+    const bytes = Buffer.byteLength(text);
+    client.written += bytes;
+    client.res.write(text);
+    return bytes;
+  }
+
+  /**
+   * Drops the clients that have taken nothing for stallMs while something was pending. Taken =
+   * written − pending, so a client that reads, however slowly, makes progress; one that never
+   * reads stops making any once its own receive buffer is full, whatever ours still absorb.
+   */
+  private async sweep(): Promise<void> {
+    if (this.clients.size === 0 || this.sweeping) return;
+    this.sweeping = true;
+    try {
+      // What was written and what waits in the process, read before the kernel's share: a write
+      // in between then makes the estimate of what was taken smaller, never larger, so it cannot
+      // pass for progress.
+      // A client that had taken everything and was sent nothing since has nothing pending.
+      const before = [...this.clients]
+        .filter((client) => !(client.swept.drained && client.swept.written === client.written))
+        .map((client) => ({ client, written: client.written, waiting: client.res.writableLength }));
+      if (before.length === 0) return;
+      const kernel = await this.sendQueues.read(before.flatMap(({ client }) => (client.res.socket ? [client.res.socket] : [])));
+      const now = performance.now();
+      for (const { client, written, waiting } of before) {
+        const socket = client.res.socket;
+        if (!socket || client.res.destroyed || !this.clients.has(client)) continue;
+        const pending = waiting + kernel(socket);
+        const taken = written - pending;
+        client.swept = { written, drained: pending === 0 };
+        if (pending === 0 || taken > client.taken) {
+          client.taken = taken;
+          client.stalledSince = null;
+        } else {
+          client.stalledSince ??= now;
+        }
+        if (client.stalledSince !== null && now - client.stalledSince >= this.stallMs) client.res.destroy(); // resumes with Last-Event-ID
+      }
+    } catch {
+      // The kernel's share could not be read this time: the next sweep judges.
+    } finally {
+      this.sweeping = false;
+    }
   }
 
   private detach(client: Client): void {
@@ -120,6 +214,10 @@ export class EventFeed {
     if (n > 0) this.perIp.set(client.ip, n);
     else this.perIp.delete(client.ip);
   }
+}
+
+function frame(event: StoredEvent): string {
+  return `id: ${event.id}\nevent: ${event.type}\ndata: ${JSON.stringify(eventView(event))}\n\n`;
 }
 
 function matches(filter: FeedFilter, event: StoredEvent): boolean {

@@ -4,6 +4,7 @@
 import { REASON_STATUS, displayAmount, fromHex, keypairFromSeed, networkId, toHex, voucherContext } from '@svc/core';
 import type { LedgerInfo } from '@svc/ledger';
 import type { Config } from '../config.js';
+import { COSTLY, PAGE, REUSE_MS } from './channel-listing.js';
 import type { DemoPrice } from './demo-prices.js';
 import { MCP_TOOLS } from './mcp-tools.js';
 import { openApiPath } from './openapi.js';
@@ -63,7 +64,8 @@ function scheme(i: LlmsInput): string[] {
     '3. The buyer signs a voucher for the new cumulative total (previous total + amount, or + sliceAmount for streams) and retries with the PAYMENT-SIGNATURE header. The cumulative only grows and never exceeds the deposit.',
     '4. The seller’s middleware asks this facilitator (POST /verify). A valid voucher advances the channel and yields a receipt signed by the receipt signer, returned in PAYMENT-RESPONSE. A rejected one is a 402 with `error` = the reason code and the same accepts.',
     `5. Settlement: the facilitator claims a channel when its unclaimed amount reaches ${c.CLAIM_THRESHOLD} (checked every ${c.CLAIM_INTERVAL_SECONDS} s) and always from ${c.CLAIM_EXPIRY_MARGIN_LEDGERS} ledgers before expiry. Anyone may call POST /channels/{id}/claim; it pays only the payee.`,
-    '6. Streams (token and second units, demo seller only for now): the first slice is paid like a request, then the server-sent-event stream emits `payment-required` with the next requiredCumulative; the buyer posts that voucher to POST /channels/{id}/voucher with the streamId. The stream ends with `done`.',
+    '6. Streams (token and second units): the first slice is paid like a request, then the server-sent-event stream emits `payment-required` with the next requiredCumulative; the buyer posts that voucher to POST /channels/{id}/voucher with the streamId. The stream ends with `done`.',
+    '7. Sellers: the seller side (the middleware) proves itself with a seller token (Authorization: Bearer …; POST /sellers/{payTo}/token, signed by the payTo key). Only it opens and drives stream sessions, receives a receipt’s attestToken, and publishes its discovery listing; a payment to a seller is verified with or without it.',
     '',
   ];
 }
@@ -156,14 +158,16 @@ function limits(c: Config): string[] {
     '## Limits',
     '',
     `- Vouchers per channel: ${c.CHANNEL_VOUCHER_LIMIT_PER_MINUTE} per minute (then 429 RATE_LIMITED with Retry-After).`,
-    `- A voucher is refused with CHANNEL_EXPIRING within ${c.VOUCHER_EXPIRY_SAFETY_LEDGERS} ledgers of the channel’s expiry.`,
+    `- A voucher is refused with CHANNEL_EXPIRING within ${c.VOUCHER_EXPIRY_SAFETY_LEDGERS} ledgers of the channel’s expiry (judged on a conservative estimate of the current ledger that keeps running while the ledger does not answer).`,
     `- Manual claim: at least ${c.MANUAL_CLAIM_MIN} base units unclaimed, once per ${c.MANUAL_CLAIM_COOLDOWN_SECONDS} s per channel.`,
     c.IP_COSTLY_LIMIT_PER_MINUTE > 0
-      ? `- Costly requests (POST /channels/{id}/claim, POST /receipts/{id}/attest, POST /v1/report, POST /demo/agent/run, POST /demo/owner/freeze): ${c.IP_COSTLY_LIMIT_PER_MINUTE} per minute per IP (then 429 RATE_LIMITED with Retry-After).`
+      ? `- Costly requests (POST /channels/{id}/claim, POST /receipts/{id}/attest, POST /v1/report, POST /demo/agent/run, POST /demo/owner/freeze, and GET /channels or GET /accounts/{address} answering over ${COSTLY} channels): ${c.IP_COSTLY_LIMIT_PER_MINUTE} per minute per IP (then 429 RATE_LIMITED with Retry-After).`
       : '- Costly requests: no per-IP limit on this facilitator.',
-    `- GET /events: ${c.SSE_MAX_PER_IP} open streams per IP, ${c.SSE_MAX_TOTAL} in all; the last 200 events, then live.`,
-    `- Stream sessions: ${c.STREAM_MAX_PER_CHANNEL} open per channel, ${c.STREAM_MAX_TOTAL} in all, ended (ABORTED) after ${c.STREAM_IDLE_SECONDS} s idle; POST /streams/{id}/wait waits 1–30 s (default 10).`,
-    '- Pages: GET /accounts/{address}/ledger and GET /receipts return 50 by default, at most 200 (cursor = the previous page’s nextCursor); GET /discovery/resources 50 by default, at most 200 (limit, offset); GET /float `history` 200 samples by default, at most 500. GET /channels is not paginated.',
+    `- Connections: ${c.CONN_MAX_PER_IP > 0 ? `${c.CONN_MAX_PER_IP} open per IP, ` : ''}${c.CONN_MAX_TOTAL} in all (the next gets 429 RATE_LIMITED with Retry-After and is closed); a connection without a request for ${c.CONN_IDLE_SECONDS} s is closed.`,
+    `- GET /events: ${c.SSE_MAX_PER_IP} open streams per IP, ${c.SSE_MAX_TOTAL} in all; the last 200 events, then live; a stream whose client takes nothing for ${c.SSE_STALL_SECONDS} s is dropped (resume with Last-Event-ID).`,
+    `- Stream sessions: ${c.STREAM_MAX_PER_CHANNEL} open per channel, ${c.STREAM_MAX_PER_PAYER} per payer, ${c.STREAM_MAX_PER_PAYEE} per seller, ${c.STREAM_MAX_TOTAL} in all, ended (ABORTED) after ${c.STREAM_IDLE_SECONDS} s idle; POST /streams/{id}/wait waits 1–30 s (default 10).`,
+    '- POST /v1/report must be signed by the transaction’s source (a smart account: its owner or agent key) over sha256("svc:report:v1" ‖ network id ‖ RFC 8785 JSON of { account, tx, kind?, details? }).',
+    `- Pages: GET /accounts/{address}/ledger and GET /receipts return 50 by default, at most 200 (cursor = the previous page’s nextCursor); GET /discovery/resources 50 by default, at most 200 (limit, offset); GET /float \`history\` 200 samples by default, at most 500. GET /channels is not paginated (a list of over ${PAGE} channels may be up to ${REUSE_MS / 1000} s old).`,
     '- Request bodies: at most 64 KiB.',
     '',
   ];

@@ -44,8 +44,8 @@ export function mcpServer(s: Services, get: LocalGet): McpServer {
       description: 'Resources that have received at least one verified payment through this facilitator, with their 402 terms (accepts) and bazaar metadata; as GET /discovery/resources.',
       inputSchema: {
         payTo: z.string().max(64).optional().meta({ description: 'Only this seller’s resources (a G… or C… address).' }),
-        limit: z.number().int().optional().meta({ description: 'Listings per page, 1 to 200 (default 50).' }),
-        offset: z.number().int().optional().meta({ description: 'Listings to skip (default 0).' }),
+        limit: z.number().int().min(1).max(200).optional().meta({ description: 'Listings per page, 1 to 200 (default 50).' }),
+        offset: z.number().int().min(0).max(1_000_000).optional().meta({ description: 'Listings to skip (default 0).' }),
       },
       outputSchema: DiscoveryResponseSchema.shape,
       annotations: READ_ONLY,
@@ -74,11 +74,15 @@ export function mcpServer(s: Services, get: LocalGet): McpServer {
     {
       title: 'A channel',
       description: 'One payment channel: deposit, claimed, last accepted, remaining, expiry, status; as GET /channels/{id}.',
-      inputSchema: { channelId: z.string().max(64).meta({ description: 'Channel id: a decimal u64, e.g. "42".' }) },
+      inputSchema: {
+        channelId: z
+          .union([z.string().max(64), z.number().int().min(0).max(Number.MAX_SAFE_INTEGER)])
+          .meta({ description: 'Channel id: a decimal u64, as a string ("42") or, up to 2^53, a number (42).' }),
+      },
       outputSchema: ChannelViewSchema.shape,
       annotations: READ_ONLY,
     },
-    async ({ channelId }) => toolResult(await get(`/channels/${segment(channelId)}`)),
+    async ({ channelId }) => toolResult(await get(`/channels/${segment(String(channelId))}`)),
   );
   server.registerTool(
     'svc_get_account',

@@ -16,6 +16,7 @@ const BookSchema = z.object({
   chapters: z.array(z.string()),
   paidWith: z.object({ channelId: z.string(), cumulative: z.string() }).meta({ description: 'The voucher this request was paid with.' }),
 });
+const ChatBody = z.object({ prompt: z.string().max(4096).optional().meta({ description: 'The question (the demo answers with its built-in text).' }) }).meta({ id: 'DemoChatRequest' });
 const TickerQuery = z.object({ seconds: z.coerce.number().int().min(1).max(3600).default(60).meta({ description: 'How many one-second ticks to stream.' }) });
 
 const PAYMENT_HEADERS = [
@@ -52,6 +53,7 @@ export function demoRouteDocs(config: Config, supported: SupportedResponse): Rou
     summary: summary(p),
     tags: TAGS,
     ...(p.path === '/demo/ticker/stream' ? { query: TickerQuery } : {}),
+    ...(p.path === '/demo/chat' ? { body: ChatBody, bodyOptional: true } : {}),
     headers: PAYMENT_HEADERS,
     responses: metered(p),
   }));

@@ -9,6 +9,25 @@ import { SchemaSet } from './openapi-schemas.js';
 import type { Io, JsonSchema } from './openapi-schemas.js';
 
 export const OPENAPI_VERSION = '3.1.1';
+
+/** The credentials an operation may take, as OpenAPI security schemes. */
+export const SECURITY_SCHEMES = {
+  sellerToken: {
+    type: 'http',
+    scheme: 'bearer',
+    bearerFormat: 'svcs1 seller token',
+    description: 'A seller token (POST /sellers/{payTo}/token, or `svc seller token`): proves the payee’s side — its middleware.',
+  },
+  attestToken: { type: 'http', scheme: 'bearer', description: 'The attestToken POST /verify gave the payee’s side for one receipt.' },
+  demoKey: { type: 'apiKey', in: 'header', name: 'x-demo-key', description: 'The demo control key (DEMO_CONTROL_KEY), when the facilitator sets one.' },
+} as const;
+export type SecurityScheme = keyof typeof SECURITY_SCHEMES;
+
+/** Who may call an operation: anyone (none), or the holder of a credential, required or optional. */
+export interface RouteAuth {
+  scheme: SecurityScheme;
+  optional?: boolean;
+}
 export const SERVICE_VERSION = pkg.version;
 const JSON_TYPE = 'application/json';
 
@@ -22,8 +41,14 @@ export interface RouteDoc {
   params?: z.ZodType | undefined;
   query?: z.ZodType | undefined;
   body?: z.ZodType | undefined;
-  /** Request headers the route reads. */
+  /** Request headers the route reads (credentials are `auth`, not headers). */
   headers?: readonly { name: string; description: string; required?: boolean }[];
+  /** The credential the route takes; none when absent. */
+  auth?: RouteAuth | undefined;
+  /** The body may be left out (a JSON body is then optional). */
+  bodyOptional?: boolean;
+  /** Not subject to the general per-address rate limit (GET /events, GET /health). */
+  unlimited?: boolean;
   /** `io: 'input'` for a reply written in a schema's wire (input) form, e.g. amounts a parser turns into bigint. */
   responses: Record<number, { description: string; schema?: z.ZodType; contentType?: string; headers?: Record<string, string>; io?: Io }>;
 }
@@ -62,7 +87,7 @@ export function openApiDocument(options: OpenApiOptions): JsonSchema {
     servers: [{ url: options.serverUrl }],
     tags: tagNames.map((name) => ({ name, ...(options.tags?.[name] ? { description: options.tags[name] } : {}) })),
     paths,
-    components: { schemas: components },
+    components: { schemas: components, securitySchemes: SECURITY_SCHEMES },
   };
 }
 
@@ -82,16 +107,31 @@ function prepareOperation(route: RouteDoc, set: SchemaSet, error: Deferred): (co
     for (const { status, r, schema } of responses) out[status] = response(r, schema);
     // Invalid input is refused before the handler runs, whether or not the route lists it.
     if ((params || query || body) && out['400'] === undefined) out['400'] = response({ description: 'Invalid path, query or body (BAD_REQUEST)' }, error);
+    // Every route but the exempt ones counts against the general per-address limit.
+    if (!route.unlimited && out['429'] === undefined) out['429'] = response({ description: 'Too many requests from this address (RATE_LIMITED)' }, error);
+    for (const status of ['429', '503']) if (out[status]) out[status] = withRetryAfter(out[status] as Record<string, unknown>);
     out['default'] = response({ description: 'Any other failure: the error body of PROTOCOL.md §6 with the status of its code' }, error);
     return {
       summary: route.summary,
       ...(route.description ? { description: route.description } : {}),
       tags: route.tags,
       ...(parameters.length ? { parameters } : {}),
-      ...(body ? { requestBody: { required: true, content: { [JSON_TYPE]: { schema: body() } } } } : {}),
+      ...(body ? { requestBody: { required: !route.bodyOptional, content: { [JSON_TYPE]: { schema: body() } } } } : {}),
+      security: securityOf(route.auth),
       responses: out,
     };
   };
+}
+
+/** [] for a public operation; the scheme, or (optional) no credential or the scheme. */
+function securityOf(auth: RouteAuth | undefined): Record<string, string[]>[] {
+  if (!auth) return [];
+  return auth.optional ? [{}, { [auth.scheme]: [] }] : [{ [auth.scheme]: [] }];
+}
+
+function withRetryAfter(r: Record<string, unknown>): Record<string, unknown> {
+  const headers = (r['headers'] ?? {}) as Record<string, unknown>;
+  return { ...r, headers: { ...headers, 'Retry-After': { description: 'Whole seconds to wait before retrying.', schema: { type: 'string', pattern: '^[0-9]+$' } } } };
 }
 
 function response(r: { description: string; contentType?: string; headers?: Record<string, string> }, schema: Deferred | null): Record<string, unknown> {

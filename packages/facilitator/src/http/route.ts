@@ -5,6 +5,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { z } from 'zod';
 import { SvcError, safeParse } from '@svc/core';
 import type { IpLimits } from './ip-limits.js';
+import type { RouteAuth } from './openapi.js';
 
 type Schema = z.ZodType;
 type Infer<S> = S extends z.ZodType ? z.output<S> : undefined;
@@ -15,6 +16,8 @@ export interface RouteContext<B, Q, P> {
   params: P;
   request: FastifyRequest;
   reply: FastifyReply;
+  /** Counts this request against the per-IP costly limit now (throws RATE_LIMITED past it): for a route costly only in some cases. */
+  costly: () => Promise<void>;
 }
 
 export interface RouteSpec<B extends Schema | undefined = undefined, Q extends Schema | undefined = undefined, P extends Schema | undefined = undefined> {
@@ -25,8 +28,17 @@ export interface RouteSpec<B extends Schema | undefined = undefined, Q extends S
   body?: B;
   query?: Q;
   params?: P;
-  /** Request headers the route reads, for the OpenAPI document. */
+  /** Request headers the route reads, for the OpenAPI document (credentials are `auth`). */
   headers?: readonly { name: string; description: string; required?: boolean }[];
+  /** The credential the route takes, for the OpenAPI document (the handler checks it). */
+  auth?: RouteAuth | undefined;
+  /** Exempt from the general per-address limit, for the OpenAPI document (ip-limits.ts decides). */
+  unlimited?: boolean;
+  /**
+   * The handler reads and checks the body itself (its failures are its own protocol's answers);
+   * `body` then only describes it, for the OpenAPI document.
+   */
+  selfValidated?: boolean;
   /** Counts against the per-IP costly limit (spec Limits: claims, attestations, reports, demo controls). */
   costly?: boolean;
   /** Status → description and schema, for the OpenAPI document. */
@@ -57,14 +69,15 @@ export function mount(app: FastifyInstance, routes: readonly AnyRoute[], limits?
       method: spec.method,
       url: spec.url,
       handler: async (request, reply) => {
-        if (spec.costly && limits) {
-          const wait = await limits.costly(request.ip);
+        const costly = async (): Promise<void> => {
+          const wait = limits ? await limits.costly(request.ip) : null;
           if (wait !== null) throw new SvcError('RATE_LIMITED', `Too many costly requests from ${request.ip}; retry in ${wait} s.`, { retryAfter: wait });
-        }
+        };
+        if (spec.costly) await costly();
         const params: unknown = spec.params ? parseInput(spec.params, request.params, 'path') : undefined;
         const query: unknown = spec.query ? parseInput(spec.query, request.query, 'query') : undefined;
-        const body: unknown = spec.body ? parseInput(spec.body, request.body, 'body') : undefined;
-        const out: unknown = await spec.handler({ body, query, params, request, reply });
+        const body: unknown = spec.body && !spec.selfValidated ? parseInput(spec.body, request.body, 'body') : request.body;
+        const out: unknown = await spec.handler({ body, query, params, request, reply, costly });
         return reply.sent ? reply : out;
       },
     });

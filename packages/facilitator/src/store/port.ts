@@ -79,6 +79,8 @@ export interface StreamRecord {
   /** 32 lowercase hex characters (128 random bits: knowing it is the capability to use it). */
   id: string;
   channelId: bigint;
+  /** The channel's payer, for the per-payer cap ('' for sessions opened before it was kept). */
+  payer: string;
   payTo: string;
   resource: string;
   unit: 'token' | 'second';
@@ -166,11 +168,11 @@ export type WriteOp =
   | { op: 'idempotency'; key: string; fingerprint: string; response: string; at: string }
   | { op: 'meta.set'; key: string; value: string }
   /**
-   * Opens a session. Fails with 'limit' when its channel already has `maxPerChannel` open sessions
-   * or `maxTotal` sessions are open in all, and with 'duplicate' when its receiptId is bound to
-   * another session (open or ended).
+   * Opens a session. Fails with 'limit' when its channel already has `maxPerChannel` open sessions,
+   * its payer `maxPerPayer`, its payee `maxPerPayee`, or `maxTotal` sessions are open in all; and
+   * with 'duplicate' when its receiptId is bound to another session (open or ended).
    */
-  | { op: 'stream.open'; stream: StreamRecord; maxPerChannel: number; maxTotal: number }
+  | { op: 'stream.open'; stream: StreamRecord } & StreamLimits
   /**
    * A slice paid: paid := cumulative, charged += delta, vouchers += 1, required := required,
    * pendingReceiptId := receiptId, lastActivityAt := at. Only while open; else 'conflict'.
@@ -192,6 +194,14 @@ export type WriteOp =
    */
   | { op: 'catalog.record'; resource: string; payTo: string; payer: string; payments: number; accepts: unknown[]; bazaar: Record<string, unknown>; description: string; mimeType: string; at: string };
 
+/** The caps on open stream sessions, decided atomically with the open. */
+export interface StreamLimits {
+  maxPerChannel: number;
+  maxPerPayer: number;
+  maxPerPayee: number;
+  maxTotal: number;
+}
+
 export type WriteResult =
   | { ok: true; events: StoredEvent[] }
   | { ok: false; reason: 'conflict' | 'duplicate' | 'limit'; op: number };
@@ -200,6 +210,10 @@ export interface ChannelFilter {
   payer?: string;
   payee?: string;
   status?: ChannelStatus;
+  /** A page after this channel in the newest-first order (keyset: its createdAt and id). */
+  after?: { createdAt: string; id: bigint };
+  /** At most this many. */
+  limit?: number;
 }
 
 export interface EventQuery {
@@ -238,6 +252,8 @@ export interface Store {
   getChannel(id: bigint): Promise<ChannelRecord | null>;
   /** Newest first (createdAt, then id, descending). */
   listChannels(filter?: ChannelFilter): Promise<ChannelRecord[]>;
+  /** How many channels match (`after` and `limit` ignored), without reading them. */
+  countChannels(filter?: ChannelFilter): Promise<number>;
   events(query: EventQuery): Promise<StoredEvent[]>;
   lastEventId(): Promise<number>;
   getReceipt(id: string): Promise<Receipt | null>;
@@ -252,6 +268,8 @@ export interface Store {
   listStreams(filter?: StreamFilter): Promise<StreamRecord[]>;
   /** Open sessions, on one channel or in all. */
   countOpenStreams(channelId?: bigint): Promise<number>;
+  /** Open sessions of one payer or of one payee. */
+  countOpenStreamsOf(party: { payer: string } | { payTo: string }): Promise<number>;
   /** Catalog listings, most paid first (payments desc, then lastUpdated desc, resource, payTo), with the total. */
   listCatalog(query: CatalogQuery): Promise<{ items: CatalogEntry[]; total: number }>;
   close(): Promise<void>;

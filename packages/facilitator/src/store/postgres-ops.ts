@@ -142,14 +142,17 @@ function openStream(sql: Sql, op: Op<'stream.open'>): Promise<StepResult> {
       WITH taken AS (
         SELECT EXISTS (SELECT 1 FROM streams WHERE id = ${st.id}::text OR receipt_id = ${st.receiptId}::text) AS duplicate
       ), counts AS (
-        SELECT count(*) FILTER (WHERE channel_id = ${text(st.channelId)}::numeric) AS on_channel, count(*) AS total
+        SELECT count(*) FILTER (WHERE channel_id = ${text(st.channelId)}::numeric) AS on_channel,
+          count(*) FILTER (WHERE payer = ${st.payer}::text) AS of_payer, count(*) FILTER (WHERE pay_to = ${st.payTo}::text) AS of_payee,
+          count(*) AS total
         FROM streams WHERE status = 'open'
       ), room AS (
-        SELECT counts.on_channel < ${op.maxPerChannel}::bigint AND counts.total < ${op.maxTotal}::bigint AS room FROM counts
+        SELECT counts.on_channel < ${op.maxPerChannel}::bigint AND counts.of_payer < ${op.maxPerPayer}::bigint
+          AND counts.of_payee < ${op.maxPerPayee}::bigint AND counts.total < ${op.maxTotal}::bigint AS room FROM counts
       ), inserted AS (
-        INSERT INTO streams (id, channel_id, pay_to, resource, unit, slice_cost, initial_charge, receipt_id, required, paid, charged,
+        INSERT INTO streams (id, channel_id, payer, pay_to, resource, unit, slice_cost, initial_charge, receipt_id, required, paid, charged,
           vouchers, pending_receipt_id, status, reason, units, opened_at, last_activity_at, ended_at)
-        SELECT ${st.id}::text, ${text(st.channelId)}::numeric, ${st.payTo}::text, ${st.resource}::text, ${st.unit}::text,
+        SELECT ${st.id}::text, ${text(st.channelId)}::numeric, ${st.payer}::text, ${st.payTo}::text, ${st.resource}::text, ${st.unit}::text,
           ${text(st.sliceCost)}::numeric, ${text(st.initialCharge)}::numeric, ${st.receiptId}::text, ${text(st.required)}::numeric,
           ${text(st.paid)}::numeric, ${text(st.charged)}::numeric, ${st.vouchers}::bigint, ${st.pendingReceiptId}::text,
           ${st.status}::text, ${st.reason}::text, ${st.units}::bigint, ${st.openedAt}::text, ${st.lastActivityAt}::text,

@@ -25,7 +25,7 @@ const CHANNEL_COLUMNS = `id::text AS id, network, channel_contract, payer, payee
   claimed::text AS claimed, last_accepted::text AS last_accepted, last_signature, expiry_ledger, status, vouchers,
   vouchers_claimed, opened_at, last_voucher_at, closed_at, refunded::text AS refunded, created_at`;
 
-const STREAM_COLUMNS = `id, channel_id::text AS channel_id, pay_to, resource, unit, slice_cost::text AS slice_cost,
+const STREAM_COLUMNS = `id, channel_id::text AS channel_id, payer, pay_to, resource, unit, slice_cost::text AS slice_cost,
   initial_charge::text AS initial_charge, receipt_id, required::text AS required, paid::text AS paid, charged::text AS charged,
   vouchers, pending_receipt_id, status, reason, units, opened_at, last_activity_at, ended_at`;
 
@@ -36,12 +36,23 @@ export async function getChannel(sql: Sql, id: bigint): Promise<ChannelRecord | 
 
 export async function listChannels(sql: Sql, filter: ChannelFilter = {}): Promise<ChannelRecord[]> {
   const rows = await sql<ChannelRow[]>`
-    SELECT ${sql.unsafe(CHANNEL_COLUMNS)} FROM channels WHERE true
+    SELECT ${sql.unsafe(CHANNEL_COLUMNS)} FROM channels WHERE true ${channelWhere(sql, filter)}
+      ${filter.after === undefined ? sql`` : sql`AND (channels.created_at, channels.id) < (${filter.after.createdAt}, ${filter.after.id.toString()}::numeric)`}
+    ORDER BY channels.created_at DESC, channels.id DESC
+    ${filter.limit === undefined ? sql`` : sql`LIMIT ${checkLimit(filter.limit)}`}`;
+  return rows.map(channelFromRow);
+}
+
+export async function countChannels(sql: Sql, filter: ChannelFilter = {}): Promise<number> {
+  const [row] = await sql<{ n: string }[]>`SELECT count(*) AS n FROM channels WHERE true ${channelWhere(sql, filter)}`;
+  return Number(row?.n ?? 0);
+}
+
+function channelWhere(sql: Sql, filter: ChannelFilter) {
+  return sql`
       ${filter.payer === undefined ? sql`` : sql`AND payer = ${filter.payer}`}
       ${filter.payee === undefined ? sql`` : sql`AND payee = ${filter.payee}`}
-      ${filter.status === undefined ? sql`` : sql`AND status = ${filter.status}`}
-    ORDER BY channels.created_at DESC, channels.id DESC`;
-  return rows.map(channelFromRow);
+      ${filter.status === undefined ? sql`` : sql`AND status = ${filter.status}`}`;
 }
 
 export async function queryEvents(sql: Sql, q: EventQuery): Promise<StoredEvent[]> {
@@ -119,6 +130,13 @@ export async function countOpenStreams(sql: Sql, channelId?: bigint): Promise<nu
   const [row] = await sql<{ n: string }[]>`
     SELECT count(*) AS n FROM streams WHERE status = 'open'
       ${channelId === undefined ? sql`` : sql`AND channel_id = ${channelId.toString()}::numeric`}`;
+  return Number(row?.n ?? 0);
+}
+
+export async function countOpenStreamsOf(sql: Sql, party: { payer: string } | { payTo: string }): Promise<number> {
+  const [row] = await sql<{ n: string }[]>`
+    SELECT count(*) AS n FROM streams WHERE status = 'open'
+      ${'payer' in party ? sql`AND payer = ${party.payer}` : sql`AND pay_to = ${party.payTo}`}`;
   return Number(row?.n ?? 0);
 }
 

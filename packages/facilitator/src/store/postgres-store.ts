@@ -135,6 +135,10 @@ export class PostgresStore implements Store {
     return q.listChannels(this.#sql, filter);
   }
 
+  countChannels(filter?: ChannelFilter): Promise<number> {
+    return q.countChannels(this.#sql, filter);
+  }
+
   events(query: EventQuery): Promise<StoredEvent[]> {
     return q.queryEvents(this.#sql, query);
   }
@@ -173,6 +177,10 @@ export class PostgresStore implements Store {
 
   countOpenStreams(channelId?: bigint): Promise<number> {
     return q.countOpenStreams(this.#sql, channelId);
+  }
+
+  countOpenStreamsOf(party: { payer: string } | { payTo: string }): Promise<number> {
+    return q.countOpenStreamsOf(this.#sql, party);
   }
 
   listCatalog(query: CatalogQuery): Promise<{ items: CatalogEntry[]; total: number }> {

@@ -42,6 +42,7 @@ export interface EventRow {
 export interface StreamRow {
   id: string;
   channel_id: string;
+  payer: string;
   pay_to: string;
   resource: string;
   unit: string;
@@ -115,6 +116,7 @@ export function streamFromRow(r: StreamRow): StreamRecord {
   return {
     id: r.id,
     channelId: toBigint(r.channel_id, 'channel_id'),
+    payer: r.payer,
     payTo: r.pay_to,
     resource: r.resource,
     unit: r.unit as StreamRecord['unit'],

@@ -59,9 +59,11 @@ const UPSERT_META = 'INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT (ke
 const SELECT_STREAM_TAKEN = 'SELECT 1 FROM streams WHERE id = ? OR receipt_id = ?';
 const COUNT_OPEN_ON_CHANNEL = "SELECT COUNT(*) AS n FROM streams WHERE channel_id = ? AND status = 'open'";
 const COUNT_OPEN = "SELECT COUNT(*) AS n FROM streams WHERE status = 'open'";
-const INSERT_STREAM = `INSERT INTO streams (id, channel_id, pay_to, resource, unit, slice_cost, initial_charge, receipt_id, required,
+const COUNT_OPEN_OF_PAYER = "SELECT COUNT(*) AS n FROM streams WHERE payer = ? AND status = 'open'";
+const COUNT_OPEN_OF_PAYEE = "SELECT COUNT(*) AS n FROM streams WHERE pay_to = ? AND status = 'open'";
+const INSERT_STREAM = `INSERT INTO streams (id, channel_id, payer, pay_to, resource, unit, slice_cost, initial_charge, receipt_id, required,
   paid, charged, vouchers, pending_receipt_id, status, reason, units, opened_at, last_activity_at, ended_at)
-VALUES (@id, @channelId, @payTo, @resource, @unit, @sliceCost, @initialCharge, @receiptId, @required, @paid, @charged,
+VALUES (@id, @channelId, @payer, @payTo, @resource, @unit, @sliceCost, @initialCharge, @receiptId, @required, @paid, @charged,
   @vouchers, @pendingReceiptId, @status, @reason, @units, @openedAt, @lastActivityAt, @endedAt)`;
 const SELECT_OPEN_STREAM_CHARGED = "SELECT charged FROM streams WHERE id = ? AND status = 'open'";
 // charged is decimal text, so the sum is taken in bigint (SQLite arithmetic would go through i64 or a float).
@@ -176,10 +178,11 @@ function openStream(s: StatementCache, op: StreamOpenOp): 'ok' | 'duplicate' | '
   const st = op.stream;
   if (s.get(SELECT_STREAM_TAKEN).get(st.id, st.receiptId) !== undefined) return 'duplicate';
   const channelId = paddedId(st.channelId);
-  const onChannel = s.get(COUNT_OPEN_ON_CHANNEL).get(channelId) as { n: number };
-  if (onChannel.n >= op.maxPerChannel) return 'limit';
-  const total = s.get(COUNT_OPEN).get() as { n: number };
-  if (total.n >= op.maxTotal) return 'limit';
+  const count = (sql: string, ...args: string[]) => (s.get(sql).get(...args) as { n: number }).n;
+  if (count(COUNT_OPEN_ON_CHANNEL, channelId) >= op.maxPerChannel) return 'limit';
+  if (count(COUNT_OPEN_OF_PAYER, st.payer) >= op.maxPerPayer) return 'limit';
+  if (count(COUNT_OPEN_OF_PAYEE, st.payTo) >= op.maxPerPayee) return 'limit';
+  if (count(COUNT_OPEN) >= op.maxTotal) return 'limit';
   s.get(INSERT_STREAM).run(streamParams(st, channelId));
   return 'ok';
 }

@@ -26,6 +26,18 @@ export function getChannel(s: StatementCache, id: bigint): ChannelRecord | null 
 }
 
 export function listChannels(s: StatementCache, filter: ChannelFilter = {}): ChannelRecord[] {
+  const { clause, args } = channelWhere(filter, true);
+  const limit = filter.limit === undefined ? [] : [checkLimit(filter.limit)];
+  const rows = s.get(`SELECT * FROM channels ${clause} ORDER BY created_at DESC, id DESC${limit.length ? ' LIMIT ?' : ''}`).all(...args, ...limit) as ChannelRow[];
+  return rows.map(channelFromRow);
+}
+
+export function countChannels(s: StatementCache, filter: ChannelFilter = {}): number {
+  const { clause, args } = channelWhere(filter, false);
+  return (s.get(`SELECT COUNT(*) AS n FROM channels ${clause}`).get(...args) as { n: number }).n;
+}
+
+function channelWhere(filter: ChannelFilter, paged: boolean): { clause: string; args: string[] } {
   const where: string[] = [];
   const args: string[] = [];
   for (const key of ['payer', 'payee', 'status'] as const) {
@@ -34,9 +46,12 @@ export function listChannels(s: StatementCache, filter: ChannelFilter = {}): Cha
     where.push(`${key} = ?`);
     args.push(value);
   }
-  const clause = where.length ? `WHERE ${where.join(' AND ')}` : '';
-  const rows = s.get(`SELECT * FROM channels ${clause} ORDER BY created_at DESC, id DESC`).all(...args) as ChannelRow[];
-  return rows.map(channelFromRow);
+  if (paged && filter.after) {
+    // A row value, so the (…, created_at, id) indexes seek straight to the page.
+    where.push('(created_at, id) < (?, ?)');
+    args.push(filter.after.createdAt, paddedId(filter.after.id));
+  }
+  return { clause: where.length ? `WHERE ${where.join(' AND ')}` : '', args };
 }
 
 export function queryEvents(s: StatementCache, q: EventQuery): StoredEvent[] {
@@ -151,6 +166,11 @@ export function countOpenStreams(s: StatementCache, channelId?: bigint): number 
       ? (s.get("SELECT COUNT(*) AS n FROM streams WHERE status = 'open'").get() as { n: number })
       : (s.get("SELECT COUNT(*) AS n FROM streams WHERE channel_id = ? AND status = 'open'").get(paddedId(channelId)) as { n: number });
   return row.n;
+}
+
+export function countOpenStreamsOf(s: StatementCache, party: { payer: string } | { payTo: string }): number {
+  const [column, value] = 'payer' in party ? ['payer', party.payer] : ['pay_to', party.payTo];
+  return (s.get(`SELECT COUNT(*) AS n FROM streams WHERE ${column} = ? AND status = 'open'`).get(value) as { n: number }).n;
 }
 
 const CATALOG_ORDER = 'payments DESC, last_updated DESC, resource, pay_to';

@@ -115,6 +115,10 @@ export class SqliteStore implements Store {
     return this.#read(() => q.listChannels(this.#stmts, filter));
   }
 
+  countChannels(filter?: ChannelFilter): Promise<number> {
+    return this.#read(() => q.countChannels(this.#stmts, filter));
+  }
+
   events(query: EventQuery): Promise<StoredEvent[]> {
     return this.#read(() => q.queryEvents(this.#stmts, query));
   }
@@ -153,6 +157,10 @@ export class SqliteStore implements Store {
 
   countOpenStreams(channelId?: bigint): Promise<number> {
     return this.#read(() => q.countOpenStreams(this.#stmts, channelId));
+  }
+
+  countOpenStreamsOf(party: { payer: string } | { payTo: string }): Promise<number> {
+    return this.#read(() => q.countOpenStreamsOf(this.#stmts, party));
   }
 
   listCatalog(query: CatalogQuery): Promise<{ items: CatalogEntry[]; total: number }> {

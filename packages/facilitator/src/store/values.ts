@@ -88,6 +88,7 @@ function checkStream(st: StreamRecord): void {
   checkStreamId(st.id);
   checkChannelId(st.channelId);
   for (const k of ['payTo', 'resource', 'openedAt', 'lastActivityAt'] as const) checkText(st[k], k);
+  if (typeof st.payer !== 'string') throw new TypeError('stream payer must be a string');
   checkTextOrNull(st.endedAt, 'endedAt');
   if (!STREAM_UNITS.has(st.unit)) throw new TypeError('stream unit must be token or second');
   for (const k of ['sliceCost', 'initialCharge', 'required', 'paid', 'charged'] as const) checkAmount(st[k], k);
@@ -204,8 +205,8 @@ function checkOp(op: WriteOp): void {
       return checkText(op.key, 'key');
     case 'stream.open':
       checkStream(op.stream);
-      checkLimitValue(op.maxPerChannel, 'maxPerChannel');
-      return checkLimitValue(op.maxTotal, 'maxTotal');
+      for (const k of ['maxPerChannel', 'maxPerPayer', 'maxPerPayee', 'maxTotal'] as const) checkLimitValue(op[k], k);
+      return;
     case 'stream.credit':
       checkStreamId(op.streamId);
       checkAmount(op.cumulative, 'cumulative');

@@ -32,7 +32,7 @@ describe('50 concurrent copies of one voucher against one process', () => {
     const view = (await (await fetch(`${h.url}/channels/${b.channelId}`)).json()) as { lastAccepted: string; vouchers: number };
     expect(accepted.length).toBeGreaterThan(0);
     expect(view.vouchers).toBe(accepted.length);
-    const deltas = accepted.map((r) => BigInt((r.body['receipt'] as { delta: string }).delta));
+    const deltas = accepted.map((r) => BigInt(((r.body['extra'] as Record<string, unknown>)['receipt'] as { delta: string }).delta));
     expect(deltas.reduce((a, c) => a + c, 0n)).toBe(BigInt(view.lastAccepted));
   });
 });
@@ -61,5 +61,19 @@ describe('the per-channel voucher limit', () => {
     expect(limited.body).toMatchObject({ error: 'RATE_LIMITED', source: 'facilitator' });
     // Another channel is not affected.
     expect((await h.verify(other.signer.next(5000n))).body['isValid']).toBe(true);
+  });
+
+  it('replaying an old voucher does not use up the channel’s limit: only a voucher that could advance the channel counts', async () => {
+    const b = await h.buyer();
+    const old = b.signer.sign(5000n);
+    expect((await h.verify(old)).body['isValid']).toBe(true);
+    // A stranger replays the accepted voucher (public in every receipt it was shown with) again and again.
+    for (let i = 0; i < 20; i++) {
+      const replay = await h.verify(old);
+      expect({ status: replay.status, reason: replay.body['invalidReason'] }).toEqual({ status: 200, reason: 'VOUCHER_NOT_INCREASING' });
+    }
+    // The buyer still has its whole allowance left but the one voucher it used: 4 more.
+    for (let i = 2; i <= 5; i++) expect((await h.verify(b.signer.sign(5000n * BigInt(i)))).body['isValid']).toBe(true);
+    expect((await h.verify(b.signer.sign(30_000n))).status).toBe(429);
   });
 });

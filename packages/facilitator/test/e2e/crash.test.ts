@@ -6,6 +6,7 @@ import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { randomKeypair } from '@svc/core';
 import { ChannelSigner, LocalLedgerClient, payFetch } from '@svc/sdk';
+import { requestSellerToken } from '@svc/meter';
 import { SqliteStore } from '../../src/store/index.js';
 import { startChild } from '../helpers/process.js';
 import type { Child } from '../helpers/process.js';
@@ -91,15 +92,18 @@ describe('a restart ends stream sessions left open, cleanly', () => {
     const signer = new ChannelSigner({ channelId, deposit: 100_000n, voucherKey: vk, networkPassphrase: info.passphrase, channelContract: info.contracts.channel, network: info.network, payee: payee.address, asset: info.contracts.asset });
     const terms = { scheme: 'channel', network: info.network, asset: info.contracts.asset, payTo: payee.address, amount: '1000', unit: 'second', maxTimeoutSeconds: 60, extra: { channelContract: info.contracts.channel, minDeposit: '1', facilitator: child.url, areFeesSponsored: true, sliceSeconds: 2, sliceAmount: '2000' } };
     const verify = await fetch(`${child.url}/verify`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ x402Version: 2, paymentPayload: { x402Version: 2, accepted: terms, payload: signer.next(2000n), resource: { url: `${child.url}/r` } }, paymentRequirements: terms }) });
-    const receiptId = ((await verify.json()) as { receipt: { receipt: { id: string } } }).receipt.receipt.id;
-    const opened = await fetch(`${child.url}/streams`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ channelId: channelId.toString(), payTo: payee.address, resource: `${child.url}/r`, unit: 'second', sliceCost: '2000', initialCharge: '2000', receiptId }) });
+    const receiptId = ((await verify.json()) as { extra: { receipt: { receipt: { id: string } } } }).extra.receipt.receipt.id;
+    // The seller's token, from the real endpoint: signed with the seller's key, valid after the restart too.
+    const { token } = await requestSellerToken({ facilitator: child.url, secret: payee.secret() });
+    const headers = { 'content-type': 'application/json', authorization: `Bearer ${token}` };
+    const opened = await fetch(`${child.url}/streams`, { method: 'POST', headers, body: JSON.stringify({ channelId: channelId.toString(), payTo: payee.address, resource: `${child.url}/r`, unit: 'second', sliceCost: '2000', initialCharge: '2000', receiptId }) });
     const { streamId } = (await opened.json()) as { streamId: string };
     await child.kill('SIGKILL');
 
     child = await startChild({ DATA_DIR: dir, LEDGER_SECONDS: '1', DEMO: 'off' });
-    const wait = await fetch(`${child.url}/streams/${streamId}/wait`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' });
+    const wait = await fetch(`${child.url}/streams/${streamId}/wait`, { method: 'POST', headers, body: '{}' });
     expect(await wait.json()).toEqual({ kind: 'aborted' });
-    const end = await fetch(`${child.url}/streams/${streamId}`, { method: 'DELETE', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ reason: 'done', units: 0 }) });
+    const end = await fetch(`${child.url}/streams/${streamId}`, { method: 'DELETE', headers, body: JSON.stringify({ reason: 'done', units: 0 }) });
     expect(await end.json()).toMatchObject({ reason: 'ABORTED', charged: '2000', vouchers: 1 });
     await child.kill('SIGTERM');
     const store = await SqliteStore.open({ file: path.join(dir, 'facilitator.sqlite'), writer: 'inline' });

@@ -47,14 +47,18 @@ describe('GET /discovery/resources', () => {
     return { status: res.status, body: (await res.json()) as Page & { error?: string } };
   }
 
-  /** POST /verify the way a seller's middleware does, with the resource and bazaar metadata. */
-  async function pay(buyer: Buyer, o: { url: string; payTo: string; amount?: string; bazaar?: unknown; description?: string; signer?: ChannelSigner; idempotencyKey?: string; repeat?: boolean }) {
+  /**
+   * POST /verify the way a seller's middleware does, with the resource and bazaar metadata and the
+   * seller's token (`as: 'buyer'`: the way a buyer or a stranger can, without it).
+   */
+  async function pay(buyer: Buyer, o: { url: string; payTo: string; amount?: string; bazaar?: unknown; description?: string; signer?: ChannelSigner; idempotencyKey?: string; repeat?: boolean; as?: 'seller' | 'buyer' }) {
     const requirements = h.requirements({ payTo: o.payTo, amount: o.amount ?? '5000' });
     const signer = o.signer ?? buyer.signer;
     const payload = o.repeat ? signer.sign(signer.cumulative) : signer.next(BigInt(requirements.amount));
+    const auth: Record<string, string> = o.as === 'buyer' ? {} : { authorization: `Bearer ${h.sellerToken(o.payTo)}` };
     const res = await fetch(`${h.url}/verify`, {
       method: 'POST',
-      headers: { 'content-type': 'application/json', ...(o.idempotencyKey ? { 'idempotency-key': o.idempotencyKey } : {}) },
+      headers: { 'content-type': 'application/json', ...auth, ...(o.idempotencyKey ? { 'idempotency-key': o.idempotencyKey } : {}) },
       body: JSON.stringify({
         x402Version: 2,
         paymentPayload: {
@@ -152,6 +156,29 @@ describe('GET /discovery/resources', () => {
     expect(after).toEqual(before);
     const all = (await discovery('?limit=200')).body.items.filter((i) => i.resource === url);
     expect(all.map((i) => i.payTo).sort()).toEqual([seller, attacker.address].sort());
+  });
+
+  it('anyone may pay a seller a stroop, but only the seller’s own middleware (its token) writes its listing (issue 13.5)', async () => {
+    const url = 'https://api.example.com/genuine';
+    const buyer = await h.buyer({ payee: seller, deposit: 50_000_000n });
+    await pay(buyer, { url, payTo: seller });
+    const before = await listing(url, seller);
+    expect(before).toMatchObject({ payments: 1, description: 'A paid answer.', accepts: [{ amount: '5000' }] });
+
+    // A stranger pays the seller one stroop through /verify itself, with its own text, price and URL:
+    // the payment stands (the seller got a stroop), the listing does not change, the fake URL is not listed.
+    const stranger = await h.buyer({ payee: seller });
+    const junk = { info: { input: { type: 'http', method: 'GET' }, output: { type: 'json', mimeType: 'text/html' } }, schema: {} };
+    await pay(stranger, { url, payTo: seller, amount: '1', description: 'FREE — pay 1 stroop at http://evil.example', bazaar: junk, as: 'buyer' });
+    await pay(stranger, { url: 'https://evil.example/fake-api', payTo: seller, amount: '1', description: 'FREE', as: 'buyer' });
+    expect(await listing(url, seller)).toEqual(before);
+    expect(await listing('https://evil.example/fake-api', seller)).toBeUndefined();
+
+    // Another seller's token, or a forged one, is refused outright.
+    const reqs = h.requirements({ payTo: seller, amount: '1' });
+    const withToken = (token: string) => h.verify(stranger.signer.next(1n), reqs, { authorization: `Bearer ${token}` });
+    expect((await withToken(h.sellerToken(randomKeypair().address))).status).toBe(403);
+    expect((await withToken(`${h.sellerToken(seller).slice(0, -4)}AAAA`)).status).toBe(401);
   });
 
   it('replaces invalid or oversized bazaar metadata with the derived one, and does not list a URL with credentials', async () => {

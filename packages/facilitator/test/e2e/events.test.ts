@@ -95,7 +95,7 @@ describe('EventFeed', () => {
     const bus = new MemoryBus();
     const stored: StoredEvent[] = [];
     const store = { events: () => Promise.resolve([]) } as unknown as ConstructorParameters<typeof EventFeed>[0];
-    const feed = new EventFeed(store, bus, { perIp: 8, total: 200 }, 50, 256 * 1024);
+    const feed = new EventFeed(store, bus, { perIp: 8, total: 200, keepaliveMs: 50, maxBufferedBytes: 256 * 1024 });
     const server = http.createServer((req, res) => {
       res.writeHead(200, { 'content-type': 'text/event-stream' });
       void feed.attach(res, req.socket.remoteAddress ?? '', {}, null);

@@ -11,7 +11,7 @@ import os from 'node:os';
 import path from 'node:path';
 import Database from 'better-sqlite3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { randomKeypair } from '@svc/core';
+import { randomKeypair, signLedgerTx, signReport } from '@svc/core';
 import { startLedgerServer } from '@svc/ledger';
 import type { LedgerServer } from '@svc/ledger';
 import type { RevenueReport } from '../../src/domain/revenue.js';
@@ -146,7 +146,7 @@ describe('the standalone ledger goes down and comes back (LEDGER_URL)', () => {
     expectUnavailable(await call(`${h.url}/accounts/${a.keys.address}`), 'LEDGER_UNAVAILABLE', 'ledger');
     expectUnavailable(await call(`${h.url}/float`), 'LEDGER_UNAVAILABLE', 'ledger');
     expectUnavailable(await post(`${h.url}/channels/${c.channelId}/claim`), 'LEDGER_UNAVAILABLE', 'ledger');
-    const report = { account: a.keys.address, tx: 'ab'.repeat(32) };
+    const report = signReport(a.keys, h.f.services.ledgerInfo.passphrase, { account: a.keys.address, tx: 'ab'.repeat(32) });
     expectUnavailable(await call(`${h.url}/v1/report`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(report) }), 'LEDGER_UNAVAILABLE', 'ledger');
     // What the facilitator keeps itself still answers.
     expect((await call(`${h.url}/accounts/${a.keys.address}/ledger`)).status).toBe(200);
@@ -164,6 +164,11 @@ describe('the standalone ledger goes down and comes back (LEDGER_URL)', () => {
     expect(await eventsOf(h, seller.address, 'channel.claimed')).toEqual([]);
     expect(await totals(h, seller.address)).toMatchObject({ earned: '20000', settled: '0', receivable: '20000', settlements: 0 });
 
+    // Manual claims during the outage: each answers 503, and the outage is reported once per
+    // channel, not once per attempt (issue 13.14: 93 attempts wrote 93 chain.rejected).
+    for (let i = 0; i < 5; i++) expectUnavailable(await post(`${h.url}/channels/${a.channelId}/claim`), 'LEDGER_UNAVAILABLE', 'ledger');
+    expect(await eventsOf(h, seller.address, 'chain.rejected', a.channelId)).toHaveLength(1);
+
     // The ledger comes back on the same port and data directory.
     server = await startLedgerServer({ port, dataDir: ledgerDir, ledgerSeconds: 1 });
     await until('the retried claim of a', async () => (await channel(h, a.channelId))['claimed'] === '15000');
@@ -177,6 +182,13 @@ describe('the standalone ledger goes down and comes back (LEDGER_URL)', () => {
     expect((await server.ledger.getChannel(a.channelId))?.claimed).toBe(15_000n);
     expect((await server.ledger.getChannel(c.channelId))?.claimed).toBe(5000n);
     expect(await h.ledger.balance(seller.address)).toBe(20_000n);
+
+    // A second outage is a new one: reported once more.
+    expect((await verify(h, a.signer.sign(25_000n), seller.address)).body['isValid']).toBe(true);
+    await server.close();
+    for (let i = 0; i < 3; i++) expectUnavailable(await post(`${h.url}/channels/${a.channelId}/claim`), 'LEDGER_UNAVAILABLE', 'ledger');
+    expect(await eventsOf(h, seller.address, 'chain.rejected', a.channelId)).toHaveLength(2);
+    server = await startLedgerServer({ port, dataDir: ledgerDir, ledgerSeconds: 1 });
   });
 });
 
@@ -205,22 +217,26 @@ describe('the SQLite store cannot commit', () => {
       refused = await verify(h, voucher, seller.address, { 'idempotency-key': 'fault-1' });
       // Reads still work (WAL): nothing of the refused voucher is there.
       expect(await channel(h, b.channelId)).toMatchObject({ lastAccepted: '5000', vouchers: 1 });
+      // /health tells the truth: this instance cannot write (issue 13.14: it said ok).
+      expect((await call(`${h.url}/health`)).body).toMatchObject({ status: 'degraded', store: 'sqlite', storeWritable: false });
     } finally {
       lock.exec('ROLLBACK');
       lock.close();
     }
     expectUnavailable(refused, 'FACILITATOR_UNAVAILABLE', 'facilitator');
     expect(await totals(h, seller.address)).toMatchObject({ earned: '5000', payments: 1 });
+    // The lock is gone: /health finds the store writable again by itself.
+    await until('the store to be writable again', async () => ((await call(`${h.url}/health`)).body['storeWritable'] === true ? true : null));
 
     // The fault is gone: the same voucher (the same Idempotency-Key, as a retrying client sends it) is accepted…
     const accepted = await verify(h, voucher, seller.address, { 'idempotency-key': 'fault-1' });
     expect(accepted.status).toBe(200);
-    expect(accepted.body).toMatchObject({ isValid: true, receipt: { cumulative: '10000', delta: '5000' } });
+    expect(accepted.body).toMatchObject({ isValid: true, extra: { receipt: { cumulative: '10000', delta: '5000' } } });
     // …exactly once: a copy is not increasing, a repeat under the key gets the first answer back.
     expect((await verify(h, voucher, seller.address)).body).toMatchObject({ isValid: false, invalidReason: 'VOUCHER_NOT_INCREASING' });
     const replay = await verify(h, voucher, seller.address, { 'idempotency-key': 'fault-1' });
     expect(replay.body).toMatchObject({ isValid: true });
-    expect((replay.body['receipt'] as { receipt: { id: string } }).receipt.id).toBe((accepted.body['receipt'] as { receipt: { id: string } }).receipt.id);
+    expect(((replay.body['extra'] as Record<string, unknown>)['receipt'] as { receipt: { id: string } }).receipt.id).toBe(((accepted.body['extra'] as Record<string, unknown>)['receipt'] as { receipt: { id: string } }).receipt.id);
 
     expect(await channel(h, b.channelId)).toMatchObject({ lastAccepted: '10000', vouchers: 2 });
     expect(await totals(h, seller.address)).toMatchObject({ earned: '10000', payments: 2 });
@@ -272,7 +288,7 @@ describe.runIf(pgOn)('the PostgreSQL store cannot commit', () => {
     expect(await channel(h, b.channelId)).toMatchObject({ lastAccepted: '5000', vouchers: 1 });
 
     const accepted = await verify(h, voucher, seller.address, { 'idempotency-key': 'pg-fault-1' });
-    expect(accepted.body).toMatchObject({ isValid: true, receipt: { cumulative: '10000', delta: '5000' } });
+    expect(accepted.body).toMatchObject({ isValid: true, extra: { receipt: { cumulative: '10000', delta: '5000' } } });
     expect((await verify(h, voucher, seller.address)).body).toMatchObject({ isValid: false, invalidReason: 'VOUCHER_NOT_INCREASING' });
     expect(await channel(h, b.channelId)).toMatchObject({ lastAccepted: '10000', vouchers: 2 });
     expect(await totals(h, seller.address)).toMatchObject({ earned: '10000', payments: 2 });
@@ -291,15 +307,20 @@ describe('the ledger refuses a claim', () => {
 
   afterAll(() => h?.close());
 
-  it('reports chain.rejected with the ledger’s code, settles nothing, keeps it receivable, and answers no 5xx', async () => {
+  it('reports chain.rejected with the ledger’s code, settles nothing, counts it lost once the close is seen, and answers no 5xx', async () => {
     const seller = randomKeypair();
     const b = await h.buyer({ payee: seller.address, deposit: 1_000_000n });
     expect((await verify(h, b.signer.sign(5000n), seller.address)).body['isValid']).toBe(true);
     expect((await verify(h, b.signer.sign(10_000n), seller.address)).body['isValid']).toBe(true);
     const before = statuses.length;
 
-    // The payee closes the channel on the ledger before the facilitator claims: the payer gets it all back.
-    expect((await h.ledger.closeChannel({ signer: seller, channelId: b.channelId })).refunded).toBe(1_000_000n);
+    // The payee closes the channel on the ledger before the facilitator claims: the payer gets it all
+    // back. Sent to the ledger itself, not through the facilitator's /ledger route (which would apply
+    // the close at once), as a close on a ledger the facilitator only polls.
+    const local = h.f.localLedger!;
+    const seq = (await local.getAccount(seller.address)).seq + 1;
+    const close = await local.submit(signLedgerTx(seller, (await local.info()).passphrase, { source: seller.address, seq, op: 'channel.close', args: { channelId: b.channelId.toString() } }));
+    expect(close).toMatchObject({ status: 'SUCCESS', result: { refunded: '1000000' } });
     expect(await channel(h, b.channelId)).toMatchObject({ status: 'open', unclaimed: '10000' });
     await h.f.scheduler.tick();
 
@@ -314,7 +335,8 @@ describe('the ledger refuses a claim', () => {
     expect(await h.ledger.balance(seller.address)).toBe(0n);
     expect(await eventsOf(h, seller.address, 'channel.claimed')).toEqual([]);
     expect(await channel(h, b.channelId)).toMatchObject({ status: 'closed', claimed: '0', lastAccepted: '10000', unclaimed: '10000', refunded: '1000000' });
-    expect(await totals(h, seller.address)).toMatchObject({ earned: '10000', settled: '0', receivable: '10000', settlements: 0 });
+    // The claim's refusal resynced the channel (closed); the audit ledger learns of the close from the watcher.
+    expect(await totals(h, seller.address)).toMatchObject({ earned: '10000', settled: '0', receivable: '10000', lost: '0', settlements: 0 });
 
     // A closed channel is not claimed again, by the scheduler or by hand, and takes no voucher.
     await h.f.scheduler.tick();
@@ -327,7 +349,7 @@ describe('the ledger refuses a claim', () => {
     // Once the watcher reads the close, the books still agree.
     await h.f.watcher.tick();
     expect(await eventsOf(h, seller.address, 'channel.closed', b.channelId)).toHaveLength(1);
-    expect(await totals(h, seller.address)).toMatchObject({ earned: '10000', settled: '0', receivable: '10000' });
+    expect(await totals(h, seller.address)).toMatchObject({ earned: '10000', settled: '0', receivable: '0', lost: '10000' });
     expect(await eventsOf(h, seller.address, 'chain.rejected', b.channelId)).toHaveLength(1);
     expect(statuses.slice(before).filter((s) => s.status >= 500)).toEqual([]);
   });

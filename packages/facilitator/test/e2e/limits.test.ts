@@ -164,7 +164,7 @@ describe('headers and parser-level refusals', () => {
     expect((await get(`${h.url}/health`)).status).toBe(200);
   });
 
-  it('bounds bodies: over 64 KiB is 413, JSON nested past 64 levels 400, an MCP batch past 16 messages 400, all with the error body', async () => {
+  it('bounds bodies: over 64 KiB is 413, JSON nested past 64 levels 400 with the error body; an MCP batch past 16 messages 400 with a JSON-RPC error', async () => {
     const post = async (path: string, body: string, headers: Record<string, string> = {}) => {
       const res = await fetch(`${h.url}${path}`, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body });
       return { status: res.status, body: (await res.json()) as Record<string, unknown> };
@@ -178,7 +178,8 @@ describe('headers and parser-level refusals', () => {
     const message = (id: number) => ({ jsonrpc: '2.0', id, method: 'tools/list' });
     const accept = { accept: 'application/json, text/event-stream' };
     const batch = await post('/mcp', JSON.stringify(Array.from({ length: 17 }, (_v, i) => message(i))), accept);
-    expect(batch).toMatchObject({ status: 400, body: { error: 'BAD_REQUEST' } });
+    // /mcp answers JSON-RPC errors (MCP specification): Invalid Request, id null.
+    expect(batch).toMatchObject({ status: 400, body: { jsonrpc: '2.0', id: null, error: { code: -32600, message: expect.stringMatching(/1 to 16 messages/) } } });
     const one = await fetch(`${h.url}/mcp`, { method: 'POST', headers: { 'content-type': 'application/json', ...accept }, body: JSON.stringify(message(1)) });
     expect(one.status).toBe(200);
   });

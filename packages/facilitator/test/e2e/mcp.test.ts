@@ -159,9 +159,61 @@ describe('POST /mcp', () => {
     }
   });
 
-  it('refuses a body that is not JSON-RPC with 400 and the error body', async () => {
-    const res = await http('/mcp', { method: 'POST', headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream' }, body: JSON.stringify({ hello: 'world' }) });
-    expect(res.status).toBe(400);
-    expect(res.body).toMatchObject({ error: 'BAD_REQUEST', source: 'facilitator' });
+  /** A raw POST /mcp, as a client that did initialize would send it. */
+  const rpc = (body: string, headers: Record<string, string> = {}) =>
+    http('/mcp', { method: 'POST', headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', ...headers }, body });
+
+  it('answers in JSON-RPC, as the specification has it (issue 15.8): -32700, -32600, -32602', async () => {
+    const notJson = await rpc('{"jsonrpc": "2.0", "id": 1, "method": ');
+    expect(notJson).toMatchObject({ status: 400, body: { jsonrpc: '2.0', id: null, error: { code: -32700 } } });
+    const noMethod = await rpc('{"jsonrpc":"2.0","id":1}');
+    expect(noMethod).toMatchObject({ status: 400, body: { jsonrpc: '2.0', id: 1, error: { code: -32600 } } });
+    const notRpc = await rpc(JSON.stringify({ hello: 'world' }));
+    expect(notRpc).toMatchObject({ status: 400, body: { jsonrpc: '2.0', id: null, error: { code: -32600 } } });
+    const unknownTool = await rpc(JSON.stringify({ jsonrpc: '2.0', id: 7, method: 'tools/call', params: { name: 'svc_nothing', arguments: {} } }));
+    expect(unknownTool).toMatchObject({ status: 200, body: { jsonrpc: '2.0', id: 7, error: { code: -32602, message: expect.stringMatching(/unknown tool "svc_nothing"/) } } });
+    const noName = await rpc(JSON.stringify({ jsonrpc: '2.0', id: 8, method: 'tools/call', params: { arguments: {} } }));
+    expect(noName).toMatchObject({ status: 200, body: { jsonrpc: '2.0', id: 8, error: { code: -32602 } } });
+    // An id is a string or an integer (MCP): a fractional one is not echoed back as if it were.
+    const fractional = await rpc(JSON.stringify({ jsonrpc: '2.0', id: 0.5, method: 'tools/call', params: {} }));
+    expect(fractional).toMatchObject({ status: 400, body: { jsonrpc: '2.0', id: null, error: { code: -32600 } } });
+    // Another Content-Type: 415, still in JSON-RPC.
+    const text = await rpc('{"jsonrpc":"2.0","id":1,"method":"ping"}', { 'content-type': 'text/plain' });
+    expect(text).toMatchObject({ status: 415, body: { jsonrpc: '2.0', id: null, error: { code: -32000 } } });
+    const notAType = await rpc('{"jsonrpc":"2.0","id":1,"method":"ping"}', { 'content-type': 'application/' });
+    expect(notAType).toMatchObject({ status: 415, body: { jsonrpc: '2.0', id: null, error: { code: -32000 } } });
+    expect(JSON.stringify(noName.body)).not.toMatch(/ZodError|"path"/);
+    // The official client sees the protocol error as such.
+    await expect(client.callTool({ name: 'svc_nothing', arguments: {} })).rejects.toMatchObject({ code: -32602 });
+  });
+
+  it('takes a batch only under a protocol version that has batches (before 2025-06-18)', async () => {
+    const batch = JSON.stringify([{ jsonrpc: '2.0', id: 1, method: 'ping' }, { jsonrpc: '2.0', id: 2, method: 'ping' }]);
+    const now = await rpc(batch, { 'mcp-protocol-version': '2025-11-25' });
+    expect(now).toMatchObject({ status: 400, body: { jsonrpc: '2.0', id: null, error: { code: -32600, message: expect.stringMatching(/no batches/) } } });
+    const before = await rpc(batch, { 'mcp-protocol-version': '2025-03-26' });
+    expect(before.status).toBe(200);
+    expect((before.body as { id: number }[]).map((m) => m.id).sort()).toEqual([1, 2]);
+  });
+
+  it('refuses a browser page of another origin with 403, and serves its own origin and loopback pages (issue 15.9)', async () => {
+    const ping = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'ping' });
+    const evil = await rpc(ping, { origin: 'http://evil.example' });
+    expect(evil).toMatchObject({ status: 403, body: { jsonrpc: '2.0', id: null, error: { code: -32000 } } });
+    for (const origin of [new URL(h.url).origin, 'http://localhost:6274']) {
+      expect((await rpc(ping, { origin })).status, origin).toBe(200);
+    }
+  });
+
+  it('bounds tool inputs in their schemas, and takes a channel id as a number too (issue 15.10)', async () => {
+    const { tools } = await client.listTools();
+    const list = tools.find((t) => t.name === 'svc_list_resources')!;
+    expect(list.inputSchema.properties?.['limit']).toMatchObject({ minimum: 1, maximum: 200 });
+    expect(list.inputSchema.properties?.['offset']).toMatchObject({ minimum: 0 });
+    const outOfBounds = await call('svc_list_resources', { limit: 500 });
+    expect(outOfBounds.isError).toBe(true);
+    const byNumber = await call('svc_get_channel', { channelId: Number(buyer.channelId) });
+    expect(byNumber.isError).toBeFalsy();
+    expect(byNumber.structuredContent).toMatchObject({ id: String(buyer.channelId) });
   });
 });

@@ -108,10 +108,21 @@ describe('reason codes at /verify', () => {
       expect(res.status).toBe(200);
       expect(await res.json()).toMatchObject({ isValid: false, invalidReason: 'PAYMENT_MALFORMED' });
     }
-    for (const body of ['{', '[]', { x402Version: 2 }, { x402Version: 3, paymentPayload: {}, paymentRequirements: reqs }, { x402Version: 2, paymentPayload: {}, paymentRequirements: { ...reqs, amount: '-1' } }]) {
+    for (const body of ['{', '[]', { x402Version: 2 }, { x402Version: 2, paymentPayload: [], paymentRequirements: reqs }, { x402Version: '2', paymentPayload: {}, paymentRequirements: reqs }]) {
       const res = await post(body);
       expect(res.status).toBe(400);
       expect(await res.json()).toMatchObject({ error: 'BAD_REQUEST', source: 'facilitator' });
+    }
+    // What the official x402 client can build is a refusal it understands (issue 15.3), not a 400.
+    const refusals: [unknown, string][] = [
+      [{ x402Version: 3, paymentPayload: {}, paymentRequirements: reqs }, 'UNSUPPORTED_VERSION'],
+      [{ x402Version: 2, paymentPayload: {}, paymentRequirements: { ...reqs, scheme: 'exact' } }, 'UNSUPPORTED_SCHEME'],
+      [{ x402Version: 2, paymentPayload: {}, paymentRequirements: { ...reqs, amount: '-1' } }, 'PAYMENT_MALFORMED'],
+    ];
+    for (const [body, reason] of refusals) {
+      const res = await post(body);
+      expect(res.status).toBe(200);
+      expect(await res.json()).toMatchObject({ isValid: false, invalidReason: reason });
     }
     const big = await post({ x402Version: 2, paymentPayload: { pad: 'x'.repeat(70_000) }, paymentRequirements: reqs });
     expect(big.status).toBe(413);

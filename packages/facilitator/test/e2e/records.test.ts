@@ -3,7 +3,8 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import express from 'express';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { randomKeypair, sha256, toHex, utf8, verifyReceipt } from '@svc/core';
+import { randomKeypair, sha256, signReport, toHex, utf8, verifyReceipt } from '@svc/core';
+import type { Keypair, ReportBody } from '@svc/core';
 import { svc } from '@svc/meter';
 import { payFetch } from '@svc/sdk';
 import { startHarness } from '../helpers/harness.js';
@@ -37,7 +38,7 @@ describe('receipts', () => {
 
   it('the payee’s middleware attests the response body it served; nobody else can, and only once, within 60 s', async () => {
     const payee = randomKeypair();
-    const client = svc({ facilitator: h.url, payTo: payee.address });
+    const client = svc({ facilitator: h.url, payTo: payee.address, sellerToken: h.sellerToken(payee.address) });
     const app = express();
     app.get('/data', client.meter({ price: 5000n, unit: 'request' }), (_req, res) => res.type('text/plain').send('the answer is 42'));
     const server = http.createServer(app);
@@ -61,14 +62,19 @@ describe('receipts', () => {
     } finally {
       await new Promise<void>((r) => server.close(() => r()));
     }
-    // Too late: more than 60 s after issue.
+    // A buyer calling /verify itself gets a receipt naming the seller, but no attest token (issue 13.6).
     const b2 = await h.buyer();
-    const v = await h.verify(b2.signer.next(5000n));
-    const late = (v.body['receipt'] as { receipt: { id: string } }).receipt.id;
-    expect(v.body['attestToken']).toBe(h.f.services.attestations.tokenFor(late));
+    const direct = await h.verify(b2.signer.sign(5000n));
+    expect(direct.body).toMatchObject({ isValid: true });
+    expect(direct.body['extra']).not.toHaveProperty('attestToken');
+    // Too late: more than 60 s after issue (the payee's side, with its token, got the attest token).
+    const seller = h.requirements().payTo;
+    const v = await h.verify(b2.signer.sign(10_000n), h.requirements(), { authorization: `Bearer ${h.sellerToken(seller)}` });
+    const late = ((v.body['extra'] as Record<string, unknown>)['receipt'] as { receipt: { id: string } }).receipt.id;
+    expect((v.body['extra'] as Record<string, unknown>)['attestToken']).toBe(h.f.services.attestations.tokenFor(late));
     clock.offset = 61_000;
     try {
-      const res = await fetch(`${h.url}/receipts/${late}/attest`, { method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${String(v.body['attestToken'])}` }, body: JSON.stringify({ responseHash: '11'.repeat(32) }) });
+      const res = await fetch(`${h.url}/receipts/${late}/attest`, { method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${String((v.body['extra'] as Record<string, unknown>)['attestToken'])}` }, body: JSON.stringify({ responseHash: '11'.repeat(32) }) });
       expect(res.status).toBe(409);
     } finally {
       clock.offset = 0;
@@ -127,7 +133,10 @@ describe('accounts, stats and reports', () => {
     const payee = randomKeypair();
     await h.ledger.faucet(payer.address);
     const paid = await h.ledger.submit(payer, 'transfer', { to: payee.address, amount: '1234' });
-    const report = (body: unknown) => fetch(`${h.url}/v1/report`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+    const passphrase = (await h.ledger.info()).passphrase;
+    // Signed by the source, as the sdk's reportTransaction does.
+    const report = (body: ReportBody, by: Keypair = payer) =>
+      fetch(`${h.url}/v1/report`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(signReport(by, passphrase, body)) });
     const first = await report({ account: payer.address, tx: paid.hash, kind: 'payment' });
     expect(first.status).toBe(200);
     const body = (await first.json()) as { event: { id: number; type: string; data: Record<string, unknown> }; repeated: boolean };
@@ -135,7 +144,7 @@ describe('accounts, stats and reports', () => {
     const again = (await (await report({ account: payer.address, tx: paid.hash, kind: 'payment' })).json()) as typeof body;
     expect(again).toEqual({ ...body, repeated: true });
     expect((await h.f.services.store.events({ types: ['payment.exact'], limit: 10 })).filter((e) => e.data['tx'] === paid.hash)).toHaveLength(1);
-    expect((await report({ account: payee.address, tx: paid.hash, kind: 'payment' })).status).toBe(403);
+    expect((await report({ account: payee.address, tx: paid.hash, kind: 'payment' }, payee)).status).toBe(403);
     expect((await report({ account: payer.address, tx: 'ab'.repeat(32), kind: 'payment' })).status).toBe(422);
     expect((await report({ account: payer.address, tx: paid.hash })).status).toBe(200); // already published: the same event
     const failed = await h.ledger.submit(payer, 'transfer', { to: payee.address, amount: '999999999999999999' }).catch((e: unknown) => e as { tx?: string });
@@ -143,5 +152,27 @@ describe('accounts, stats and reports', () => {
     const rejected = (await (await report({ account: payer.address, tx: failedHash })).json()) as typeof body;
     expect(rejected.event).toMatchObject({ type: 'chain.rejected', data: { account: payer.address, code: 27, codeName: 'INVALID_ARGUMENT', tx: failedHash } });
     expect((await report({ account: payer.address, tx: 'xyz' })).status).toBe(400);
+  });
+
+  it('POST /v1/report: a stranger cannot report someone else’s transaction, with or without words of its own (issue 13.7)', async () => {
+    const victim = randomKeypair();
+    const stranger = randomKeypair();
+    await h.ledger.faucet(victim.address);
+    const failed = (await h.ledger.submit(victim, 'transfer', { to: stranger.address, amount: '999999999999999999' }).catch((e: unknown) => e)) as { tx: string };
+    const passphrase = (await h.ledger.info()).passphrase;
+    const post = (body: unknown) => fetch(`${h.url}/v1/report`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+    const claim = { account: victim.address, tx: failed.tx, details: { reason: 'the victim was hacked, see evil.example' } };
+    // Unsigned: malformed. Signed by the stranger: refused. Nothing is published either way.
+    expect((await post(claim)).status).toBe(400);
+    const forged = await post(signReport(stranger, passphrase, claim));
+    expect(forged.status).toBe(403);
+    expect(await forged.json()).toMatchObject({ error: 'FORBIDDEN', message: expect.stringMatching(/not signed by/) });
+    expect((await h.f.services.store.events({ types: ['chain.rejected'], limit: 200 })).filter((e) => e.data['tx'] === failed.tx)).toEqual([]);
+    // The victim's own report is the first, with its own words.
+    const own = (await (await post(signReport(victim, passphrase, { account: victim.address, tx: failed.tx, details: { note: 'mine' } }))).json()) as { repeated: boolean; event: { data: Record<string, unknown> } };
+    expect(own).toMatchObject({ repeated: false, event: { data: { details: { note: 'mine' } } } });
+    // A signature over other words does not carry them in.
+    const tampered = { ...signReport(victim, passphrase, { account: victim.address, tx: failed.tx }), details: { note: 'not signed' } };
+    expect((await post(tampered)).status).toBe(403);
   });
 });

@@ -107,13 +107,13 @@ describe('seller revenue after a scripted day', () => {
   });
   afterAll(() => h.close());
 
-  it('totals: earned = settled + receivable, per seller, to the base unit', async () => {
+  it('totals: earned = settled + receivable + lost, per seller, to the base unit (b2 closed fully claimed: nothing lost)', async () => {
     const a = await revenue(sellerA.address);
     const b = await revenue(sellerB.address);
     // Seller A's own purchase from B (aToB) is not A's revenue.
-    expect(a.totals).toEqual({ earned: '44000', settled: '38000', receivable: '6000', payments: 11, settlements: 2, paymentsPerSettlement: 5.5, buyers: 2 });
-    expect(b.totals).toEqual({ earned: '70000', settled: '60000', receivable: '10000', payments: 5, settlements: 1, paymentsPerSettlement: 5, buyers: 3 });
-    for (const r of [a, b]) expect(BigInt(r.totals.earned)).toBe(BigInt(r.totals.settled) + BigInt(r.totals.receivable));
+    expect(a.totals).toEqual({ earned: '44000', settled: '38000', receivable: '6000', lost: '0', payments: 11, settlements: 2, paymentsPerSettlement: 5.5, buyers: 2 });
+    expect(b.totals).toEqual({ earned: '70000', settled: '60000', receivable: '10000', lost: '0', payments: 5, settlements: 1, paymentsPerSettlement: 5, buyers: 3 });
+    for (const r of [a, b]) expect(BigInt(r.totals.earned)).toBe(BigInt(r.totals.settled) + BigInt(r.totals.receivable) + BigInt(r.totals.lost));
     expect((await h.ledger.channel(parties.b2.channelId))?.open).toBe(false);
   });
 
@@ -236,7 +236,7 @@ describe('seller revenue after a scripted day', () => {
 
   it('answers zeros for a seller with no events, with the default window of 30 days', async () => {
     const r = await revenue(randomKeypair().address, '');
-    expect(r.totals).toEqual({ earned: '0', settled: '0', receivable: '0', payments: 0, settlements: 0, paymentsPerSettlement: null, buyers: 0 });
+    expect(r.totals).toEqual({ earned: '0', settled: '0', receivable: '0', lost: '0', payments: 0, settlements: 0, paymentsPerSettlement: null, buyers: 0 });
     expect(r.window).toMatchObject({ bucket: 'day', days: 30, start: '2025-02-09T00:00:00.000Z', end: '2025-03-11T00:00:00.000Z' });
     expect(r.series).toHaveLength(30);
     expect(r.series.every((s) => s.earned === '0' && s.payments === 0)).toBe(true);

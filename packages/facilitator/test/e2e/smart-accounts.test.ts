@@ -6,13 +6,17 @@ import type { AddressInfo } from 'node:net';
 import express from 'express';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { randomKeypair } from '@svc/core';
-import type { Keypair } from '@svc/core';
+import type { Keypair, ReportBody } from '@svc/core';
 import { svc } from '@svc/meter';
-import { ChannelSigner, LedgerError, streamPaid } from '@svc/sdk';
+import { ChannelSigner, LedgerError, reportTransaction, streamPaid } from '@svc/sdk';
 import { startHarness } from '../helpers/harness.js';
 import type { Harness } from '../helpers/harness.js';
 
-const report = (h: Harness, body: unknown) => fetch(`${h.url}/v1/report`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+/** A report signed by `by` (the sdk's reportTransaction). */
+const report = async (h: Harness, body: ReportBody, by: Keypair) => {
+  const { status, body: json } = await reportTransaction({ facilitator: h.url, signer: by, networkPassphrase: (await h.ledger.info()).passphrase, ...body });
+  return { status, json: () => Promise.resolve(json) };
+};
 
 describe('smart accounts', () => {
   let h: Harness;
@@ -45,7 +49,8 @@ describe('smart accounts', () => {
       return err!;
     };
     const reportOf = async (err: LedgerError) => {
-      const res = await report(h, { account, tx: err.tx });
+      // A smart account's report is signed by its agent (its owner's would do as well).
+      const res = await report(h, { account, tx: err.tx! }, agent);
       expect(res.status).toBe(200);
       return ((await res.json()) as { event: { type: string; data: Record<string, unknown> } }).event;
     };
@@ -74,7 +79,7 @@ describe('smart accounts', () => {
     await h.ledger.faucet(trader.address);
     const info = await h.ledger.info();
     const swap = await h.ledger.swap({ from: trader, sell: info.contracts.asset, amount: 10_000_000n });
-    const res = await report(h, { account: trader.address, tx: swap.tx, kind: 'swap' });
+    const res = await report(h, { account: trader.address, tx: swap.tx, kind: 'swap' }, trader);
     expect(await res.json()).toMatchObject({ repeated: false, event: { type: 'dex.swapped', data: { account: trader.address, sold: '10000000', soldAsset: info.contracts.asset, bought: swap.bought.toString(), tx: swap.tx } } });
   });
 });
@@ -97,7 +102,7 @@ describe('a frozen payer', () => {
     const voucherKey = randomKeypair();
     const { channelId } = await h.ledger.openChannel({ payer: { account, signer: agent }, payee: payee.address, deposit: 1_000_000n, voucherKey });
     signer = new ChannelSigner({ channelId, deposit: 1_000_000n, voucherKey, networkPassphrase: info.passphrase, channelContract: info.contracts.channel, network: info.network, payee: payee.address, asset: info.contracts.asset });
-    const client = svc({ facilitator: h.url, payTo: payee.address });
+    const client = svc({ facilitator: h.url, payTo: payee.address, sellerToken: h.sellerToken(payee.address) });
     const ticker = { price: 1000n, unit: 'second' as const, sliceSeconds: 2 };
     const app = express();
     app.get('/ticks', client.meter(ticker), async (req, res) => {

@@ -5,9 +5,10 @@ import type { AddressInfo } from 'node:net';
 import express from 'express';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { encodeJsonHeader, randomKeypair } from '@svc/core';
+import type { Keypair } from '@svc/core';
 import type { PaymentRequirements } from '@svc/core';
 import { svc } from '@svc/meter';
-import { streamPaid, SseParser } from '@svc/sdk';
+import { ChannelSigner, streamPaid, SseParser } from '@svc/sdk';
 import type { StreamEvent } from '@svc/sdk';
 import { startHarness } from '../helpers/harness.js';
 import type { Buyer, Harness } from '../helpers/harness.js';
@@ -19,8 +20,8 @@ const SLICE_TOKENS = 5;
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /** An external seller: its own Express server and port, @svc/meter only. */
-async function externalSeller(facilitator: string, payTo: string) {
-  const client = svc({ facilitator, payTo });
+async function externalSeller(facilitator: string, payTo: string, sellerToken: string) {
+  const client = svc({ facilitator, payTo, sellerToken });
   const app = express();
   const ticker = { price: PER_SECOND, unit: 'second' as const, sliceSeconds: SLICE_SECONDS };
   const chat = { price: PER_TOKEN, unit: 'token' as const, sliceTokens: SLICE_TOKENS };
@@ -67,7 +68,7 @@ describe('streams through an external seller', () => {
 
   beforeAll(async () => {
     h = await startHarness();
-    seller = await externalSeller(h.url, payee.address);
+    seller = await externalSeller(h.url, payee.address, h.sellerToken(payee.address));
   });
   afterAll(async () => {
     await seller.close();
@@ -156,13 +157,14 @@ describe('the session API', () => {
   });
   afterAll(() => h.close());
 
-  const post = (path: string, body: unknown, method = 'POST') =>
-    fetch(`${h.url}${path}`, { method, headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+  /** As the payee's middleware: with its seller token. */
+  const post = (path: string, body: unknown, method = 'POST', token = h.sellerToken(payee.address)) =>
+    fetch(`${h.url}${path}`, { method, headers: { 'content-type': 'application/json', authorization: `Bearer ${token}` }, body: JSON.stringify(body) });
 
   async function firstSlice(b: Buyer, cumulative = 2000n) {
     const res = await h.verify(b.signer.sign(cumulative), sliceTerms(h, b.payee));
     expect(res.body['isValid']).toBe(true);
-    return (res.body['receipt'] as { receipt: { id: string } }).receipt.id;
+    return ((res.body['extra'] as Record<string, unknown>)['receipt'] as { receipt: { id: string } }).receipt.id;
   }
 
   async function open(b: Buyer, receiptId: string) {
@@ -230,6 +232,33 @@ describe('the session API', () => {
     expect(await (await post(`/streams/${opened.streamId}/wait`, {})).json()).toEqual({ kind: 'aborted' });
   });
 
+  it('a stranger holding the public receipt and stream ids can neither open, wait on nor end a session (issue 13.2)', async () => {
+    const b = await h.buyer({ payee: payee.address });
+    const receiptId = await firstSlice(b);
+    // Receipt ids are public: the stranger read this one from the event feed.
+    const seen = await h.f.services.store.events({ types: ['voucher.accepted'], channelId: b.channelId, limit: 10 });
+    expect(seen.map((e) => e.data['receiptId'])).toContain(receiptId);
+    const body = { channelId: b.channelId.toString(), payTo: b.payee, resource: `${h.url}/r`, unit: 'second', sliceCost: '2000', initialCharge: '2000', receiptId };
+    const anonymous = await fetch(`${h.url}/streams`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+    expect(anonymous.status).toBe(401);
+    expect(await anonymous.json()).toMatchObject({ error: 'UNAUTHORIZED', source: 'facilitator' });
+    const strangerToken = h.sellerToken(randomKeypair().address);
+    expect((await post('/streams', body, 'POST', strangerToken)).status).toBe(403);
+    expect((await post('/streams', body, 'POST', 'svcs1.not-a-token')).status).toBe(401);
+    // The payee's own middleware still opens it: nothing was taken.
+    const opened = await post('/streams', body);
+    expect(opened.status).toBe(200);
+    const { streamId } = (await opened.json()) as { streamId: string };
+    // The stream id is public too (stream.started): still nobody else's to wait on or end.
+    const started = await h.f.services.store.events({ types: ['stream.started'], channelId: b.channelId, limit: 10 });
+    expect(started.map((e) => e.data['streamId'])).toContain(streamId);
+    expect((await fetch(`${h.url}/streams/${streamId}/wait`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' })).status).toBe(401);
+    expect((await post(`/streams/${streamId}/wait`, { timeoutMs: 1000 }, 'POST', strangerToken)).status).toBe(403);
+    expect((await post(`/streams/${streamId}`, { reason: 'done', units: 0 }, 'DELETE', strangerToken)).status).toBe(403);
+    expect(await h.f.services.store.getStream(streamId)).toMatchObject({ status: 'open' });
+    expect(await (await post(`/streams/${streamId}`, { reason: 'done', units: 0 }, 'DELETE')).json()).toMatchObject({ reason: 'done' });
+  });
+
   it('answers an unknown session with 404 STREAM_NOT_FOUND and a bad id with 400', async () => {
     const r = await post(`/streams/${'0'.repeat(32)}/wait`, {});
     expect(r.status).toBe(404);
@@ -266,3 +295,49 @@ describe('the demo seller streams with the public meter API', () => {
     expect(run.ended).toMatchObject({ reason: 'done', units: 3, charged: '4000' });
   });
 });
+
+describe('stream caps are fair between parties (issue 13.9)', () => {
+  let h: Harness;
+  beforeAll(async () => {
+    h = await startHarness({ STREAM_MAX_PER_PAYER: '3', STREAM_MAX_PER_PAYEE: '5', STREAM_MAX_TOTAL: '8', DEMO: 'off' });
+  });
+  afterAll(() => h.close());
+
+  /** A first slice paid on a fresh channel of `payer`'s to `payee`, and the session opened for it by the payee's side. */
+  async function session(payer: Keypair, payee: string): Promise<Response> {
+    const b = await channelOf(h, payer, payee);
+    const auth = { authorization: `Bearer ${h.sellerToken(payee)}` };
+    const first = await h.verify(b.signer.sign(1n), sliceTerms(h, payee, 'second', 1n, 1), auth);
+    if (first.status !== 200 || first.body['isValid'] !== true) return new Response(JSON.stringify(first.body), { status: first.status, headers: first.headers });
+    const receiptId = ((first.body['extra'] as Record<string, unknown>)['receipt'] as { receipt: { id: string } }).receipt.id;
+    const body = { channelId: b.channelId.toString(), payTo: payee, resource: `${h.url}/r`, unit: 'second', sliceCost: '1', initialCharge: '1', receiptId };
+    return fetch(`${h.url}/streams`, { method: 'POST', headers: { 'content-type': 'application/json', ...auth }, body: JSON.stringify(body) });
+  }
+
+  it('one account paying itself holds at most its payer’s share, its sybils at most its payee’s, and another buyer still streams', async () => {
+    const attacker = randomKeypair();
+    for (let i = 0; i < 3; i++) expect((await session(attacker, attacker.address)).status).toBe(200);
+    const fourth = await session(attacker, attacker.address);
+    expect(fourth.status).toBe(429);
+    expect(fourth.headers.get('retry-after')).toMatch(/^[1-9][0-9]*$/);
+    expect(await fourth.json()).toMatchObject({ error: 'RATE_LIMITED', message: expect.stringMatching(/per payer/) });
+    // A second account of the attacker's, paying the same payee: the payee's share (5) ends it.
+    const sybil = randomKeypair();
+    for (let i = 0; i < 2; i++) expect((await session(sybil, attacker.address)).status).toBe(200);
+    const sixth = await session(sybil, attacker.address);
+    expect(sixth.status).toBe(429);
+    expect(await sixth.json()).toMatchObject({ message: expect.stringMatching(/per seller/) });
+    // Everyone else: 5 of 8 are taken, an honest buyer of another seller opens its session.
+    expect((await session(randomKeypair(), randomKeypair().address)).status).toBe(200);
+  });
+});
+
+/** A channel from a payer we hold the key of (it may be its own payee), with its voucher signer. */
+async function channelOf(h: Harness, payer: Keypair, payee: string): Promise<Buyer> {
+  const info = await h.ledger.info();
+  const voucherKey = randomKeypair();
+  await h.ledger.faucet(payer.address).catch(() => undefined); // once per address and hour is enough
+  const { channelId } = await h.ledger.openChannel({ payer, payee, deposit: 1000n, voucherKey });
+  const signer = new ChannelSigner({ channelId, deposit: 1000n, voucherKey, networkPassphrase: info.passphrase, channelContract: info.contracts.channel, network: info.network, payee, asset: info.contracts.asset });
+  return { keys: payer, voucherKey, signer, channelId, payee };
+}

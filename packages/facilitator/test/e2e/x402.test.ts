@@ -8,7 +8,9 @@ import { LocalLedger, LedgerUnavailable } from '@svc/ledger';
 import type { Ledger } from '@svc/ledger';
 import { loadConfig } from '../../src/config.js';
 import { createFacilitator } from '../../src/facilitator.js';
+import Fastify from 'fastify';
 import { startHarness } from '../helpers/harness.js';
+import { installResponseCheck } from '../helpers/openapi-check.js';
 import type { Harness } from '../helpers/harness.js';
 
 describe('GET /supported, POST /settle', () => {
@@ -18,11 +20,11 @@ describe('GET /supported, POST /settle', () => {
   });
   afterAll(() => h.close());
 
-  const settle = async (payload: Parameters<Harness['verify']>[0]) => {
+  const settle = async (payload: Parameters<Harness['verify']>[0], headers: Record<string, string> = {}) => {
     const reqs = h.requirements();
     const res = await fetch(`${h.url}/settle`, {
       method: 'POST',
-      headers: { 'content-type': 'application/json' },
+      headers: { 'content-type': 'application/json', ...headers },
       body: JSON.stringify({ x402Version: 2, paymentPayload: { x402Version: 2, accepted: reqs, payload, resource: { url: `${h.url}/r` } }, paymentRequirements: reqs }),
     });
     expect(res.status).toBe(200);
@@ -47,9 +49,29 @@ describe('GET /supported, POST /settle', () => {
     const verified = await h.verify(v);
     const settled = await settle(v);
     expect(settled).toMatchObject({ success: true, transaction: '', network: 'stellar:local', payer: b.keys.address, cumulative: '5000' });
-    expect((settled['receipt'] as { id: string }).id).toBe(((verified.body['receipt'] as { receipt: { id: string } }).receipt).id);
+    expect((settled['receipt'] as { id: string }).id).toBe((((verified.body['extra'] as Record<string, unknown>)['receipt'] as { receipt: { id: string } }).receipt).id);
     const view = (await (await fetch(`${h.url}/channels/${b.channelId}`)).json()) as { vouchers: number };
     expect(view.vouchers).toBe(1);
+  });
+
+  it('confirms a voucher once: a replay is refused, the same request with its Idempotency-Key gets the first answer', async () => {
+    const b = await h.buyer();
+    // "Settle before serving": the seller calls only /settle.
+    const v = b.signer.sign(5000n);
+    const first = await settle(v, { 'idempotency-key': 'settle-1' });
+    expect(first).toMatchObject({ success: true, cumulative: '5000' });
+    for (let i = 0; i < 5; i++) expect(await settle(v)).toMatchObject({ success: false, errorReason: 'VOUCHER_NOT_INCREASING', transaction: '' });
+    expect(await settle(v, { 'idempotency-key': 'settle-2' })).toMatchObject({ success: false, errorReason: 'VOUCHER_NOT_INCREASING' });
+    expect(await settle(v, { 'idempotency-key': 'settle-1' })).toEqual(first);
+    // Verify, serve, settle: the settle confirms once, a second settle is a refusal.
+    const w = b.signer.sign(10_000n);
+    expect((await h.verify(w)).body['isValid']).toBe(true);
+    const confirmed = await settle(w, { 'idempotency-key': 'settle-3' });
+    expect(confirmed).toMatchObject({ success: true, cumulative: '10000' });
+    expect(await settle(w)).toMatchObject({ success: false, errorReason: 'VOUCHER_NOT_INCREASING' });
+    expect(await settle(w, { 'idempotency-key': 'settle-3' })).toEqual(confirmed);
+    const view = (await (await fetch(`${h.url}/channels/${b.channelId}`)).json()) as { vouchers: number; lastAccepted: string };
+    expect(view).toMatchObject({ vouchers: 2, lastAccepted: '10000' });
   });
 
   it('treats requirements without svc’s `unit` (an official x402 server’s) as per request', async () => {
@@ -60,7 +82,7 @@ describe('GET /supported, POST /settle', () => {
       headers: { 'content-type': 'application/json' },
       body: JSON.stringify({ x402Version: 2, paymentPayload: { x402Version: 2, accepted: reqs, payload: b.signer.next(5000n) }, paymentRequirements: reqs }),
     });
-    expect(await res.json()).toMatchObject({ isValid: true, receipt: { receipt: { unit: 'request', amount: '5000' } } });
+    expect(await res.json()).toMatchObject({ isValid: true, extra: { receipt: { receipt: { unit: 'request', amount: '5000' } } } });
   });
 
   it('verifies and accepts a voucher /verify never saw', async () => {
@@ -141,11 +163,42 @@ describe('a claim the ledger cannot take is retried with backoff and reported', 
       expect(submits).toBe(3);
       expect((await ledger.getChannel(channelId))?.claimed).toBe(5000n);
       const reports = await f.services.store.events({ types: ['chain.rejected'], limit: 10 });
-      expect(reports.map((e) => e.data['codeName'])).toEqual(['LEDGER_UNAVAILABLE', 'LEDGER_UNAVAILABLE']);
+      // Two failed attempts in one outage: reported once (issue 13.14).
+      expect(reports.map((e) => e.data['codeName'])).toEqual(['LEDGER_UNAVAILABLE']);
       await f.scheduler.tick();
       expect(submits).toBe(3); // nothing left to claim: not submitted again
     } finally {
       await f.close();
+    }
+  });
+});
+
+describe('the OpenAPI check the harness runs on every answer', () => {
+  it('checks real answers, and reports one that drifts from the document', async () => {
+    const h = await startHarness({ DEMO: 'off' });
+    try {
+      const b = await h.buyer({ payee: randomKeypair().address });
+      await h.verify(b.signer.sign(5000n), h.requirements({ payTo: b.payee }));
+      await fetch(`${h.url}/channels/${b.channelId}`);
+      expect(h.responses.checked).toBeGreaterThanOrEqual(2);
+      expect(h.responses.violations).toEqual([]);
+      // A server that answers a documented route with something else: the check says so.
+      const drifting = Fastify();
+      const check = installResponseCheck(drifting);
+      drifting.get('/channels/:id', () => ({ surprise: true }));
+      drifting.get('/stats', (_request, reply) => reply.code(418).send({ teapot: true }));
+      await drifting.listen({ port: 0, host: '127.0.0.1' });
+      try {
+        await check.load(h.url);
+        const base = `http://127.0.0.1:${(drifting.server.address() as { port: number }).port}`;
+        await fetch(`${base}/channels/1`);
+        await fetch(`${base}/stats`);
+        expect(check.violations).toEqual([expect.stringMatching(/^GET \/channels\/\{id\} → 200: .*required property/), expect.stringMatching(/^GET \/stats → 418: .*Error|^GET \/stats → 418/)]);
+      } finally {
+        await drifting.close();
+      }
+    } finally {
+      await h.close();
     }
   });
 });

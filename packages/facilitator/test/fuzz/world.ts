@@ -48,8 +48,8 @@ export async function startWorld(): Promise<World> {
   const receipts: World['receipts'] = [];
   for (let i = 0; i < 3; i++) {
     const res = await h.verify(buyers.verify.next());
-    const receipt = (res.body['receipt'] as { receipt?: { id?: string } } | undefined)?.receipt;
-    if (res.body['isValid'] === true && receipt?.id) receipts.push({ id: receipt.id, token: String(res.body['attestToken']) });
+    const receipt = ((res.body['extra'] as Record<string, unknown>)['receipt'] as { receipt?: { id?: string } } | undefined)?.receipt;
+    if (res.body['isValid'] === true && receipt?.id) receipts.push({ id: receipt.id, token: String((res.body['extra'] as Record<string, unknown>)['attestToken']) });
   }
   // A payment in the flat form carries no resource: its revenue row has resource '' (a 500 once).
   const flat = await fetch(`${h.url}/verify`, {

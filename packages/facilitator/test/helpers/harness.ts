@@ -10,6 +10,9 @@ import { loadConfig } from '../../src/config.js';
 import { createFacilitator } from '../../src/facilitator.js';
 import type { Facilitator } from '../../src/facilitator.js';
 import type { Clock } from '../../src/domain/clock.js';
+import { INTERNAL_HEADER } from '../../src/http/ip-limits.js';
+import { installResponseCheck } from './openapi-check.js';
+import type { ResponseCheck } from './openapi-check.js';
 
 export interface Harness {
   url: string;
@@ -20,6 +23,10 @@ export interface Harness {
   buyer(o?: { payee?: string; deposit?: bigint; expiryLedger?: number }): Promise<Buyer>;
   /** Requirements for a per-request price paid to `payTo` (defaults: the demo seller, 5000). */
   requirements(overrides?: Omit<Partial<PaymentRequirements>, 'extra'> & { extra?: Partial<PaymentRequirements['extra']> }): PaymentRequirements;
+  /** The check of every answer against the OpenAPI document (violations fail close()). */
+  responses: ResponseCheck;
+  /** A seller token for `payTo` (minted by the facilitator, as POST /sellers/:payTo/token would). */
+  sellerToken(payTo: string): string;
   /** POST /verify with a voucher; returns status and parsed body. */
   verify(payload: ChannelPayload, requirements?: PaymentRequirements, headers?: Record<string, string>): Promise<{ status: number; body: Record<string, unknown>; headers: Headers }>;
   close(): Promise<void>;
@@ -38,7 +45,11 @@ export async function startHarness(env: Record<string, string> = {}, options: { 
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'svc-test-'));
   const config = loadConfig({ PORT: '0', DATA_DIR: dataDir, LOG_LEVEL: 'warn', LEDGER_SECONDS: '1', DEMO_SEED: '0', ...env });
   const f = await createFacilitator({ config, watchPollMs: options.watchPollMs ?? 50, ...(options.clock ? { clock: options.clock } : {}) });
+  // Every answer this facilitator gives the test is checked against its own OpenAPI document.
+  const check = installResponseCheck(f.app);
   const url = await f.listen();
+  // As the facilitator's own request: it counts against no test's rate limit.
+  await check.load(url, { [INTERNAL_HEADER]: f.services.internalToken });
   const ledger = new LocalLedgerClient(env["LEDGER_URL"] ?? `${url}/ledger`);
   const info = await ledger.info();
   const demoPayTo = f.demoPayTo ?? randomKeypair().address;
@@ -83,6 +94,10 @@ export async function startHarness(env: Record<string, string> = {}, options: { 
       });
       return { keys, voucherKey, signer, channelId: opened.channelId, payee };
     },
+    responses: check,
+    sellerToken(payTo) {
+      return f.services.sellerTokens.mint(payTo, Date.now() + 86_400_000).token;
+    },
     async verify(payload, reqs = requirements(), headers = {}) {
       const res = await fetch(`${url}/verify`, {
         method: 'POST',
@@ -99,6 +114,7 @@ export async function startHarness(env: Record<string, string> = {}, options: { 
     async close() {
       await f.close();
       fs.rmSync(dataDir, { recursive: true, force: true });
+      if (check.violations.length > 0) throw new Error(`answers that do not match the OpenAPI document:\n  ${check.violations.join('\n  ')}`);
     },
   };
 }

@@ -2,7 +2,7 @@
 // an accepted voucher exactly as the verifier writes them (port.ts example).
 import { accountFromPublicKey, contractFromRaw, fromHex, keypairFromSeed, signReceipt } from '@svc/core';
 import type { Receipt } from '@svc/core';
-import type { ChannelRecord, NewEvent, StreamRecord, WriteOp } from '../../src/store/index.js';
+import type { ChannelRecord, NewEvent, StreamLimits, StreamRecord, WriteOp } from '../../src/store/index.js';
 
 export const SIGNER = keypairFromSeed(fromHex('11'.repeat(32), 32));
 export const PAYER = keypairFromSeed(fromHex('22'.repeat(32), 32)).address;
@@ -100,13 +100,14 @@ export function receiptId(n: number): string {
 }
 
 /** The spec's session limits (4 open per channel, 1000 in all). */
-export const STREAM_LIMITS = { maxPerChannel: 4, maxTotal: 1_000 } as const;
+export const STREAM_LIMITS = { maxPerChannel: 4, maxPerPayer: 1_000, maxPerPayee: 1_000, maxTotal: 1_000 } as const;
 
 /** An open session just after its first slice, `n` seconds after the start; receipt `receiptId(n)`. */
 export function stream(n: number, over: Partial<StreamRecord> = {}): StreamRecord {
   return {
     id: streamId(n),
     channelId: 1n,
+    payer: PAYER,
     payTo: PAYEE,
     resource: 'https://seller.example/demo/chat?q=ü',
     unit: 'token',
@@ -128,8 +129,8 @@ export function stream(n: number, over: Partial<StreamRecord> = {}): StreamRecor
   };
 }
 
-export function openStream(st: StreamRecord, limits: { maxPerChannel: number; maxTotal: number } = STREAM_LIMITS): WriteOp {
-  return { op: 'stream.open', stream: st, ...limits };
+export function openStream(st: StreamRecord, limits: Partial<StreamLimits> = {}): WriteOp {
+  return { op: 'stream.open', stream: st, ...STREAM_LIMITS, ...limits };
 }
 
 /** A valid G… address, different for every n, without deriving a key pair (cheap by the thousand). */

@@ -138,6 +138,16 @@ export const channelSection: Section = (ctx) => {
       expect(await ids({ status: 'open', payer: PAYER, payee: PAYEE })).toEqual([1n]);
       expect(await ids({ payer: 'GNOBODY' })).toEqual([]);
       expect((await store.listChannels())[0]).toEqual(channel(2n, { createdAt: iso(3), payee: OTHER_PAYEE }));
+      // Keyset pages walk the same order, ties on createdAt broken by id.
+      expect(await ids({ limit: 2 })).toEqual([2n, 10n]);
+      expect(await ids({ limit: 2, after: { createdAt: iso(2), id: 10n } })).toEqual([9n, 1n]);
+      expect(await ids({ after: { createdAt: iso(2), id: 9n } })).toEqual([1n]);
+      expect(await ids({ payer: PAYER, limit: 1, after: { createdAt: iso(3), id: 2n } })).toEqual([9n]);
+      expect(await ids({ limit: 0 })).toEqual([]);
+      expect(await store.countChannels()).toBe(4);
+      expect(await store.countChannels({ payer: PAYER })).toBe(3);
+      expect(await store.countChannels({ status: 'open', payee: PAYEE })).toBe(2);
+      expect(await store.countChannels({ payer: 'GNOBODY' })).toBe(0);
     });
 
     it('applies the ops of one call in order: insert then advance then event in a single write', async () => {

@@ -5,7 +5,7 @@
 // both must give the same outcome.
 import { describe, expect, it } from 'vitest';
 import type { Store, StreamRecord, WriteOp, WriteResult } from '../../src/store/index.js';
-import { I128_MAX, U64_MAX, channel, event, iso, openStream, receiptId, stream, streamId } from './builders.js';
+import { I128_MAX, OTHER_PAYEE, OTHER_PAYER, PAYEE, PAYER, U64_MAX, account, channel, event, iso, openStream, receiptId, stream, streamId } from './builders.js';
 import type { Section } from './contract-context.js';
 
 type Op<K extends WriteOp['op']> = Extract<WriteOp, { op: K }>;
@@ -146,6 +146,27 @@ export const streamSection: Section = (ctx) => {
       expect(await store.write([openStream(stream(4, { channelId: 4n }), limits)])).toEqual(OK);
       expect(await store.write([openStream(stream(5, { channelId: 5n }), limits)])).toEqual(limit(0));
       expect(await store.countOpenStreams()).toBe(3);
+    });
+
+    it('limits open sessions per payer and per payee, so one party cannot take the slots everyone shares', async () => {
+      const { store } = ctx();
+      const limits = { maxPerPayer: 2, maxPerPayee: 3 };
+      // One payer, on channels of its own: two, then refused; another payer still opens.
+      expect(await store.write([openStream(stream(1, { channelId: 1n }), limits)])).toEqual(OK);
+      expect(await store.write([openStream(stream(2, { channelId: 2n }), limits)])).toEqual(OK);
+      expect(await store.write([openStream(stream(3, { channelId: 3n }), limits)])).toEqual(limit(0));
+      expect(await store.write([openStream(stream(4, { channelId: 4n, payer: OTHER_PAYER }), limits)])).toEqual(OK);
+      // The payee has three now: a third payer is refused for it, and opens with another payee.
+      expect(await store.write([openStream(stream(5, { channelId: 5n, payer: account(5) }), limits)])).toEqual(limit(0));
+      expect(await store.write([openStream(stream(6, { channelId: 6n, payer: account(6), payTo: OTHER_PAYEE }), limits)])).toEqual(OK);
+      expect(await store.countOpenStreamsOf({ payer: PAYER })).toBe(2);
+      expect(await store.countOpenStreamsOf({ payTo: PAYEE })).toBe(3);
+      expect(await store.countOpenStreamsOf({ payTo: OTHER_PAYEE })).toBe(1);
+      // An ended session frees the payer's slot.
+      expect(await store.write([end(1)])).toEqual(OK);
+      expect(await store.countOpenStreamsOf({ payer: PAYER })).toBe(1);
+      expect(await store.write([openStream(stream(3, { channelId: 3n, payTo: OTHER_PAYEE }), limits)])).toEqual(OK);
+      expect((await store.getStream(streamId(3)))?.payer).toBe(PAYER);
     });
 
     it('counts the sessions opened earlier in the same call', async () => {
@@ -452,6 +473,18 @@ export const streamSection: Section = (ctx) => {
       expect(await again.write([consume(1, receiptId(1_001))])).toEqual(OK);
     });
 
+    it('upgrades a version-3 database once: sessions keep their parties and the caps per payer and payee work', async () => {
+      const old = await ctx().legacy(3);
+      expect(await old.versions()).toEqual([1, 2, 3]);
+      await old.store.write([{ op: 'channel.insert', channel: channel(1n) }]);
+      const store = await old.upgrade();
+      expect(await old.versions()).toEqual([1, 2, 3, 4]);
+      expect(await store.write([openStream(stream(1), { maxPerPayer: 1 })])).toEqual(OK);
+      expect(await store.write([openStream(stream(2, { channelId: 2n }), { maxPerPayer: 1 })])).toEqual(limit(0));
+      expect(await store.getStream(streamId(1))).toEqual(stream(1));
+      expect(await store.countOpenStreamsOf({ payer: PAYER })).toBe(1);
+    });
+
     it('upgrades a version-1 database once: its data stays and sessions work', async () => {
       const old = await ctx().legacy(1);
       expect(await old.versions()).toEqual([1]);
@@ -459,12 +492,12 @@ export const streamSection: Section = (ctx) => {
       // Version 1 has no sessions at all.
       await expect(old.store.write([openStream(stream(1))])).rejects.toThrow();
       const store = await old.upgrade();
-      expect(await old.versions()).toEqual([1, 2, 3]);
+      expect(await old.versions()).toEqual([1, 2, 3, 4]);
       expect(await store.getChannel(1n)).toEqual(channel(1n));
       expect(await store.getMeta('cursor')).toBe('7');
       expect(await store.write([openStream(stream(1))])).toEqual(OK);
       await store.migrate();
-      expect(await old.versions()).toEqual([1, 2, 3]);
+      expect(await old.versions()).toEqual([1, 2, 3, 4]);
       expect(await store.getStream(streamId(1))).toEqual(stream(1));
       expect(await store.write([openStream(stream(2, { receiptId: receiptId(1) }))])).toEqual(duplicate(0));
     });

@@ -119,7 +119,7 @@ describe.runIf(PG)('PostgresStore', () => {
       const schema = randomSchema();
       const [a, b] = await Promise.all([PostgresStore.open({ url: db.url, schema }), PostgresStore.open({ url: db.url, schema })]);
       await Promise.all([a.migrate(), b.migrate(), a.migrate()]);
-      expect(await a.appliedMigrations()).toEqual([1, 2, 3]);
+      expect(await a.appliedMigrations()).toEqual([1, 2, 3, 4]);
       await Promise.all([a.close(), b.close()]);
     });
 
@@ -262,6 +262,8 @@ describe.runIf(PG)('PostgresStore', () => {
         streams_by_status: '(status, opened_at, id)',
         streams_by_activity: '(status, last_activity_at)',
         streams_by_opened: '(opened_at, id)',
+        streams_by_payer: '(payer, status)',
+        streams_by_pay_to: '(pay_to, status)',
       });
       expect(rows.find((r) => r.indexname === 'streams_receipt_id_key')?.indexdef).toMatch(/^CREATE UNIQUE INDEX/);
       await store.close();

@@ -93,7 +93,7 @@ describe('SqliteStore', () => {
     expect(raw.pragma('journal_mode', { simple: true })).toBe('wal');
     raw.close();
     await store.migrate();
-    expect(await store.appliedMigrations()).toEqual([1, 2, 3]);
+    expect(await store.appliedMigrations()).toEqual([1, 2, 3, 4]);
   });
 
   it('indexes sessions for the limits, the listings and the idle sweep, and binds a receipt to one session', () => {
@@ -108,6 +108,8 @@ describe('SqliteStore', () => {
       streams_by_status: { unique: 0, columns: ['status', 'opened_at', 'id'] },
       streams_by_activity: { unique: 0, columns: ['status', 'last_activity_at'] },
       streams_by_opened: { unique: 0, columns: ['opened_at', 'id'] },
+      streams_by_payer: { unique: 0, columns: ['payer', 'status'] },
+      streams_by_pay_to: { unique: 0, columns: ['pay_to', 'status'] },
     });
     expect(Object.values(indexes).filter((ix) => ix.unique === 1).map((ix) => ix.columns)).toEqual(expect.arrayContaining([['id'], ['receipt_id']]));
   });
@@ -151,7 +153,7 @@ describe('SqliteStore', () => {
     const shared = path.join(dir, 'twice.sqlite');
     const [a, b] = await Promise.all([SqliteStore.open({ file: shared }), SqliteStore.open({ file: shared })]);
     await Promise.all([a.migrate(), b.migrate()]);
-    expect(await a.appliedMigrations()).toEqual([1, 2, 3]);
+    expect(await a.appliedMigrations()).toEqual([1, 2, 3, 4]);
     await Promise.all([a.close(), b.close()]);
   });
 

@@ -3,25 +3,30 @@
 import { ChannelViewSchema, ClaimResponseSchema, ErrorBodySchema, SvcError, formatUnits, zAddress, zChannelId } from '@svc/core';
 import { z } from 'zod';
 import type { Services } from '../../services.js';
+import type { ChannelListing } from '../channel-listing.js';
 import { defineRoute } from '../route.js';
 import type { AnyRoute } from '../route.js';
 
 const TAGS = ['channels'];
 const IdParams = z.object({ id: zChannelId });
 
-export function channelRoutes(s: Services): AnyRoute[] {
-
+export function channelRoutes(s: Services, listing: ChannelListing): AnyRoute[] {
   return [
     defineRoute({
       method: 'GET',
       url: '/channels',
-      summary: 'Every known channel, newest first (not paginated).',
+      summary: 'Every known channel, newest first (not paginated; a list of over 100 channels may be up to a second old).',
       tags: TAGS,
       query: z.object({ payer: zAddress.optional(), payee: zAddress.optional(), status: z.enum(['open', 'closed']).optional() }),
-      responses: { 200: { description: 'Channels', schema: z.object({ channels: z.array(ChannelViewSchema) }) } },
-      handler: async ({ query }) => {
-        const records = await s.store.listChannels(query);
-        return { channels: records.map((r) => s.channelView(r)) };
+      responses: {
+        200: { description: 'Channels', schema: z.object({ channels: z.array(ChannelViewSchema) }) },
+        429: { description: 'A long list (over 250 channels) counts against the per-IP costly limit', schema: ErrorBodySchema },
+      },
+      // Built in pages and shared (channel-listing.ts); one of over 250 channels counts as a costly request.
+      handler: async ({ query, reply, costly }) => {
+        const list = await listing.list(query);
+        if (list.costly) await costly();
+        return reply.type('application/json; charset=utf-8').send(list.json);
       },
     }),
     defineRoute({

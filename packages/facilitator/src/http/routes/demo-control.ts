@@ -58,10 +58,11 @@ export const DemoInfoSchema = z
 const FreezeBody = z.strictObject({ frozen: z.boolean({ error: 'frozen must be true or false' }) });
 const FreezeResultSchema = z.object({ account: zAddress, frozen: z.boolean(), tx: z.string() }).meta({ id: 'DemoFreezeResult' });
 
-const KEY_HEADER = { name: 'x-demo-key', description: 'The demo control key, when DEMO_CONTROL_KEY is set.' };
 
 export function demoControlRoutes(s: Services, demo: Demo): AnyRoute[] {
   const requireKey = controlKeyCheck(s.config.DEMO_CONTROL_KEY);
+  // The key is asked for only when DEMO_CONTROL_KEY is set: the document says what this server wants.
+  const controlAuth = s.config.DEMO_CONTROL_KEY === undefined ? undefined : ({ scheme: 'demoKey' } as const);
   const refusals = {
     401: { description: 'Missing or wrong x-demo-key (when DEMO_CONTROL_KEY is set)', schema: ErrorBodySchema },
     409: { description: 'A run is under way, or the ledger cannot hold the demo world', schema: ErrorBodySchema },
@@ -96,7 +97,7 @@ export function demoControlRoutes(s: Services, demo: Demo): AnyRoute[] {
       summary: 'Starts the built-in buyer agent: it opens a channel from its smart account, buys the book, streams the ticker and the chat, and is stopped once by its owner. One run at a time; follow it in GET /demo/info and GET /events.',
       tags: TAGS,
       costly: true,
-      headers: [KEY_HEADER],
+      auth: controlAuth,
       responses: { 202: { description: 'The run, started', schema: AgentRunSchema }, ...refusals },
       handler: ({ request, reply }) => {
         requireKey(request);
@@ -112,7 +113,7 @@ export function demoControlRoutes(s: Services, demo: Demo): AnyRoute[] {
       summary: "Freezes or unfreezes the demo smart account on the ledger (account.freeze, signed by its owner): a frozen account's vouchers are refused with ACCOUNT_FROZEN and its streams end.",
       tags: TAGS,
       costly: true,
-      headers: [KEY_HEADER],
+      auth: controlAuth,
       body: FreezeBody,
       responses: { 200: { description: 'Done', schema: FreezeResultSchema }, ...refusals, 503: { description: 'Ledger unavailable', schema: ErrorBodySchema } },
       handler: async ({ body, request }) => {

@@ -29,6 +29,7 @@ const CHAT_TEXT =
 const TOKEN_DELAY_MS = 25;
 const TICK_MS = 1000;
 const TICKER_MAX_SECONDS = 3600;
+const DEMO_TOKEN_DAYS = 366;
 
 export interface DemoSeller {
   payTo: string;
@@ -37,7 +38,9 @@ export interface DemoSeller {
 export function registerDemo(app: FastifyInstance, s: Services, demo: DemoSeller): void {
   // The meter needs the facilitator's URL, known once the server listens: build it on first use.
   let client: SvcClient | null = null;
-  const seller = () => (client ??= svc({ facilitator: s.selfUrl(), payTo: demo.payTo, publicUrl: s.publicUrl() }));
+  // Its seller token is minted here directly (the facilitator holds the key the token would prove).
+  const sellerToken = () => s.sellerTokens.mint(demo.payTo, s.clock.now() + DEMO_TOKEN_DAYS * 86_400_000).token;
+  const seller = () => (client ??= svc({ facilitator: s.selfUrl(), payTo: demo.payTo, publicUrl: s.publicUrl(), sellerToken: sellerToken() }));
   // The same options the price list, llms.txt and the OpenAPI document read (demo-prices.ts).
   const options = (path: string) => demoResources(s.config).find((r) => r.path === path)!.options;
   const book = options('/demo/book');

@@ -14,6 +14,7 @@ export function eventRoutes(s: Services, feed: EventFeed): AnyRoute[] {
     defineRoute({
       method: 'GET',
       url: '/events',
+      unlimited: true,
       summary: 'Server-sent events: the last 200 events, then live ones. Resume with Last-Event-ID.',
       tags: ['events'],
       query: z.object({ account: zAddress.optional(), channelId: zChannelId.optional() }),

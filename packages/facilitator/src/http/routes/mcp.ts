@@ -1,33 +1,67 @@
 // POST /mcp: the Model Context Protocol over streamable HTTP, stateless — a new server and
 // transport per request (the SDK's documented stateless pattern), JSON answers rather than an SSE
-// stream, no session. GET and DELETE /mcp (the SSE stream and the session end of a stateful
-// server) answer 405 with the error body. The tools are in ../mcp-tools.ts.
+// stream, no session. Every answer of POST /mcp is JSON-RPC, as the MCP specification (2025-11-25)
+// has it: its own parser keeps the body as text, and mcp-jsonrpc.ts answers what is not a message
+// (-32700, -32600) or calls no known tool (-32602) before the SDK sees it. A browser page of another
+// origin is refused (403: the specification's defence against DNS rebinding). GET and DELETE /mcp
+// (the SSE stream and the session end of a stateful server) answer 405 with the error body. The
+// tools are in ../mcp-tools.ts.
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
-import type { FastifyInstance, FastifyReply } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { ErrorBodySchema, SvcError } from '@svc/core';
 import { z } from 'zod';
 import type { Services } from '../../services.js';
 import { localGet } from '../local-get.js';
+import { INVALID_REQUEST, JsonRpcErrorSchema, JsonRpcMessageSchema, checkMessages, rpcError } from '../mcp-jsonrpc.js';
 import { MCP_TOOLS, mcpServer } from '../mcp-tools.js';
 import { defineRoute, mount } from '../route.js';
 import type { AnyRoute } from '../route.js';
 
 export const MCP_PATH = '/mcp';
 const TAGS = ['mcp'];
-/** JSON-RPC messages in one POST (MCP 2025-06-18 sends one; older clients may batch a few). */
+/** JSON-RPC messages in one POST (protocol versions before 2025-06-18 may batch a few). */
 export const MCP_BATCH_MAX = 16;
-
-const JsonRpcMessageSchema = z
-  .looseObject({
-    jsonrpc: z.literal('2.0'),
-    id: z.union([z.string().max(256), z.number().int().min(Number.MIN_SAFE_INTEGER).max(Number.MAX_SAFE_INTEGER)]).optional(),
-    method: z.string().max(256).optional(),
-    params: z.record(z.string(), z.unknown()).optional(),
-  })
-  .meta({ id: 'JsonRpcMessage', description: 'A JSON-RPC 2.0 request, notification or response (MCP 2025-06-18).' });
+const FORBIDDEN_ORIGIN = -32000;
+const UNSUPPORTED_MEDIA_TYPE = -32000;
+/** The body of a POST whose Content-Type is not JSON, as its parser leaves it. */
+const UNSUPPORTED_TYPE = Symbol('unsupported content type');
 
 export function registerMcp(app: FastifyInstance, s: Services): void {
-  mount(app, mcpRoutes(s));
+  // Its own scope: the body stays text, so that a body that is not JSON is a JSON-RPC parse error.
+  void app.register((scope, _options, done) => {
+    scope.removeContentTypeParser('application/json');
+    scope.addContentTypeParser('application/json', { parseAs: 'string' }, (_request, body, next) => next(null, body));
+    // Any other type reaches the handler too (as nothing), which answers 415 in JSON-RPC; so does
+    // a Content-Type header that is not a media type, which Fastify refuses before any parser.
+    scope.addContentTypeParser('*', (_request, _payload, next) => next(null, UNSUPPORTED_TYPE));
+    scope.setErrorHandler((error: Error & { statusCode?: number }, _request, reply) => {
+      if (error.statusCode === 415) return reply.code(415).send(unsupportedType());
+      if (error.statusCode === 413) return reply.code(413).send(rpcError(null, INVALID_REQUEST, 'Invalid Request: the body is too large.'));
+      throw error; // the application's own error handler answers the rest
+    });
+    mount(scope, mcpRoutes(s));
+    done();
+  });
+}
+
+/**
+ * Whether a browser page of `origin` may call /mcp: this facilitator's own origin, loopback pages
+ * (local tools such as the MCP Inspector; a rebinding attack's page has the attacker's origin), and
+ * MCP_ALLOWED_ORIGINS (`*`: any). No Origin header (not a browser): allowed.
+ */
+export function mcpOriginAllowed(origin: string | undefined, s: Services): boolean {
+  if (origin === undefined) return true;
+  const allowed = s.config.MCP_ALLOWED_ORIGINS;
+  if (allowed === '*') return true;
+  let url: URL;
+  try {
+    url = new URL(origin);
+  } catch {
+    return false;
+  }
+  if (url.origin === new URL(s.publicUrl()).origin) return true;
+  if (['localhost', '127.0.0.1', '[::1]'].includes(url.hostname) && (url.protocol === 'http:' || url.protocol === 'https:')) return true;
+  return allowed.split(',').map((o) => o.trim()).filter(Boolean).includes(url.origin);
 }
 
 /** The /mcp routes, also listed in the OpenAPI document and llms.txt. */
@@ -38,43 +72,70 @@ export function mcpRoutes(s: Services): AnyRoute[] {
       .header('allow', 'POST')
       .send(new SvcError('BAD_REQUEST', 'This MCP endpoint is stateless: send every JSON-RPC message with POST /mcp (there is no event stream and no session).').toBody());
   const refusal = { 405: { description: 'Stateless server: no SSE stream, no session (Allow: POST)', schema: ErrorBodySchema } };
+  const rpcErrors = (description: string) => ({ description, schema: JsonRpcErrorSchema });
   return [
     defineRoute({
       method: 'POST',
       url: MCP_PATH,
-      summary: `Model Context Protocol (streamable HTTP, stateless; Accept: application/json, text/event-stream). Tools: ${MCP_TOOLS.join(', ')}.`,
+      summary: `Model Context Protocol (streamable HTTP, stateless; Accept: application/json, text/event-stream). Tools: ${MCP_TOOLS.join(', ')}. Answers are JSON-RPC, errors included.`,
       tags: TAGS,
-      // A batch is bounded: each tool call is a request to the facilitator, inside one request's limits.
+      // Checked by the handler (JSON-RPC errors, not the error body); a batch is bounded.
       body: z.union([JsonRpcMessageSchema, z.array(JsonRpcMessageSchema).min(1).max(MCP_BATCH_MAX)]),
+      selfValidated: true,
       responses: {
-        200: { description: 'The JSON-RPC response', schema: z.union([JsonRpcMessageSchema, z.array(JsonRpcMessageSchema)]) },
+        200: { description: 'The JSON-RPC response (a JSON-RPC error for a method-level failure, e.g. -32602 for an unknown tool)', schema: z.union([JsonRpcMessageSchema, z.array(JsonRpcMessageSchema)]) },
         202: { description: 'Accepted (notifications and responses only)' },
-        406: { description: 'Accept must list application/json and text/event-stream (JSON-RPC error)', schema: JsonRpcMessageSchema },
+        400: rpcErrors('Not JSON (-32700), not a JSON-RPC message, or a batch the protocol version does not have (-32600)'),
+        403: rpcErrors('A browser page of an origin that is not allowed (MCP_ALLOWED_ORIGINS); id null'),
+        406: rpcErrors('Accept must list application/json and text/event-stream; id null'),
+        413: rpcErrors('The body is larger than the limit (-32600); id null'),
+        415: rpcErrors('Content-Type must be application/json; id null'),
       },
       handler: async ({ request, reply }) => {
-        const server = mcpServer(s, localGet(request.server, s.internalToken));
-        const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
-        // The transport writes the raw response: keep the headers hooks already set (CORS).
-        void reply.hijack();
-        const res = reply.raw;
-        for (const [name, value] of Object.entries(reply.getHeaders())) if (value !== undefined) res.setHeader(name, value);
-        res.on('close', () => {
-          void transport.close();
-          void server.close();
-        });
-        try {
-          await server.connect(transport);
-          await transport.handleRequest(request.raw, res, request.body);
-        } catch (err) {
-          request.log.error({ err }, 'MCP request failed');
-          if (!res.headersSent) {
-            res.writeHead(500, { 'content-type': 'application/json; charset=utf-8' });
-            res.end(JSON.stringify(new SvcError('INTERNAL').toBody()));
-          } else if (!res.writableEnded) res.end();
+        if (!mcpOriginAllowed(request.headers.origin, s)) {
+          return reply.code(403).send(rpcError(null, FORBIDDEN_ORIGIN, `Origin ${String(request.headers.origin).slice(0, 200)} may not call this MCP server.`));
         }
+        if (request.body === UNSUPPORTED_TYPE) return reply.code(415).send(unsupportedType());
+        const checked = checkMessages(typeof request.body === 'string' ? request.body : '', protocolVersion(request), MCP_TOOLS, MCP_BATCH_MAX);
+        if (!checked.ok) return reply.code(checked.status).send(checked.error);
+        await answer(s, request, reply, checked.messages);
+        return reply;
       },
     }),
     defineRoute({ method: 'GET', url: MCP_PATH, summary: 'Not available: this MCP server is stateless and opens no event stream.', tags: TAGS, responses: refusal, handler: ({ reply }) => notAllowed(reply) }),
     defineRoute({ method: 'DELETE', url: MCP_PATH, summary: 'Not available: this MCP server keeps no session.', tags: TAGS, responses: refusal, handler: ({ reply }) => notAllowed(reply) }),
   ];
+}
+
+function unsupportedType() {
+  return rpcError(null, UNSUPPORTED_MEDIA_TYPE, 'Unsupported Media Type: Content-Type must be application/json.');
+}
+
+function protocolVersion(request: FastifyRequest): string | undefined {
+  const v = request.headers['mcp-protocol-version'];
+  return typeof v === 'string' ? v : undefined;
+}
+
+/** Hands checked messages to a fresh server and transport, which write the raw response. */
+async function answer(s: Services, request: FastifyRequest, reply: FastifyReply, messages: unknown): Promise<void> {
+  const server = mcpServer(s, localGet(request.server, s.internalToken));
+  const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
+  // The transport writes the raw response: keep the headers hooks already set (CORS).
+  void reply.hijack();
+  const res = reply.raw;
+  for (const [name, value] of Object.entries(reply.getHeaders())) if (value !== undefined) res.setHeader(name, value);
+  res.on('close', () => {
+    void transport.close();
+    void server.close();
+  });
+  try {
+    await server.connect(transport);
+    await transport.handleRequest(request.raw, res, messages);
+  } catch (err) {
+    request.log.error({ err }, 'MCP request failed');
+    if (!res.headersSent) {
+      res.writeHead(500, { 'content-type': 'application/json; charset=utf-8' });
+      res.end(JSON.stringify(rpcError(null, -32603, 'Internal error.')));
+    } else if (!res.writableEnded) res.end();
+  }
 }

@@ -10,6 +10,7 @@ export const HealthSchema = z
     network: z.string(),
     latestLedger: z.number().int(),
     store: z.enum(['sqlite', 'postgres']),
+    storeWritable: z.boolean().meta({ description: 'Whether this instance can write to its store now (false from a failed commit until one succeeds).' }),
     ledger: z.object({ reachable: z.boolean(), mode: z.string() }),
     receiptSigner: z.string(),
     uptimeSeconds: z.number(),
@@ -43,7 +44,8 @@ export function metaRoutes(s: Services): AnyRoute[] {
     defineRoute({
       method: 'GET',
       url: '/health',
-      summary: 'Liveness and the state of the ledger connection.',
+      unlimited: true,
+      summary: 'Liveness, whether this instance can write to its store, and the state of the ledger connection.',
       tags: ['meta'],
       responses: { 200: { description: 'Health', schema: HealthSchema } },
       handler: async () => {
@@ -53,11 +55,14 @@ export function metaRoutes(s: Services): AnyRoute[] {
         } catch {
           reachable = false;
         }
+        const storeWritable = s.storeHealth.writable;
+        s.storeHealth.probe(s.store);
         return {
-          status: reachable ? 'ok' : 'degraded',
+          status: reachable && storeWritable ? 'ok' : 'degraded',
           network: s.ledgerInfo.network,
           latestLedger: s.ledgerClock.latestLedger,
           store: s.store.kind,
+          storeWritable,
           ledger: { reachable, mode: s.config.LEDGER_URL ? 'remote' : 'local' },
           receiptSigner: s.keys.address,
           uptimeSeconds: Math.round((s.clock.now() - s.startedAt) / 1000),

@@ -68,7 +68,7 @@ export function receiptRoutes(s: Services): AnyRoute[] {
       summary: 'The payee’s middleware attests the response it served for a receipt (once, within 60 s; Authorization: Bearer <attestToken from /verify>).',
       tags: TAGS,
       params: IdParams,
-      headers: [{ name: 'Authorization', description: 'Bearer <attestToken from the /verify answer>.', required: true }],
+      auth: { scheme: 'attestToken' },
       body: z.object({ responseHash: zHex32 }),
       responses: {
         200: { description: 'Attested', schema: z.object({ receiptId: zHex32, responseHash: zHex32, at: z.string() }) },

@@ -2,9 +2,9 @@
 // against the ledger before publishing anything (spec; issue: chain.rejected with the ledger's code
 // for a failed one, dex.swapped for a swap, payment.exact for a plain transfer reported as a
 // payment). A repeat is idempotent: the first answer again, nothing published twice.
-import { ErrorBodySchema, LEDGER_CODES, SvcError, zAddress } from '@svc/core';
+import { ErrorBodySchema, LEDGER_CODES, SvcError, isAccountAddress, publicKeyFromAccount, verifyReport, zAddress, zSignatureHex } from '@svc/core';
 import type { LedgerCode } from '@svc/core';
-import type { TxResult } from '@svc/ledger';
+import type { LedgerAccount, TxResult } from '@svc/ledger';
 import { z } from 'zod';
 import type { Services } from '../../services.js';
 import type { NewEvent } from '../../store/port.js';
@@ -19,6 +19,9 @@ const ReportSchema = z
     tx: z.string().regex(/^[0-9a-fA-F]{64}$/, 'a transaction hash: 64 hex characters'),
     kind: z.enum(['payment', 'swap']).optional(),
     details: z.record(z.string().max(64), z.union([z.string().max(256), z.number(), z.boolean(), z.null()])).refine((d) => Object.keys(d).length <= 16, 'at most 16 details').optional(),
+    signature: zSignatureHex.meta({
+      description: 'ed25519 by the transaction’s source (a smart account: its owner or agent key) over sha256("svc:report:v1" ‖ network id ‖ RFC 8785 JSON of { account, tx, kind?, details? }).',
+    }),
   })
   .meta({ id: 'Report' });
 
@@ -34,7 +37,7 @@ export function reportRoutes(s: Services): AnyRoute[] {
       responses: {
         200: { description: 'Published (or published before: the same event)', schema: z.object({ event: EventViewSchema.nullable(), repeated: z.boolean() }) },
         400: { description: 'Malformed', schema: ErrorBodySchema },
-        403: { description: 'The reporter is not the transaction’s source', schema: ErrorBodySchema },
+        403: { description: 'The reporter is not the transaction’s source, or the report is not signed by it', schema: ErrorBodySchema },
         422: { description: 'The transaction could not be verified, or does not match the report', schema: ErrorBodySchema },
         503: { description: 'Ledger unavailable', schema: ErrorBodySchema },
       },
@@ -45,6 +48,8 @@ export function reportRoutes(s: Services): AnyRoute[] {
         const tx = await s.ledger.getTx(hash);
         if (!tx) throw new SvcError('REPORT_NOT_VERIFIED', `No transaction ${hash} on ${s.ledgerInfo.network}.`);
         if (tx.source !== body.account) throw new SvcError('FORBIDDEN', `Transaction ${hash} was sent by ${tx.source}, not ${body.account}.`);
+        // Only the source may report it: a stranger cannot publish someone's transaction with its own words.
+        if (!(await signedBySource(s, body))) throw new SvcError('FORBIDDEN', `The report is not signed by ${body.account} (or, for a smart account, its owner or agent key).`);
         if (await s.store.getIdempotent(key)) return { event: await published(s, body.account, hash), repeated: true };
         const event = publishable(tx, body.account, body.kind, body.details, new Date(s.clock.now()).toISOString());
         // The idempotency record makes the publication happen once, even for concurrent copies.
@@ -57,6 +62,18 @@ export function reportRoutes(s: Services): AnyRoute[] {
       },
     }),
   ];
+}
+
+/** A G… account signs with its own key; a smart account with its owner's or its agent's. */
+async function signedBySource(s: Services, report: z.output<typeof ReportSchema>): Promise<boolean> {
+  const { signature, ...body } = report;
+  const keys = isAccountAddress(body.account) ? [body.account] : smartAccountKeys(await s.ledger.getAccount(body.account));
+  return keys.some((key) => verifyReport(publicKeyFromAccount(key), s.ledgerInfo.passphrase, body, signature));
+}
+
+function smartAccountKeys(account: LedgerAccount): string[] {
+  const state = account.account;
+  return state ? [state.owner, ...(state.policy ? [state.policy.agentKey] : [])].filter(isAccountAddress) : [];
 }
 
 /** The event a report of `hash` published (among the account's recent events). */

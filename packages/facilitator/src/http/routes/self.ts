@@ -32,6 +32,8 @@ const TAG_DESCRIPTIONS: Record<string, string> = {
   demo: 'The demo seller’s metered resources (per request, per second, per token).',
   ledger: 'The embedded local ledger (PROTOCOL.md §9), present when it runs in-process.',
   console: 'The web console (a static page and its build files) that reads this API.',
+  discovery: 'The catalog of paid resources (x402 discovery).',
+  float: 'The credit pool, read-only: size, share price, credit lines and positions.',
 };
 
 const OpenApiDocumentSchema = z.looseObject({ openapi: z.literal(OPENAPI_VERSION), paths: z.record(z.string(), z.unknown()) }).meta({ description: 'An OpenAPI 3.1 document.' });
@@ -80,7 +82,7 @@ function description(s: Services): string {
   const { network, asset } = s.ledgerInfo;
   return [
     `The svc facilitator: x402 version 2 payments in the \`channel\` scheme (cumulative vouchers on payment channels) on ${network}. Test network only; the contracts are unaudited.`,
-    `Amounts are decimal strings of integer base units of ${asset.code} (${asset.decimals} decimals). Every non-2xx answer carries the Error body (PROTOCOL.md §6).`,
+    `Amounts are decimal strings of integer base units of ${asset.code} (${asset.decimals} decimals). Every non-2xx answer carries the Error body (PROTOCOL.md §6), except those of POST /mcp, which are JSON-RPC error objects as the MCP specification has them.`,
     'A plain-text guide for language models: GET /llms.txt. Model Context Protocol: POST /mcp.',
   ].join('\n\n');
 }

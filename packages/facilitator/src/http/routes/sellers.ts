@@ -1,7 +1,7 @@
 // Seller revenue (spec: GET /sellers/:payTo/revenue, GET /sellers/:payTo/settlements.csv), computed
 // in domain/revenue.ts from the seller's events in the audit ledger. The store has no aggregate
 // queries (amounts are text in SQLite): pages of events are summed as bigint in the domain.
-import { ErrorBodySchema, NETWORKS, isNetworkName, zAddress, zUnits } from '@svc/core';
+import { ErrorBodySchema, NETWORKS, SellerTokenRequestBodySchema, SellerTokenSchema, SvcError, isAccountAddress, isNetworkName, verifySellerTokenRequest, zAddress, zUnits } from '@svc/core';
 import { z } from 'zod';
 import { AGING_BUCKETS, REVENUE_EVENT_TYPES, RevenueTally, revenueWindow, settlementsCsv } from '../../domain/revenue.js';
 import type { RevenueReport } from '../../domain/revenue.js';
@@ -12,6 +12,8 @@ import type { AnyRoute } from '../route.js';
 const TAGS = ['sellers'];
 const PAGE = 1000;
 const DAYS_MESSAGE = 'days must be a whole number from 1 to 365';
+/** A token request's ts may be this far from the facilitator's clock (a replay is only good that long). */
+const TOKEN_REQUEST_SKEW_MS = 5 * 60_000;
 
 const Params = z.object({ payTo: zAddress });
 
@@ -54,7 +56,8 @@ export const RevenueReportSchema = z
       .object({
         earned: zUnits.meta({ description: 'Sum of accepted vouchers, all time.' }),
         settled: zUnits.meta({ description: 'Sum claimed on the ledger, all time.' }),
-        receivable: zUnits.meta({ description: 'earned − settled.' }),
+        receivable: zUnits.meta({ description: 'What open channels owe: earned − settled − lost.' }),
+        lost: zUnits.meta({ description: 'What closed channels owed when they closed: accepted but never claimed, and no longer claimable. earned = settled + receivable + lost.' }),
         payments: zCount,
         settlements: zCount,
         paymentsPerSettlement: z.number().nullable().meta({ description: 'payments ÷ settlements (2 decimals); null before the first settlement.' }),
@@ -82,8 +85,15 @@ export const RevenueReportSchema = z
             bucket: z.enum(AGING_BUCKETS),
           }),
         )
-        .meta({ description: 'Channels with accepted vouchers not yet claimed, oldest first; age counts from the oldest unclaimed voucher.' }),
+        .meta({ description: 'Open channels with accepted vouchers not yet claimed, oldest first; age counts from the oldest unclaimed voucher.' }),
     }),
+    losses: z
+      .object({
+        total: zUnits,
+        channels: z.array(z.object({ channelId: z.string(), payer: zAddress.nullable(), amount: zUnits, closedAt: zTime })),
+        truncated: z.boolean(),
+      })
+      .meta({ description: 'Closed channels that owed the seller something when they closed (all time, newest close first, at most 500): money accepted that can no longer be claimed.' }),
     settlements: z.array(SettlementSchema).meta({ description: 'In the window, newest first (at most 500).' }),
     settlementsTruncated: z.boolean(),
   })
@@ -108,6 +118,30 @@ export function sellerRoutes(s: Services): AnyRoute[] {
   }
 
   return [
+    defineRoute({
+      method: 'POST',
+      url: '/sellers/:payTo/token',
+      costly: true,
+      summary:
+        'Mints a seller token for payTo: the credential of the payee’s side (its middleware) to stream, attest responses and be listed in discovery. The request is signed by payTo’s own key (@svc/core seller-token.ts); the token expires (at most 366 days).',
+      tags: TAGS,
+      params: z.object({ payTo: zAddress.refine(isAccountAddress, 'payTo must be a G… account: its key signs the request') }),
+      body: SellerTokenRequestBodySchema,
+      responses: {
+        200: { description: 'The token', schema: SellerTokenSchema },
+        400: { description: 'Malformed, or a time out of range', schema: ErrorBodySchema },
+        403: { description: 'The signature is not payTo’s', schema: ErrorBodySchema },
+      },
+      handler: ({ params, body }) => {
+        const now = s.clock.now();
+        const [ts, expiresAt] = [Date.parse(body.ts), Date.parse(body.expiresAt)];
+        if (Math.abs(now - ts) > TOKEN_REQUEST_SKEW_MS) throw new SvcError('BAD_REQUEST', `ts must be within ${TOKEN_REQUEST_SKEW_MS / 60_000} minutes of the facilitator’s time (${new Date(now).toISOString()}).`);
+        if (expiresAt <= now) throw new SvcError('BAD_REQUEST', 'expiresAt must be in the future.');
+        const request = { network: net, facilitator: s.keys.address, payTo: params.payTo, ts: body.ts, expiresAt: body.expiresAt };
+        if (!verifySellerTokenRequest(request, body.signature)) throw new SvcError('FORBIDDEN', `The signature is not ${params.payTo}’s over this request (network ${net}, facilitator ${s.keys.address}).`);
+        return s.sellerTokens.mint(params.payTo, expiresAt);
+      },
+    }),
     defineRoute({
       method: 'GET',
       url: '/sellers/:payTo/revenue',

@@ -1,8 +1,10 @@
 // Streaming sessions for `token` and `second` units (spec state table; PROTOCOL.md §8), and the
 // voucher endpoint buyers post each slice's voucher to.
-import { ErrorBodySchema, PaymentResponseSchema, STREAM_END_REASONS, formatUnits, zAddress, zChannelId, zSignatureHex, zUnits } from '@svc/core';
+import { ErrorBodySchema, PaymentResponseSchema, STREAM_END_REASONS, SvcError, formatUnits, zAddress, zChannelId, zSignatureHex, zUnits } from '@svc/core';
+import type { FastifyRequest } from 'fastify';
 import { z } from 'zod';
 import type { Services } from '../../services.js';
+import { requireSeller } from '../seller-auth.js';
 import { defineRoute } from '../route.js';
 import type { AnyRoute } from '../route.js';
 
@@ -50,6 +52,16 @@ const VoucherAcceptedSchema = z
   .object({ accepted: z.literal(true), streamId: zStreamId.nullable(), requiredCumulative: zUnits.nullable(), receipt: PaymentResponseSchema })
   .meta({ id: 'VoucherAccepted' });
 
+/** The session's seller: its token. */
+const SELLER_AUTH = { scheme: 'sellerToken' } as const;
+
+/** A session's seller only: stream ids are public in stream.started events. */
+async function ownSession(s: Services, request: FastifyRequest, id: string): Promise<void> {
+  const stream = await s.store.getStream(id);
+  if (!stream) throw new SvcError('STREAM_NOT_FOUND', `No stream session ${id}.`);
+  requireSeller(s.sellerTokens, request, stream.payTo);
+}
+
 const errors = (codes: Record<number, string>) => Object.fromEntries(Object.entries(codes).map(([status, description]) => [status, { description, schema: ErrorBodySchema }]));
 
 export function streamRoutes(s: Services): AnyRoute[] {
@@ -60,8 +72,14 @@ export function streamRoutes(s: Services): AnyRoute[] {
       summary: 'Opens a streaming session for a first slice already paid (receiptId).',
       tags: TAGS,
       body: OpenSchema,
-      responses: { 200: { description: 'Opened', schema: OpenedSchema }, ...errors({ 400: 'Malformed', 409: 'receiptId unusable or channel not open', 429: 'Too many open sessions' }) },
-      handler: async ({ body }) => {
+      auth: SELLER_AUTH,
+      responses: {
+        200: { description: 'Opened', schema: OpenedSchema },
+        ...errors({ 400: 'Malformed', 401: 'No valid seller token', 403: 'Another seller’s token', 409: 'receiptId unusable or channel not open', 429: 'Too many open sessions' }),
+      },
+      handler: async ({ body, request }) => {
+        // Only the payee's side: receipt ids are public (events, receipts), a seller token is not.
+        requireSeller(s.sellerTokens, request, body.payTo);
         const { stream, deposit } = await s.streams.open({
           channelId: BigInt(body.channelId),
           payTo: body.payTo,
@@ -81,8 +99,10 @@ export function streamRoutes(s: Services): AnyRoute[] {
       tags: TAGS,
       params: StreamParams,
       body: WaitSchema,
-      responses: { 200: { description: 'paid, or why the session stopped', schema: WaitResultSchema }, ...errors({ 404: 'No such session', 409: 'The session ended' }) },
-      handler: async ({ params, body, reply }) => {
+      auth: SELLER_AUTH,
+      responses: { 200: { description: 'paid, or why the session stopped', schema: WaitResultSchema }, ...errors({ 401: 'No valid seller token', 403: 'Another seller’s session', 404: 'No such session', 409: 'The session ended' }) },
+      handler: async ({ params, body, request, reply }) => {
+        await ownSession(s, request, params.id);
         const timeoutMs = Math.min(WAIT_MAX_MS, Math.max(WAIT_MIN_MS, body.timeoutMs ?? WAIT_DEFAULT_MS));
         // The seller hung up: stop waiting (the request's own 'close' fires once its body is read).
         const gone = new AbortController();
@@ -101,8 +121,10 @@ export function streamRoutes(s: Services): AnyRoute[] {
       tags: TAGS,
       params: StreamParams,
       body: EndSchema,
-      responses: { 200: { description: 'What the session was charged', schema: EndedSchema }, ...errors({ 404: 'No such session' }) },
-      handler: async ({ params, body }) => {
+      auth: SELLER_AUTH,
+      responses: { 200: { description: 'What the session was charged', schema: EndedSchema }, ...errors({ 401: 'No valid seller token', 403: 'Another seller’s session', 404: 'No such session' }) },
+      handler: async ({ params, body, request }) => {
+        await ownSession(s, request, params.id);
         const ended = await s.streams.end(params.id, body.reason, body.units);
         return { charged: formatUnits(ended.charged), vouchers: ended.vouchers, reason: ended.reason ?? body.reason, units: ended.units };
       },

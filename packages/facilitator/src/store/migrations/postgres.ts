@@ -149,10 +149,19 @@ CREATE TABLE catalog_payers (
 );
 `;
 
+// The parties of a session, for the caps per payer and per payee (issue 13.9). Sessions opened
+// before this version keep payer ''.
+const STREAM_PARTIES = `
+ALTER TABLE streams ADD COLUMN payer text NOT NULL DEFAULT '';
+CREATE INDEX streams_by_payer ON streams (payer, status);
+CREATE INDEX streams_by_pay_to ON streams (pay_to, status);
+`;
+
 export const POSTGRES_MIGRATIONS: readonly Migration[] = checkedMigrations([
   { version: 1, name: 'initial', sql: INITIAL },
   { version: 2, name: 'streams', sql: STREAMS },
   { version: 3, name: 'catalog', sql: CATALOG },
+  { version: 4, name: 'stream_parties', sql: STREAM_PARTIES },
 ]);
 
 const SCHEMA_NAME_RE = /^[a-z_][a-z0-9_]{0,62}$/;
