@@ -34,6 +34,7 @@ import { ledgerInfoOf, saveLedgerTime, startLedgerClock } from './domain/ledger-
 import { createLogger } from './logger.js';
 import { StoreHealth } from './domain/store-health.js';
 import { LedgerWatcher } from './domain/ledger-watcher.js';
+import { Openings } from './domain/openings.js';
 import { Verifier } from './domain/verifier.js';
 import { voucherRate } from './domain/voucher-rate.js';
 import { openLimiters } from './limits/limiter.js';
@@ -120,7 +121,9 @@ export async function createFacilitator(options: FacilitatorOptions): Promise<Fa
   const ledgerClock = new LedgerClock(ledger, ledgerInfo.ledgerSeconds);
   await startLedgerClock(ledgerClock, store, clock.now());
   const vouchers = voucherContext(ledgerInfo.passphrase, ledgerInfo.contracts.channel);
-  const book = new ChannelBook(store, ledger, { network: ledgerInfo.network, channelContract: ledgerInfo.contracts.channel }, clock);
+  const channelSource = { network: ledgerInfo.network, channelContract: ledgerInfo.contracts.channel };
+  const openings = new Openings(ledger, store, events, channelSource);
+  const book = new ChannelBook(store, ledger, channelSource, clock, openings);
   const latency = new LatencyWindow();
   const claimer = new Claimer({ ledger, store, book, events, keys, clock });
   const accounts = new AccountBook(ledger);
@@ -231,7 +234,7 @@ export async function createFacilitator(options: FacilitatorOptions): Promise<Fa
 
   // Each tick on Stellar costs RPC calls (getLatestLedger, getEvents): poll about twice a ledger.
   const pollMs = options.watchPollMs ?? (stellar ? 2500 : Math.max(100, Math.min(1000, config.LEDGER_SECONDS * 200)));
-  const watcher = new LedgerWatcher(ledger, store, events, book, claimer, accounts, ledgerClock, { pollMs, network: ledgerInfo.network, channelContract: ledgerInfo.contracts.channel }, log);
+  const watcher = new LedgerWatcher(ledger, store, events, book, claimer, accounts, ledgerClock, openings, { pollMs }, log);
   // The in-process ledger's transactions that touch a channel (a payee's close, a top-up) are
   // applied before their answer leaves: no voucher is accepted on a channel after its close was
   // answered. A standalone ledger's are seen by the watcher's next poll.

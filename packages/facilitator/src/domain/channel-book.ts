@@ -1,11 +1,12 @@
 // The channel cache in front of the store and the ledger. The hot path reads a channel from
 // memory; a miss loads it from the store, then from the ledger (a channel the facilitator has not
-// seen yet), and records it. The store stays authoritative: the compare-and-set of an advance
+// seen yet), and records it with its opening. The store stays authoritative: the compare-and-set of an advance
 // runs there, and a lost race reloads the channel.
 import { fromHex, isStrictPublicKey } from '@svc/core';
 import type { Ledger } from '@svc/ledger';
 import type { ChannelRecord, Store } from '../store/port.js';
 import type { Clock } from './clock.js';
+import type { Openings } from './openings.js';
 
 const MAX_CACHED = 100_000;
 const MISS_TTL_MS = 5_000;
@@ -33,6 +34,7 @@ export class ChannelBook {
     private readonly ledger: Ledger,
     private readonly source: ChannelSource,
     private readonly clock: Clock,
+    private readonly openings: Openings,
   ) {}
 
   /** The channel, or null when neither the store nor the ledger knows it. May throw LedgerUnavailable. */
@@ -78,6 +80,12 @@ export class ChannelBook {
       if (this.misses.size >= MAX_MISSES) this.misses.clear();
       this.misses.set(id, this.clock.now());
       return null;
+    }
+    // Its opening is recorded before any payment on it (openings.ts); if the opening is out of
+    // reach, the channel is recorded as the ledger has it and the watcher records the opening.
+    if (await this.openings.recordAhead(id)) {
+      const recorded = await this.store.getChannel(id);
+      if (recorded) return this.remember(recorded);
     }
     const record: ChannelRecord = {
       id,

@@ -11,15 +11,15 @@ import { claimKeyOf, claimOnce } from './claimer.js';
 import type { Claimer } from './claimer.js';
 import type { EventLog } from './event-log.js';
 import type { LedgerClock } from './ledger-clock.js';
+import { CURSOR_KEY, channelIdOf, str } from './openings.js';
+import type { Openings } from './openings.js';
 import { Passes } from './passes.js';
 
-export const CURSOR_KEY = 'ledger.cursor';
+export { CURSOR_KEY };
 const PAGE = 500;
 
 export interface WatcherOptions {
   pollMs: number;
-  network: string;
-  channelContract: string;
 }
 
 export interface WatcherLog {
@@ -39,6 +39,7 @@ export class LedgerWatcher {
     private readonly claimer: Claimer,
     private readonly accounts: AccountBook,
     private readonly ledgerClock: LedgerClock,
+    private readonly openings: Openings,
     private readonly options: WatcherOptions,
     private readonly log: WatcherLog,
   ) {}
@@ -89,8 +90,9 @@ export class LedgerWatcher {
       for (const ev of page.events) ops.push(...(await this.apply(ev, opened)));
       cursor = page.cursor;
       if (cursor !== null) ops.push({ op: 'meta.set', key: CURSOR_KEY, value: cursor });
-      // Refused only when another instance's claimer recorded one of these claims in between:
-      // the cursor did not move, and the next pass finds that claim recorded and skips it.
+      // Refused only when another instance's claimer recorded one of these claims, or a channel
+      // book one of these openings, in between: the cursor did not move, and the next pass finds
+      // it recorded and skips it.
       const written = await this.events.commit(ops);
       if (!written.ok) {
         this.log.warn({ reason: written.reason, op: ops[written.op]?.op }, 'ledger watcher: a page was refused by the store; retrying it');
@@ -143,43 +145,11 @@ export class LedgerWatcher {
     return [{ op: 'event', event: { type: 'account.frozen', source: 'ledger', ts: ev.ts, accounts: [account], data: { account, frozen, tx: ev.tx } } }];
   }
 
-  private opened(ev: LedgerEvent, channelId: bigint, opened: Map<bigint, ChannelRecord>): WriteOp[] {
-    const d = ev.data;
-    const channel: ChannelRecord = {
-      id: channelId,
-      network: this.options.network,
-      channelContract: this.options.channelContract,
-      payer: str(d['payer']),
-      payee: str(d['payee']),
-      asset: str(d['asset']),
-      voucherKey: str(d['voucherKey']).toLowerCase(),
-      deposit: units(d['deposit']),
-      claimed: 0n,
-      lastAccepted: 0n,
-      lastSignature: null,
-      expiryLedger: Number(d['expiryLedger']),
-      status: 'open',
-      vouchers: 0,
-      vouchersClaimed: 0,
-      openedAt: ev.ts,
-      lastVoucherAt: null,
-      closedAt: null,
-      refunded: null,
-      createdAt: ev.ts,
-    };
+  /** An opening, unless the channel book recorded it ahead of this pass (openings.ts). */
+  private async opened(ev: LedgerEvent, channelId: bigint, opened: Map<bigint, ChannelRecord>): Promise<WriteOp[]> {
+    const { channel, ops } = this.openings.ops(ev, channelId);
     opened.set(channelId, channel);
-    return [
-      { op: 'channel.insert', channel },
-      this.event(ev, channelId, [channel.payer, channel.payee], {
-        channelId: channelId.toString(),
-        payer: channel.payer,
-        payee: channel.payee,
-        asset: channel.asset,
-        deposit: formatUnits(channel.deposit),
-        expiryLedger: channel.expiryLedger,
-        tx: ev.tx,
-      }),
-    ];
+    return (await this.openings.recorded(channelId)) ? [] : ops;
   }
 
   private async claimed(ev: LedgerEvent, channelId: bigint, parties: string[]): Promise<WriteOp[]> {
@@ -210,18 +180,6 @@ export class LedgerWatcher {
   }
 }
 
-// Ledger event data is JSON from the ledger: read it defensively, never String() an object.
-function str(v: unknown): string {
-  if (typeof v === 'string') return v;
-  if (typeof v === 'number' || typeof v === 'bigint') return v.toString();
-  throw new TypeError(`unexpected ledger event value: ${JSON.stringify(v)}`);
-}
-
 function units(v: unknown): bigint {
   return parseUnits(str(v));
-}
-
-function channelIdOf(v: unknown): bigint | null {
-  if (typeof v === 'number' && Number.isSafeInteger(v) && v >= 0) return BigInt(v);
-  return typeof v === 'string' && /^[0-9]{1,20}$/.test(v) ? BigInt(v) : null;
 }

@@ -1,0 +1,59 @@
+// The audit order is causal (issue 15.12): a channel's opening takes an event id before its first
+// payment, and is recorded once, whoever records it first. Against a real standalone ledger whose
+// events the facilitator's watcher sees late (it polls once a minute here), so the first voucher
+// arrives before the watcher has reached the opening; before the fix, `channel.opened` was stored
+// after the channel's first `voucher.accepted`.
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { randomKeypair } from '@svc/core';
+import { startLedgerServer } from '@svc/ledger';
+import type { LedgerServer } from '@svc/ledger';
+import { startHarness } from '../helpers/harness.js';
+import type { Harness } from '../helpers/harness.js';
+
+describe('a channel paid on before the watcher sees it open (LEDGER_URL, watcher polling once a minute)', () => {
+  const ledgerDir = fs.mkdtempSync(path.join(os.tmpdir(), 'svc-opening-order-'));
+  let server: LedgerServer;
+  let h: Harness;
+
+  beforeAll(async () => {
+    server = await startLedgerServer({ port: 0, dataDir: ledgerDir, ledgerSeconds: 0.2 });
+    h = await startHarness({ LEDGER_URL: server.url, DEMO: 'off', LOG_LEVEL: 'fatal', CLAIM_INTERVAL_SECONDS: '3600' }, { watchPollMs: 60_000 });
+  });
+
+  afterAll(async () => {
+    await h?.close();
+    await server?.close();
+    fs.rmSync(ledgerDir, { recursive: true, force: true });
+  });
+
+  const typesOf = async (channelId: bigint) =>
+    (await h.f.services.store.events({ channelId, order: 'asc', limit: 100 })).map((e) => e.type);
+
+  it('records the opening before the first payment, and once when the watcher gets there', async () => {
+    const seller = randomKeypair();
+    const b = await h.buyer({ payee: seller.address });
+    const reqs = h.requirements({ payTo: seller.address, amount: '1000' });
+    for (const cumulative of [1000n, 2000n]) expect((await h.verify(b.signer.sign(cumulative), reqs)).body['isValid']).toBe(true);
+    expect(await typesOf(b.channelId)).toEqual(['channel.opened', 'voucher.accepted', 'voucher.accepted']);
+
+    // The watcher reaches the opening: it is not recorded a second time.
+    await h.f.watcher.tick();
+    expect(await typesOf(b.channelId)).toEqual(['channel.opened', 'voucher.accepted', 'voucher.accepted']);
+    // And what the payer's account ledger shows, newest first, ends with the opening.
+    const ledger = (await (await fetch(`${h.url}/accounts/${b.keys.address}/ledger`)).json()) as { events: { type: string; data: Record<string, unknown> }[] };
+    expect(ledger.events.map((e) => e.type)).toEqual(['voucher.accepted', 'voucher.accepted', 'channel.opened']);
+    expect(ledger.events[2]!.data).toMatchObject({ channelId: b.channelId.toString(), payer: b.keys.address, payee: seller.address, deposit: '5000000' });
+  });
+
+  it('records an opening the watcher reached first once, before any payment', async () => {
+    const seller = randomKeypair();
+    const b = await h.buyer({ payee: seller.address });
+    await h.f.watcher.tick();
+    expect(await h.f.services.store.getIdempotent(`opened:${b.channelId}`)).not.toBeNull();
+    expect((await h.verify(b.signer.sign(1000n), h.requirements({ payTo: seller.address, amount: '1000' }))).body['isValid']).toBe(true);
+    expect(await typesOf(b.channelId)).toEqual(['channel.opened', 'voucher.accepted']);
+  });
+});
