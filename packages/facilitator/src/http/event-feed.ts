@@ -16,6 +16,11 @@ import { ProcSendQueues } from './send-queue.js';
 import type { SendQueues } from './send-queue.js';
 
 export const BACKLOG = 200;
+/** Events a resuming client is sent from the store, at most, and per page. */
+export const REPLAY_MAX = 10_000;
+const REPLAY_PAGE = 500;
+/** Live events held for a client while it is replayed to; past this it is dropped (and resumes). */
+const MAX_QUEUED = 10_000;
 export const KEEPALIVE_MS = 15_000;
 /**
  * Bytes a client may leave waiting in the process, past its backlog and the kernel's buffers (which
@@ -33,6 +38,8 @@ export interface FeedOptions {
   stallMs?: number;
   keepaliveMs?: number;
   maxBufferedBytes?: number;
+  /** Events sent to a resuming client from the store, at most (default REPLAY_MAX). */
+  replayMax?: number;
   /** Where the kernel's share of pending bytes is read (default: /proc on Linux). */
   sendQueues?: SendQueues;
 }
@@ -68,6 +75,7 @@ export class EventFeed {
   private sweeping = false;
   private readonly stallMs: number;
   private readonly maxBufferedBytes: number;
+  private readonly replayMax: number;
   private readonly sendQueues: SendQueues;
   /** The other instances' open streams (a cluster on one PostgreSQL); none alone. */
   private presence: StreamPresence = NO_PRESENCE;
@@ -79,6 +87,7 @@ export class EventFeed {
   ) {
     this.stallMs = limits.stallMs ?? STALL_MS;
     this.maxBufferedBytes = limits.maxBufferedBytes ?? MAX_BUFFERED_BYTES;
+    this.replayMax = limits.replayMax ?? REPLAY_MAX;
     this.sendQueues = limits.sendQueues ?? new ProcSendQueues();
     bus.subscribe((event) => {
       for (const client of this.clients) this.deliver(client, event);
@@ -108,26 +117,75 @@ export class EventFeed {
     return null;
   }
 
+  /**
+   * Serves `res` from now on: what it missed, then live events. Without Last-Event-ID, the last
+   * BACKLOG events. With one, every event after it, from the store (events are durable), a page at
+   * a time as the client takes them — at most REPLAY_MAX; past that a `feed.gap` frame says which
+   * ids were skipped and the stream goes on with the last BACKLOG. A Last-Event-ID beyond the newest
+   * event (another deployment's, a reset store) gets a `feed.reset` frame, then the last BACKLOG.
+   */
   async attach(res: ServerResponse, ip: string, filter: FeedFilter, lastEventId: number | null): Promise<void> {
     const client: Client = { res, ip, filter, queued: [], lastId: lastEventId ?? 0, allowance: this.maxBufferedBytes, written: 0, taken: 0, swept: { written: 0, drained: true }, stalledSince: null };
     this.clients.add(client);
     this.perIp.set(ip, (this.perIp.get(ip) ?? 0) + 1);
     res.on('close', () => this.detach(client));
-    const backlog = await this.store.events({
-      ...(lastEventId === null ? { order: 'desc' as const } : { after: lastEventId, order: 'desc' as const }),
-      limit: BACKLOG,
-      ...(filter.account ? { account: filter.account } : {}),
-      ...(filter.channelId !== undefined ? { channelId: filter.channelId } : {}),
-    });
+    let after = lastEventId;
+    if (after !== null) {
+      const newest = (await this.store.events({ order: 'desc', limit: 1 }))[0]?.id ?? 0;
+      if (after > newest) {
+        this.push(client, notice('feed.reset', { lastEventId: after, newestId: newest, reason: 'Last-Event-ID is beyond the newest event of this facilitator: the stream starts again with its last events.' }));
+        after = null;
+        client.lastId = 0;
+      }
+    }
+    if (after === null) await this.sendBacklog(client);
+    else await this.replay(client, after);
+    const queued = client.queued ?? [];
+    client.queued = null;
+    for (const event of queued) if (event.id > client.lastId) this.send(client, event);
+  }
+
+  /** The last BACKLOG events (after `after`, if given), oldest first. */
+  private async sendBacklog(client: Client, after?: number): Promise<void> {
+    const backlog = await this.store.events({ ...(after === undefined ? {} : { after }), order: 'desc', limit: BACKLOG, ...filterQuery(client.filter) });
     // Written whole: the backlog is bounded by itself (BACKLOG events), and a client may leave it
     // waiting, plus maxBufferedBytes of what keeps coming after it.
     for (const event of backlog.reverse()) {
       client.lastId = event.id;
       client.allowance += this.push(client, frame(event));
     }
-    const queued = client.queued ?? [];
-    client.queued = null;
-    for (const event of queued) if (event.id > client.lastId) this.send(client, event);
+  }
+
+  /** Everything after `after`, oldest first, a page at a time as the client takes it; bounded. */
+  private async replay(client: Client, after: number): Promise<void> {
+    client.lastId = after;
+    let replayed = 0;
+    for (;;) {
+      const page = await this.store.events({ after: client.lastId, order: 'asc', limit: REPLAY_PAGE, ...filterQuery(client.filter) });
+      // Like the backlog, a page may be left waiting whole (the next is read once it is taken).
+      client.allowance = this.maxBufferedBytes;
+      for (const event of page) {
+        client.lastId = event.id;
+        client.allowance += this.push(client, frame(event));
+      }
+      replayed += page.length;
+      if (page.length < REPLAY_PAGE || client.res.destroyed) return;
+      if (replayed >= this.replayMax) break;
+      // Live events wait meanwhile; a client that falls this far behind resumes later instead.
+      if ((client.queued?.length ?? 0) > MAX_QUEUED) return void client.res.destroy();
+      if (!(await drained(client.res))) return;
+    }
+    // Too far behind to replay here: say so, and go on with the last events.
+    const resumeFrom = client.lastId;
+    const latest = await this.store.events({ after: resumeFrom, order: 'desc', limit: BACKLOG, ...filterQuery(client.filter) });
+    const firstKept = latest.at(-1)?.id;
+    if (firstKept !== undefined) {
+      const skipped = await this.store.events({ after: resumeFrom, before: firstKept, order: 'desc', limit: 1, ...filterQuery(client.filter) });
+      if (skipped.length > 0) {
+        this.push(client, notice('feed.gap', { after: resumeFrom, before: firstKept, reason: `more than ${this.replayMax} events to replay: the events after ${resumeFrom} and before ${firstKept} are not sent (they are in the accounts' ledgers, GET /accounts/:address/ledger).` }));
+      }
+    }
+    await this.sendBacklog(client, resumeFrom);
   }
 
   get size(): number {
@@ -214,6 +272,32 @@ export class EventFeed {
     if (n > 0) this.perIp.set(client.ip, n);
     else this.perIp.delete(client.ip);
   }
+}
+
+/** A frame about the stream itself: no id, so the client's Last-Event-ID stays what it was. */
+function notice(type: 'feed.reset' | 'feed.gap', data: Record<string, unknown>): string {
+  return `event: ${type}\ndata: ${JSON.stringify(data)}\n\n`;
+}
+
+function filterQuery(filter: FeedFilter): { account?: string; channelId?: bigint } {
+  return { ...(filter.account ? { account: filter.account } : {}), ...(filter.channelId !== undefined ? { channelId: filter.channelId } : {}) };
+}
+
+/** Resolves once `res` has room again (true), or is gone (false). */
+function drained(res: ServerResponse): Promise<boolean> {
+  if (res.destroyed || res.writableEnded) return Promise.resolve(false);
+  if (!res.writableNeedDrain) return Promise.resolve(true);
+  return new Promise((resolve) => {
+    const done = (ok: boolean) => () => {
+      res.off('drain', onDrain);
+      res.off('close', onClose);
+      resolve(ok);
+    };
+    const onDrain = done(true);
+    const onClose = done(false);
+    res.once('drain', onDrain);
+    res.once('close', onClose);
+  });
 }
 
 function frame(event: StoredEvent): string {

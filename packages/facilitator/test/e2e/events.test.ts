@@ -62,6 +62,34 @@ describe('GET /events', () => {
     expect(resumed[0]!.id).toBeGreaterThan(lastSeen);
   });
 
+  // Issue 15.11: before, a Last-Event-ID older than the 200-event backlog skipped what lay between,
+  // and one beyond the newest id suppressed every live event.
+  const filler = (n: number) =>
+    h.f.services.events.commit(Array.from({ length: n }, (_, i) => ({ op: 'event' as const, event: { type: 'test.filler', source: 'facilitator', ts: new Date().toISOString(), data: { i } } })));
+
+  it('resumes from the store when the Last-Event-ID is older than the backlog: nothing skipped', async () => {
+    await filler(1);
+    const start = (await h.f.services.store.events({ order: 'desc', limit: 1 }))[0]!.id;
+    await filler(650);
+    const resumed = await read(await fetch(`${h.url}/events`, { headers: { 'last-event-id': String(start) } }), (f) => f.length >= 650);
+    expect(resumed).toHaveLength(650);
+    expect(resumed.map((f) => f.data.data['i'])).toEqual(Array.from({ length: 650 }, (_, i) => i));
+    expect(resumed[0]!.id).toBe(start + 1);
+    for (let i = 1; i < resumed.length; i++) expect(resumed[i]!.id).toBe(resumed[i - 1]!.id + 1);
+  });
+
+  it('says so when the Last-Event-ID is beyond the newest event, then sends the last events and live ones', async () => {
+    const newest = (await h.f.services.store.events({ order: 'desc', limit: 1 }))[0]!.id;
+    const res = await fetch(`${h.url}/events`, { headers: { 'last-event-id': String(newest + 1000) } });
+    const liveSoon = setTimeout(() => void filler(1), 300);
+    const frames = await read(res, (f) => f.some((x) => x.id > newest));
+    clearTimeout(liveSoon);
+    expect(frames[0]!.event).toBe('feed.reset');
+    expect(frames[0]!.data).toMatchObject({ lastEventId: newest + 1000, newestId: newest });
+    expect(frames.slice(1, 201).map((f) => f.id)).toEqual(Array.from({ length: 200 }, (_, i) => newest - 199 + i));
+    expect(frames.at(-1)!.id).toBe(newest + 1); // live
+  });
+
   it('filters by account', async () => {
     const b = await h.buyer();
     await h.verify(b.signer.next(5000n));
@@ -87,6 +115,37 @@ describe('GET /events', () => {
     const after = await fetch(`${h.url}/events`);
     expect(after.status).toBe(200);
     await after.body?.cancel();
+  });
+});
+
+describe('EventFeed resuming further back than it replays (a real SQLite store)', () => {
+  let h: Harness;
+  beforeAll(async () => {
+    h = await startHarness({ DEMO: 'off' });
+  });
+  afterAll(() => h.close());
+
+  it('replays at most replayMax events, then sends a feed.gap frame naming the skipped ids and the last 200', async () => {
+    const commit = (n: number) =>
+      h.f.services.events.commit(Array.from({ length: n }, (_, i) => ({ op: 'event' as const, event: { type: 'test.filler', source: 'facilitator', ts: new Date().toISOString(), data: { i } } })));
+    await commit(1);
+    const start = (await h.f.services.store.events({ order: 'desc', limit: 1 }))[0]!.id;
+    await commit(1800);
+    const feed = new EventFeed(h.f.services.store, new MemoryBus(), { perIp: 8, total: 8, replayMax: 1000 });
+    const server = http.createServer((req, res) => {
+      res.writeHead(200, { 'content-type': 'text/event-stream' });
+      void feed.attach(res, req.socket.remoteAddress ?? '', {}, start);
+    });
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
+    const { port } = server.address() as AddressInfo;
+    const frames = await read(await fetch(`http://127.0.0.1:${port}/events`), (f) => f.length >= 1201);
+    // 1000 replayed (two pages), the gap, then the last 200.
+    expect(frames.slice(0, 1000).map((f) => f.id)).toEqual(Array.from({ length: 1000 }, (_, i) => start + 1 + i));
+    expect(frames[1000]!.event).toBe('feed.gap');
+    expect(frames[1000]!.data).toMatchObject({ after: start + 1000, before: start + 1601 });
+    expect(frames.slice(1001).map((f) => f.id)).toEqual(Array.from({ length: 200 }, (_, i) => start + 1601 + i));
+    feed.close();
+    await new Promise<void>((r) => server.close(() => r()));
   });
 });
 

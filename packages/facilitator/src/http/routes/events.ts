@@ -3,6 +3,7 @@
 import { ErrorBodySchema, SvcError, zAddress, zChannelId } from '@svc/core';
 import { z } from 'zod';
 import type { Services } from '../../services.js';
+import { BACKLOG, REPLAY_MAX } from '../event-feed.js';
 import type { EventFeed } from '../event-feed.js';
 import { defineRoute } from '../route.js';
 import type { AnyRoute } from '../route.js';
@@ -15,7 +16,7 @@ export function eventRoutes(s: Services, feed: EventFeed): AnyRoute[] {
       method: 'GET',
       url: '/events',
       unlimited: true,
-      summary: 'Server-sent events: the last 200 events, then live ones. Resume with Last-Event-ID.',
+      summary: `Server-sent events: the last ${BACKLOG} events, then live ones. Last-Event-ID resumes after that id, from the store (up to ${REPLAY_MAX} events; past that a feed.gap frame names the ids not sent, then the last ${BACKLOG}); an id beyond the newest gets a feed.reset frame, then the last ${BACKLOG}. account.frozen with frozen false is a thaw.`,
       tags: ['events'],
       query: z.object({ account: zAddress.optional(), channelId: zChannelId.optional() }),
       headers: [{ name: 'Last-Event-ID', description: 'Resume after this event id (what the last frame’s `id:` said).' }],
