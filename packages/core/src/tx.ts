@@ -21,10 +21,15 @@ export interface SignedLedgerTx extends LedgerTxBody {
   signature: string;
 }
 
-export function txSigningHash(networkPassphrase: string, tx: LedgerTxBody): Uint8Array {
+/** The RFC 8785 JSON of { source, seq, op, args }: the signed part of a transaction. */
+export function txCanonicalJson(tx: LedgerTxBody): string {
   const json = canonicalize({ source: tx.source, seq: tx.seq, op: tx.op, args: tx.args });
   if (json === undefined) throw new TypeError('transaction is not serialisable');
-  return sha256(concatBytes(utf8(TX_DOMAIN), networkId(networkPassphrase), utf8(json)));
+  return json;
+}
+
+export function txSigningHash(networkPassphrase: string, tx: LedgerTxBody): Uint8Array {
+  return sha256(concatBytes(utf8(TX_DOMAIN), networkId(networkPassphrase), utf8(txCanonicalJson(tx))));
 }
 
 export function txHash(networkPassphrase: string, tx: LedgerTxBody): string {

@@ -1,10 +1,11 @@
 // GET /llms.txt: a plain-text guide for language models, generated at request time from the
 // configuration, the ledger's identity and the route declarations, so it cannot go stale. The
 // voucher test vector is computed here by the same voucher code the verifier uses.
-import { REASON_STATUS, displayAmount, fromHex, keypairFromSeed, networkId, toHex, voucherContext } from '@svc/core';
+import { REASON_STATUS, TX_DOMAIN, displayAmount, fromHex, keypairFromSeed, networkId, signLedgerTx, toHex, txCanonicalJson, txSigningHash, voucherContext } from '@svc/core';
 import type { LedgerInfo } from '@svc/ledger';
 import type { Config } from '../config.js';
 import { COSTLY, PAGE, REUSE_MS } from './channel-listing.js';
+import { BACKLOG, REPLAY_MAX } from './event-feed.js';
 import type { DemoPrice } from './demo-prices.js';
 import { MCP_TOOLS } from './mcp-tools.js';
 import { openApiPath } from './openapi.js';
@@ -31,7 +32,7 @@ export interface LlmsInput {
 }
 
 export function llmsText(i: LlmsInput): string {
-  return [...intro(i), ...scheme(i), ...voucherBytes(i), ...paymentHeader(), ...errors(), ...prices(i), ...limits(i.config), ...endpoints(i.routes), ...exampleFlow(i)].join('\n') + '\n';
+  return [...intro(i), ...scheme(i), ...voucherBytes(i), ...paymentHeader(), ...(i.ledgerServed ? ledgerTransactions(i) : []), ...events(), ...errors(), ...prices(i), ...limits(i.config), ...endpoints(i.routes), ...exampleFlow(i)].join('\n') + '\n';
 }
 
 function intro(i: LlmsInput): string[] {
@@ -123,6 +124,68 @@ function paymentHeader(): string[] {
   ];
 }
 
+/** The transaction test vector's inputs (a channel.open); the outputs are computed. */
+export const TX_VECTOR_INPUT = {
+  networkPassphrase: VECTOR_INPUT.networkPassphrase,
+  sourceSecretSeedHex: '03'.repeat(32),
+  seq: 1,
+  op: 'channel.open',
+  payeeSecretSeedHex: '04'.repeat(32),
+  args: { deposit: '5000000', voucherKey: 'aa'.repeat(32), expiryLedger: 17400 },
+} as const;
+
+function ledgerTransactions(i: LlmsInput): string[] {
+  const c = i.config;
+  const { ledger } = i;
+  const v = TX_VECTOR_INPUT;
+  const key = keypairFromSeed(fromHex(v.sourceSecretSeedHex, 32));
+  const payee = keypairFromSeed(fromHex(v.payeeSecretSeedHex, 32)).address;
+  const body = { source: key.address, seq: v.seq, op: v.op, args: { payee, ...v.args } };
+  const signed = signLedgerTx(key, v.networkPassphrase, body);
+  const expected = { source: key.address, payee, canonicalJson: txCanonicalJson(body), networkIdHex: toHex(networkId(v.networkPassphrase)), hashHex: toHex(txSigningHash(v.networkPassphrase, body)), signatureHex: signed.signature };
+  return [
+    '## Ledger transactions (POST /ledger/tx)',
+    '',
+    `The ledger of this facilitator is served under ${i.baseUrl}/ledger. A transaction is the JSON { source, seq, op, args, signature }:`,
+    '',
+    '- source: your account, the G… StrKey of your ed25519 public key (or a smart account C… whose agent or owner key signs).',
+    '- seq: a JSON integer, your account’s current seq + 1. Read it with GET /ledger/accounts/{address} → { seq } (a new account has seq 0, so its first transaction has seq 1). Every transaction with a valid signature uses up its seq, a FAILED one too.',
+    '- op, args: below. Amounts in args are decimal strings of base units; ledger numbers are JSON integers.',
+    '- signature: 128 hex, ed25519 by the source’s key over the 32-byte hash:',
+    '',
+    '```',
+    `hash = sha256( ${`"${TX_DOMAIN}"`.padEnd(32)}${TX_DOMAIN.length} bytes ASCII`,
+    '             ‖ network id                      32 bytes = sha256(network passphrase)',
+    '             ‖ JCS({ source, seq, op, args })  RFC 8785 canonical JSON, UTF-8 )',
+    '```',
+    '',
+    'The hash in hex is the transaction’s hash (GET /ledger/tx/{hash}). The answer: { hash, status: "SUCCESS" | "FAILED", ledger, result?, code?, events }; FAILED means the contract refused it (code). A wrong signature, seq or shape is a 400 error body, and nothing happened.',
+    '',
+    `- channel.open { payee, deposit, voucherKey, expiryLedger } → result.channelId (a decimal string: the channelId of your vouchers). payee = accepts[0].payTo, deposit ≥ extra.minDeposit, voucherKey = the 64-hex public key your vouchers are signed with. expiryLedger must be after the latest ledger (GET /ledger/info → latestLedger; a ledger closes every ${ledger.ledgerSeconds} s), and vouchers are refused within ${c.VOUCHER_EXPIRY_SAFETY_LEDGERS} ledgers of it (CHANNEL_EXPIRING): latestLedger + ${Math.ceil(86_400 / ledger.ledgerSeconds)} keeps a channel open for a day here.`,
+    '- channel.top_up { channelId, amount, expiryLedger? } → result { deposit, expiryLedger } (the expiry can only move later).',
+    '- channel.close { channelId } → result { refunded }: the payer from expiryLedger + 120 ledgers on (what was not claimed comes back), the payee at any time (giving up what it has not claimed).',
+    '- transfer { to, amount }.',
+    '',
+    'Test vector (a channel.open; reproduce it byte for byte):',
+    '',
+    '```json',
+    JSON.stringify({ ...v, expected }, null, 2),
+    '```',
+    '',
+  ];
+}
+
+function events(): string[] {
+  return [
+    '## Events (GET /events, GET /accounts/{address}/ledger)',
+    '',
+    'Each event is { id, type, source, ts, channelId?, account?, data }; ids grow in the order events are stored, and a channel’s opening comes before its first payment. Types: channel.opened, channel.topped_up, voucher.accepted, voucher.rejected, channel.claimed, channel.closed (data.lost: what the seller can no longer be paid), payment.exact, chain.rejected, stream.started, stream.ended, dex.swapped, account.frozen (data.frozen: true when the owner froze the account’s agent, false when it thawed it).',
+    '',
+    `GET /events sends the last ${BACKLOG} events, then live ones. Reconnect with Last-Event-ID to get every event after it (from the store, up to ${REPLAY_MAX}); past that, a \`feed.gap\` frame { after, before, reason } names the ids not sent, then come the last ${BACKLOG}. A Last-Event-ID beyond the newest event (another deployment’s) gets a \`feed.reset\` frame { lastEventId, newestId, reason }, then the last ${BACKLOG}. Those two frames carry no id.`,
+    '',
+  ];
+}
+
 function errors(): string[] {
   const byStatus = new Map<number, string[]>();
   for (const [code, status] of Object.entries(REASON_STATUS)) byStatus.set(status, [...(byStatus.get(status) ?? []), code]);
@@ -164,7 +227,7 @@ function limits(c: Config): string[] {
       ? `- Costly requests (POST /channels/{id}/claim, POST /receipts/{id}/attest, POST /v1/report, POST /demo/agent/run, POST /demo/owner/freeze, and GET /channels or GET /accounts/{address} answering over ${COSTLY} channels): ${c.IP_COSTLY_LIMIT_PER_MINUTE} per minute per IP (then 429 RATE_LIMITED with Retry-After).`
       : '- Costly requests: no per-IP limit on this facilitator.',
     `- Connections: ${c.CONN_MAX_PER_IP > 0 ? `${c.CONN_MAX_PER_IP} open per IP, ` : ''}${c.CONN_MAX_TOTAL} in all (the next gets 429 RATE_LIMITED with Retry-After and is closed); a connection without a request for ${c.CONN_IDLE_SECONDS} s is closed.`,
-    `- GET /events: ${c.SSE_MAX_PER_IP} open streams per IP, ${c.SSE_MAX_TOTAL} in all; the last 200 events, then live; a stream whose client takes nothing for ${c.SSE_STALL_SECONDS} s is dropped (resume with Last-Event-ID).`,
+    `- GET /events: ${c.SSE_MAX_PER_IP} open streams per IP, ${c.SSE_MAX_TOTAL} in all; a stream whose client takes nothing for ${c.SSE_STALL_SECONDS} s is dropped (resume with Last-Event-ID).`,
     `- Stream sessions: ${c.STREAM_MAX_PER_CHANNEL} open per channel, ${c.STREAM_MAX_PER_PAYER} per payer, ${c.STREAM_MAX_PER_PAYEE} per seller, ${c.STREAM_MAX_TOTAL} in all, ended (ABORTED) after ${c.STREAM_IDLE_SECONDS} s idle; POST /streams/{id}/wait waits 1–30 s (default 10).`,
     '- POST /v1/report must be signed by the transaction’s source (a smart account: its owner or agent key) over sha256("svc:report:v1" ‖ network id ‖ RFC 8785 JSON of { account, tx, kind?, details? }).',
     `- Pages: GET /accounts/{address}/ledger and GET /receipts return 50 by default, at most 200 (cursor = the previous page’s nextCursor); GET /discovery/resources 50 by default, at most 200 (limit, offset); GET /float \`history\` 200 samples by default, at most 500. GET /channels is not paginated (a list of over ${PAGE} channels may be up to ${REUSE_MS / 1000} s old).`,
@@ -196,7 +259,7 @@ function exampleFlow(i: LlmsInput): string[] {
     ...(i.ledgerServed
       ? [
           '# 2. Fund a test account (G…) and open a channel to accepts[0].payTo: a signed channel.open',
-          '#    transaction { source, seq, op: "channel.open", args: { payee, deposit, voucherKey, expiryLedger }, signature } to POST $BASE/ledger/tx',
+          '#    transaction (see Ledger transactions) to POST $BASE/ledger/tx; the answer’s result.channelId is your channel',
           `curl -s -X POST $BASE/ledger/faucet -H 'content-type: application/json' -d '{"address":"G…"}'`,
         ]
       : ['# 2. Open a channel to accepts[0].payTo on the ledger, with your voucher key']),
