@@ -4,7 +4,7 @@ import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 
 export default tseslint.config(
-  { ignores: ['**/node_modules/**', '**/dist/**', 'data/**', '**/*.d.ts'] },
+  { ignores: ['**/node_modules/**', '**/dist/**', 'data/**', '**/*.d.ts', 'packages/facilitator/console/**'] },
   js.configs.recommended,
   ...tseslint.configs.recommendedTypeChecked,
   {
@@ -22,12 +22,13 @@ export default tseslint.config(
     },
   },
   {
-    files: ['**/test/**', 'bench/**', 'scripts/**', '**/cli.ts', '**/cli/**', '**/main.ts'],
+    files: ['**/test/**', 'bench/**', 'scripts/**', '**/cli.ts', '**/cli/**', '**/main.ts', '**/seller-cli.ts'],
     rules: { 'no-console': 'off' },
   },
   {
-    files: ['**/test/**'],
+    files: ['**/test/**', 'test/**'],
     rules: {
+      '@typescript-eslint/no-unsafe-return': 'off',
       '@typescript-eslint/no-non-null-assertion': 'off',
       '@typescript-eslint/no-unsafe-member-access': 'off',
       '@typescript-eslint/no-unsafe-assignment': 'off',
@@ -35,10 +36,14 @@ export default tseslint.config(
       '@typescript-eslint/no-unsafe-call': 'off',
     },
   },
-  { files: ['eslint.config.js', '**/*.cjs'], ...tseslint.configs.disableTypeChecked },
+  { files: ['eslint.config.js', '**/*.cjs', 'scripts/**/*.mjs', 'packages/*/bin/*.js'], ...tseslint.configs.disableTypeChecked },
   {
     files: ['**/*.cjs'],
     languageOptions: { sourceType: 'commonjs', globals: { require: 'readonly', __dirname: 'readonly', process: 'readonly', console: 'readonly' } },
     rules: { 'no-console': 'off', '@typescript-eslint/no-require-imports': 'off' },
+  },
+  {
+    files: ['scripts/**/*.mjs', 'packages/*/bin/*.js'],
+    languageOptions: { globals: { process: 'readonly', console: 'readonly', performance: 'readonly' } },
   },
 );

@@ -10,7 +10,8 @@ export default defineConfig({
   base: '/',
   logLevel: 'warn',
   build: {
-    outDir: 'dist',
+    // Shipped inside @svc/facilitator, which serves it at /.
+    outDir: '../facilitator/console',
     emptyOutDir: true,
     target: 'es2022',
     // No inline script for the module preload polyfill: the facilitator's CSP allows none.

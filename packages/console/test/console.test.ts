@@ -106,7 +106,7 @@ describe.runIf(browserTestsEnabled())('the web console in Chromium', () => {
 
   beforeAll(async () => {
     // The real build, made if missing or older than its sources (as `npm start` does).
-    execFileSync(process.execPath, ['--import', 'tsx', 'scripts/build-console.ts'], { cwd: ROOT, stdio: 'inherit' });
+    execFileSync(process.execPath, ['scripts/build-console.mjs'], { cwd: ROOT, stdio: 'inherit' });
     fs.mkdirSync(ARTEFACTS, { recursive: true });
     // The demo world on a fast ledger, short ticker slices (a quicker run), a float sample every
     // second, and no scheduled claims: the settlements are the ones made with the claim buttons.

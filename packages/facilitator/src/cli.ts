@@ -28,7 +28,7 @@ async function start(): Promise<void> {
   console.log(`  network   ${s.ledgerInfo.network} (${s.config.LEDGER_URL ? `ledger at ${s.config.LEDGER_URL}` : 'embedded local ledger'}, ledger every ${s.ledgerInfo.ledgerSeconds} s)`);
   console.log(`  store     ${s.store.kind === 'sqlite' ? `SQLite in ${config.DATA_DIR}` : 'PostgreSQL'}`);
   console.log(`  signer    ${s.keys.address}`);
-  console.log(`  console   ${fs.existsSync(path.join(CONSOLE_DIST, 'index.html')) ? `${url}/` : 'not built (npm run build -w @svc/console)'}`);
+  console.log(`  console   ${fs.existsSync(path.join(CONSOLE_DIST, 'index.html')) ? `${url}/` : 'not built (npm run build)'}`);
   if (facilitator.demoPayTo) console.log(`  demo      GET ${url}/demo/book (${config.PRICE_BOOK_PER_REQUEST} base units per request), paying ${facilitator.demoPayTo}`);
   console.log(`  try       npm run svc -- pay ${url}/demo/book`);
   const stop = (signal: string) => {
@@ -66,7 +66,7 @@ async function main(argv: string[]): Promise<void> {
       return payCommand(rest);
     }
     case 'seller': {
-      const { sellerCommand } = await import('./cli/seller.js');
+      const { sellerCommand } = await import('@svc/meter');
       return sellerCommand(rest);
     }
     case 'stream': {

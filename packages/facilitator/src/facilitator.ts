@@ -64,7 +64,7 @@ export interface FacilitatorOptions {
   ledger?: Ledger;
   /** How often the ledger watcher polls, in ms (default: about a fifth of a ledger, at most 1 s). */
   watchPollMs?: number;
-  /** The web console's build to serve at / (default: packages/console/dist). */
+  /** The web console's build to serve at / (default: packages/facilitator/console). */
   consoleDir?: string;
 }
 

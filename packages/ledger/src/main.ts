@@ -1,4 +1,4 @@
-// The standalone local ledger: `node --import tsx packages/ledger/src/main.ts`.
+// The standalone local ledger: `svc ledger`, or `node packages/ledger/dist/main.js` (in the repository, `node --import tsx packages/ledger/src/main.ts` runs the sources).
 // Environment: PORT (4021), HOST (127.0.0.1), DATA_DIR (./data), LEDGER_SECONDS (5).
 import { ConfigError, ledgerConfigFromEnv } from './config.js';
 import { startLedgerServer } from './server.js';

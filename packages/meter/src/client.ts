@@ -24,7 +24,7 @@ export interface SvcOptions {
   /** Public origin of the seller's server; derived from each request when omitted (set it behind a proxy). */
   publicUrl?: string;
   /**
-   * The seller's token at this facilitator (`svc seller token`): proves the middleware is the
+   * The seller's token at this facilitator (`svc-seller token`): proves the middleware is the
    * payee's. Needed to stream, to attest responses and to be listed in discovery; payments per
    * request are verified without it.
    */
@@ -60,7 +60,7 @@ export function svc(options: SvcOptions): SvcClient {
     meter: (meterOptions) => nodeMiddleware(gate(meterOptions), publicUrl),
     gate,
     stream: (req, res, streamOptions) => {
-      if (sellerToken === null) return Promise.reject(new TypeError('stream(): streaming needs the seller’s token: svc({ …, sellerToken }) (get one with `svc seller token`)'));
+      if (sellerToken === null) return Promise.reject(new TypeError('stream(): streaming needs the seller’s token: svc({ …, sellerToken }) (get one with `svc-seller token`)'));
       return openPaidStream(streams, req, res, checkStreamOptions(streamOptions));
     },
     acceptVoucher: (channelId, voucher) => facilitator.postVoucher(channelId, voucher),
@@ -83,7 +83,7 @@ function checkUrl(name: string, value: unknown): string {
 function checkSellerToken(token: unknown): string | null {
   if (token === undefined) return null;
   if (typeof token !== 'string' || parseSellerToken(token) === null) {
-    throw new TypeError('svc: sellerToken must be a seller token from `svc seller token` (svcs1.G….…)');
+    throw new TypeError('svc: sellerToken must be a seller token from `svc-seller token` (svcs1.G….…)');
   }
   return token;
 }

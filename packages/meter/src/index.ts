@@ -12,3 +12,4 @@ export { openPaidStream, DEFAULT_VOUCHER_TIMEOUT_MS } from './stream.js';
 export type { PaidStream, StreamOptions, StreamSummary } from './stream.js';
 export { requestSellerToken } from './seller-token.js';
 export type { SellerTokenOptions } from './seller-token.js';
+export { sellerCommand } from './seller-cli.js';

@@ -4,7 +4,7 @@
 //   const { token } = await requestSellerToken({ facilitator: 'http://127.0.0.1:4020', secret: process.env.SELLER_SECRET! });
 //   const { meter, stream } = svc({ facilitator, payTo, sellerToken: token });
 //
-// The command line does the same: `svc seller token` (the key stays in its file).
+// The command line does the same: `svc-seller token` (the key stays in its file).
 import { SellerTokenSchema, SupportedResponseSchema, keypairFromSecret, safeParse, signSellerTokenRequest } from '@svc/core';
 import type { SellerToken } from '@svc/core';
 

@@ -46,7 +46,7 @@ export interface HttpOptions {
   trustProxy: string;
   corsOrigins: string;
   limiters: Limiters;
-  /** The console's build (default: packages/console/dist); served at / when present. */
+  /** The console's build (default: packages/facilitator/console); served at / when present. */
   consoleDir?: string;
 }
 

@@ -14,7 +14,8 @@ import { defineRoute } from './route.js';
 import type { AnyRoute } from './route.js';
 
 /** Where `npm run build -w @svc/console` writes the console. */
-export const CONSOLE_DIST = fileURLToPath(new URL('../../../console/dist', import.meta.url));
+/** packages/facilitator/console: where the console's build lands, and what the package ships. */
+export const CONSOLE_DIST = fileURLToPath(new URL('../../console', import.meta.url));
 export const INDEX_CACHE = 'no-cache';
 const ASSET_MAX_AGE_MS = 365 * 24 * 3600 * 1000;
 const NOT_BUILT = 'The web console is not built. Build it with `npm run build -w @svc/console` (`npm start` builds it when needed), then reload.';

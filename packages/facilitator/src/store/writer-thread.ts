@@ -1,7 +1,7 @@
 // The main-thread side of the writer thread: requests out, replies in, by id. The thread keeps
 // the process alive only while a request is outstanding.
 import type { Worker } from 'node:worker_threads';
-import { startTsWorker } from '../ts-worker.js';
+import { startWorker } from '../worker.js';
 import type { CallOutcome } from './group-commit.js';
 import type { WriteOp } from './port.js';
 import type { ConnectionOptions } from './sqlite-writer.js';
@@ -38,7 +38,7 @@ export function reviveError(s: SerializedError): Error {
   return error;
 }
 
-const ENTRY = new URL('./sqlite-writer-thread.ts', import.meta.url);
+const ENTRY = new URL('./sqlite-writer-thread', import.meta.url);
 
 export class WriterThread {
   readonly #worker: Worker;
@@ -55,7 +55,7 @@ export class WriterThread {
   }
 
   static start(options: ConnectionOptions): Promise<WriterThread> {
-    const worker = startTsWorker(ENTRY, options);
+    const worker = startWorker(ENTRY, options);
     return new Promise((resolve, reject) => {
       const fail = (error: Error) => reject(error);
       worker.once('error', fail);

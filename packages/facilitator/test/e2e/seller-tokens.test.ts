@@ -82,7 +82,7 @@ describe('POST /sellers/:payTo/token', () => {
     const payTo = randomKeypair().address;
     expect(() => svc({ facilitator: h.url, payTo, sellerToken: 'nope' })).toThrow(/sellerToken must be a seller token/);
     const client = svc({ facilitator: h.url, payTo });
-    await expect(client.stream({} as never, {} as never, { price: 1n, unit: 'second' })).rejects.toThrow(/streaming needs the seller’s token.*svc seller token/);
+    await expect(client.stream({} as never, {} as never, { price: 1n, unit: 'second' })).rejects.toThrow(/streaming needs the seller’s token.*svc-seller token/);
   });
 });
 
@@ -110,7 +110,7 @@ describe('svc seller', () => {
     const env = { SVC_SELLER: path.join(dir, 'seller.json'), SVC_FACILITATOR: h.url };
     const missing = await run(['seller', 'token'], env);
     expect(missing.code).toBe(1);
-    expect(missing.out).toMatch(/no seller key in .*seller\.json: run `svc seller init` first/);
+    expect(missing.out).toMatch(/no seller key in .*seller\.json: run `svc-seller init` first/);
     const made = await run(['seller', 'init'], env);
     expect(made.code).toBe(0);
     const address = /seller (G[A-Z2-7]{55})/.exec(made.out)![1]!;

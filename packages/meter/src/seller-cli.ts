@@ -1,9 +1,10 @@
-// `svc seller`: a seller's key and its token at a facilitator.
+// The seller's command line, `svc-seller` (this package's bin; also `svc seller` of
+// @svc/facilitator): a seller's key and its token at a facilitator.
 //
-//   svc seller init                 creates the seller's key (its payTo address) in SVC_SELLER
+//   svc-seller init                 creates the seller's key (its payTo address) in SVC_SELLER
 //                                   (default ~/.svc/seller.json, mode 0600) and prints the address
-//   svc seller                      prints the address
-//   svc seller token [--days N]     asks the facilitator (SVC_FACILITATOR, default
+//   svc-seller                      prints the address
+//   svc-seller token [--days N]     asks the facilitator (SVC_FACILITATOR, default
 //                                   http://127.0.0.1:4020) for a seller token, signed with the key;
 //                                   the middleware takes it as svc({ …, sellerToken })
 //
@@ -13,7 +14,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { isAccountAddress, keypairFromSecret, randomKeypair } from '@svc/core';
-import { requestSellerToken } from '@svc/meter';
+import { requestSellerToken } from './seller-token.js';
 
 const DEFAULT_FACILITATOR = 'http://127.0.0.1:4020';
 
@@ -32,7 +33,7 @@ export async function sellerCommand(args: string[]): Promise<void> {
     return;
   }
   if (sub === 'token') return token(file, rest);
-  throw new Error(`usage: svc seller [init | token [--days N]] (unknown ${JSON.stringify(sub)})`);
+  throw new Error(`usage: svc-seller [init | token [--days N]] (unknown ${JSON.stringify(sub)})`);
 }
 
 function init(file: string): void {
@@ -46,7 +47,7 @@ function init(file: string): void {
   fs.writeFileSync(file, `${JSON.stringify(data, null, 2)}\n`, { mode: 0o600, flag: 'wx' });
   console.log(`seller ${keys.address}`);
   console.log(`  key written to ${file} (mode 0600): back it up; settlements pay this address`);
-  console.log(`  next: svc seller token   (a token for your middleware: svc({ facilitator, payTo, sellerToken }))`);
+  console.log(`  next: svc-seller token   (a token for your middleware: svc({ facilitator, payTo, sellerToken }))`);
 }
 
 async function token(file: string, args: string[]): Promise<void> {
@@ -65,7 +66,7 @@ function read(file: string): SellerFile {
     data = JSON.parse(fs.readFileSync(file, 'utf8'));
   } catch (err) {
     const missing = (err as NodeJS.ErrnoException).code === 'ENOENT';
-    throw new Error(missing ? `no seller key in ${file}: run \`svc seller init\` first (or set SVC_SELLER)` : `${file} is not a seller key file`);
+    throw new Error(missing ? `no seller key in ${file}: run \`svc-seller init\` first (or set SVC_SELLER)` : `${file} is not a seller key file`);
   }
   const { address, secret } = (data ?? {}) as Partial<SellerFile>;
   if (typeof secret !== 'string' || typeof address !== 'string' || !isAccountAddress(address)) throw new Error(`${file} is not a seller key file`);

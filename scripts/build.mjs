@@ -1,0 +1,49 @@
+// Builds what the repository runs and ships, when it is stale, quickly when it is not: the
+// packages' JavaScript, declarations and source maps (TypeScript's build mode, incremental over the
+// project references of tsconfig.build.json) and the web console (into packages/facilitator/console).
+// `npm ci` runs it (prepare), `npm start` and `npm test` before they begin. Plain JavaScript: it
+// needs the dev dependencies (TypeScript, Vite) only when something must be built.
+//
+//   node scripts/build.mjs [--force]
+import { spawnSync } from 'node:child_process';
+import fs from 'node:fs';
+import { createRequire } from 'node:module';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+const require = createRequire(import.meta.url);
+const force = process.argv.includes('--force');
+const started = performance.now();
+
+function tscPath() {
+  try {
+    return require.resolve('typescript/bin/tsc');
+  } catch {
+    return null;
+  }
+}
+
+const tsc = tscPath();
+if (tsc === null) {
+  // A production install (npm ci --omit=dev) has no TypeScript: what was built is what runs.
+  const missing = ['core', 'ledger', 'meter', 'sdk', 'x402', 'facilitator'].filter((p) => !fs.existsSync(path.join(ROOT, 'packages', p, 'dist', 'index.js')));
+  if (missing.length > 0) {
+    console.error(`build: TypeScript is not installed and ${missing.map((p) => `@svc/${p}`).join(', ')} ${missing.length === 1 ? 'is' : 'are'} not built. Install with dev dependencies (npm ci) to build, or install the published packages.`);
+    process.exit(1);
+  }
+} else {
+  const out = spawnSync(process.execPath, [tsc, '-b', 'tsconfig.build.json', ...(force ? ['--force'] : [])], { cwd: ROOT, stdio: 'inherit' });
+  if (out.status !== 0) {
+    console.error('build: the TypeScript build failed');
+    process.exit(out.status ?? 1);
+  }
+}
+const { ensureConsole } = await import('./build-console.mjs');
+try {
+  await ensureConsole({ force });
+} catch (err) {
+  if (err.code !== 'ERR_MODULE_NOT_FOUND' || !String(err.message).includes("'vite'")) throw err;
+  // No Vite: the facilitator starts without a console and says so at GET /.
+}
+if (process.env['SVC_BUILD_QUIET'] !== '1') console.log(`build: up to date in ${((performance.now() - started) / 1000).toFixed(1)} s`);

@@ -1,0 +1,222 @@
+// Issue 14.3: the packages as their users get them. Every library package is packed with `npm pack`
+// and the tarballs are installed into a fresh project outside the repository (no workspace links,
+// no TypeScript loader); then, with plain `node` and plain JavaScript:
+// - `svc start` of the installed @svc/facilitator serves the demo seller;
+// - `svc-seller init` of the installed @svc/meter makes the seller's address;
+// - the README's Express seller, run verbatim (only the facilitator's address and the port are
+//   set), answers 402, and the README's buyer pays it; so do a Fastify and a Hono seller written as
+//   the README describes their bindings; the receipts verify at the facilitator;
+// - the README's @x402/fetch buyer with @svc/x402 pays the demo seller;
+// - publint and arethetypeswrong find no problem in any package.
+import { execFile, spawn } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
+import fs from 'node:fs';
+import net from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+
+const run = promisify(execFile);
+const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
+const PACKAGES = ['core', 'ledger', 'meter', 'sdk', 'x402', 'facilitator'];
+const README = fs.readFileSync(path.join(ROOT, 'README.md'), 'utf8');
+const rootPkg = JSON.parse(fs.readFileSync(path.join(ROOT, 'package.json'), 'utf8')) as { devDependencies: Record<string, string> };
+const versionOf = (name: string) => rootPkg.devDependencies[name] ?? JSON.parse(fs.readFileSync(path.join(ROOT, 'packages/x402/package.json'), 'utf8')).devDependencies[name];
+
+/** The fenced code block of the README whose first line is `firstLine`. */
+function snippet(firstLine: string): string {
+  const m = new RegExp('```js\\n(' + firstLine.replace(/[.*+?^${}()|[\]\\]/g, '\\$&') + '\\n[\\s\\S]*?)\\n```').exec(README);
+  if (!m) throw new Error(`the README has no snippet starting ${firstLine}`);
+  return m[1]!;
+}
+
+async function freePort(): Promise<number> {
+  const server = net.createServer();
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
+  const { port } = server.address() as net.AddressInfo;
+  await new Promise<void>((r) => server.close(() => r()));
+  return port;
+}
+
+/** Starts `node file` in the project; resolves with the process once stdout matches `ready`. */
+function start(cwd: string, args: string[], env: Record<string, string>, ready: RegExp): Promise<{ child: ChildProcess; match: RegExpExecArray; output: () => string }> {
+  const child = spawn(process.execPath, args, { cwd, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  let out = '';
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`${args.join(' ')} did not start:\n${out}`)), 60_000);
+    const onData = (chunk: Buffer) => {
+      out += chunk.toString();
+      const match = ready.exec(out);
+      if (match) {
+        clearTimeout(timer);
+        resolve({ child, match, output: () => out });
+      }
+    };
+    child.stdout.on('data', onData);
+    child.stderr.on('data', onData);
+    child.on('exit', (code) => {
+      clearTimeout(timer);
+      reject(new Error(`${args.join(' ')} exited ${code}:\n${out}`));
+    });
+  });
+}
+
+async function node(cwd: string, file: string, env: Record<string, string> = {}): Promise<string> {
+  const { stdout } = await run(process.execPath, [file], { cwd, env: { ...process.env, ...env }, timeout: 60_000 });
+  return stdout;
+}
+
+describe('the packages installed from their tarballs into a project that knows nothing of this repository', () => {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'svc-consumer-'));
+  const packs = path.join(dir, 'packs');
+  const project = path.join(dir, 'project');
+  const children: ChildProcess[] = [];
+  let facilitator = '';
+  let payTo = '';
+  const timings: Record<string, number> = {};
+
+  beforeAll(async () => {
+    fs.mkdirSync(packs);
+    fs.mkdirSync(project);
+    let t = performance.now();
+    await run('npm', ['pack', '--silent', ...PACKAGES.flatMap((p) => ['-w', `packages/${p}`]), '--pack-destination', packs], { cwd: ROOT });
+    timings['pack'] = performance.now() - t;
+    const tarball = (p: string) => `file:${path.join(packs, `svc-${p}-0.1.0.tgz`)}`;
+    const dependencies = {
+      ...Object.fromEntries(PACKAGES.map((p) => [`@svc/${p}`, tarball(p)])),
+      express: versionOf('express'),
+      fastify: JSON.parse(fs.readFileSync(path.join(ROOT, 'packages/facilitator/package.json'), 'utf8')).dependencies.fastify,
+      hono: versionOf('hono'),
+      '@hono/node-server': versionOf('@hono/node-server'),
+      '@x402/fetch': versionOf('@x402/fetch'),
+    };
+    fs.writeFileSync(path.join(project, 'package.json'), JSON.stringify({ name: 'consumer', private: true, type: 'module', dependencies }, null, 2));
+    t = performance.now();
+    await run('npm', ['install', '--no-audit', '--no-fund', '--prefer-offline', '--loglevel=error'], { cwd: project, timeout: 600_000 });
+    timings['install'] = performance.now() - t;
+
+    t = performance.now();
+    const svc = await start(project, ['node_modules/.bin/svc', 'start'], { PORT: '0', DATA_DIR: path.join(dir, 'data'), LOG_LEVEL: 'warn' }, /listening on (http:\/\/\S+)/);
+    timings['svc start'] = performance.now() - t;
+    children.push(svc.child);
+    facilitator = svc.match[1]!;
+    const seller = await run(process.execPath, ['node_modules/.bin/svc-seller', 'init'], { cwd: project, env: { ...process.env, SVC_SELLER: path.join(dir, 'seller.json') } });
+    payTo = /seller (G[A-Z2-7]{55})/.exec(seller.stdout)![1]!;
+    console.log('consumer test (ms):', JSON.stringify(Object.fromEntries(Object.entries(timings).map(([k, v]) => [k, Math.round(v)]))));
+  }, 900_000);
+
+  afterAll(() => {
+    for (const child of children) child.kill('SIGKILL');
+    fs.rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('has no TypeScript loader and no workspace link: the packages are the tarballs’ compiled JavaScript', () => {
+    for (const p of PACKAGES) {
+      const installed = path.join(project, 'node_modules/@svc', p);
+      expect(fs.lstatSync(installed).isSymbolicLink(), p).toBe(false);
+      expect(fs.existsSync(path.join(installed, 'dist/index.js')), p).toBe(true);
+    }
+    expect(fs.existsSync(path.join(project, 'node_modules/tsx'))).toBe(false);
+    expect(fs.existsSync(path.join(project, 'node_modules/@svc/facilitator/console/index.html'))).toBe(true);
+  });
+
+  it('svc start serves the demo seller, and its console', async () => {
+    const book = await fetch(`${facilitator}/demo/book`);
+    expect(book.status).toBe(402);
+    expect(((await book.json()) as { accepts: unknown[] }).accepts).toHaveLength(1);
+    const page = await fetch(`${facilitator}/`);
+    expect(page.status).toBe(200);
+    expect(await page.text()).toContain('<div id="banner"');
+  });
+
+  /** Runs the README's buyer against `url` twice; checks each receipt at the facilitator. */
+  async function buyTwice(url: string): Promise<void> {
+    const buy = snippet('// buy.mjs — node buy.mjs').replace("'http://127.0.0.1:4020/demo/book'", `'${url}'`);
+    fs.writeFileSync(path.join(project, 'buy.mjs'), buy);
+    for (let i = 0; i < 2; i++) expect(await node(project, 'buy.mjs')).toMatch(/^200 /);
+    // And the receipts, as a buyer would check them: signed, and known to the facilitator.
+    fs.writeFileSync(
+      path.join(project, 'receipts.mjs'),
+      `import { Wallet, payFetch } from '@svc/sdk';
+const wallet = Wallet.open({ file: './wallet.json' });
+const res = await payFetch(${JSON.stringify(url)}, {}, { signer: (terms) => wallet.signerFor(terms) });
+wallet.save();
+console.log(JSON.stringify({ status: res.status, receipt: res.payment?.receipt, body: await res.json() }));
+`,
+    );
+    const paid = JSON.parse(await node(project, 'receipts.mjs')) as { status: number; receipt: { id: string; cumulative: string; payee: string } };
+    expect(paid.status).toBe(200);
+    expect(paid.receipt.payee).toBe(payTo);
+    const verified = (await (await fetch(`${facilitator}/receipts/${paid.receipt.id}/verify`)).json()) as { valid: boolean };
+    expect(verified.valid).toBe(true);
+  }
+
+  it('the README’s Express seller, verbatim, answers 402, and the README’s buyer pays it', async () => {
+    const port = await freePort();
+    const server = snippet('// server.mjs — SVC_PAY_TO=G… node server.mjs').replace("'http://127.0.0.1:4020'", `'${facilitator}'`).replace('app.listen(3000,', `app.listen(${port},`);
+    fs.writeFileSync(path.join(project, 'server.mjs'), server);
+    const seller = await start(project, ['server.mjs'], { SVC_PAY_TO: payTo }, /selling GET/);
+    children.push(seller.child);
+    const unpaid = await fetch(`http://127.0.0.1:${port}/weather`);
+    expect(unpaid.status).toBe(402);
+    expect(unpaid.headers.get('payment-required')).toBeTruthy();
+    await buyTwice(`http://127.0.0.1:${port}/weather`);
+  });
+
+  it('a Fastify seller (fastifyMeter) and a Hono seller (honoMeter) are paid the same way', async () => {
+    const fastifyPort = await freePort();
+    fs.writeFileSync(
+      path.join(project, 'fastify-server.mjs'),
+      `import Fastify from 'fastify';
+import { svc } from '@svc/meter';
+import { fastifyMeter } from '@svc/meter/fastify';
+
+const client = svc({ facilitator: ${JSON.stringify(facilitator)}, payTo: process.env.SVC_PAY_TO });
+const app = Fastify();
+app.get('/weather', { preHandler: fastifyMeter(client, { price: 5000n, unit: 'request' }) }, async () => ({ sunny: true }));
+await app.listen({ port: ${fastifyPort}, host: '127.0.0.1' });
+console.log('selling GET /weather');
+`,
+    );
+    const honoPort = await freePort();
+    fs.writeFileSync(
+      path.join(project, 'hono-server.mjs'),
+      `import { Hono } from 'hono';
+import { serve } from '@hono/node-server';
+import { svc } from '@svc/meter';
+import { honoMeter } from '@svc/meter/hono';
+
+const client = svc({ facilitator: ${JSON.stringify(facilitator)}, payTo: process.env.SVC_PAY_TO });
+const app = new Hono();
+app.get('/weather', honoMeter(client, { price: 5000n, unit: 'request' }), (c) => c.json({ sunny: true }));
+serve({ fetch: app.fetch, port: ${honoPort}, hostname: '127.0.0.1' }, () => console.log('selling GET /weather'));
+`,
+    );
+    for (const [file, port] of [['fastify-server.mjs', fastifyPort], ['hono-server.mjs', honoPort]] as const) {
+      const seller = await start(project, [file], { SVC_PAY_TO: payTo }, /selling GET/);
+      children.push(seller.child);
+      expect((await fetch(`http://127.0.0.1:${port}/weather`)).status, file).toBe(402);
+      await buyTwice(`http://127.0.0.1:${port}/weather`);
+    }
+  });
+
+  it('the README’s @x402/fetch buyer with @svc/x402 pays the demo seller', async () => {
+    const buy = snippet('// x402-buy.mjs — node x402-buy.mjs').replaceAll('http://127.0.0.1:4020', facilitator);
+    fs.writeFileSync(path.join(project, 'x402-buy.mjs'), buy);
+    expect((await node(project, 'x402-buy.mjs')).trim()).toBe('200');
+  });
+
+  it('publint and arethetypeswrong find no problem in any package', async () => {
+    for (const p of PACKAGES) {
+      const tgz = path.join(packs, `svc-${p}-0.1.0.tgz`);
+      const lint = await run(process.execPath, [path.join(ROOT, 'node_modules/publint/src/cli.js'), path.join(ROOT, 'packages', p), '--strict'], { cwd: ROOT });
+      expect(lint.stdout, p).toContain('All good!');
+      // ESM-only packages: node10 and require() resolution are out of the profile. attw exits 1 on
+      // a problem (and `run` rejects), so getting here is the check.
+      const types = await run(process.execPath, [path.join(ROOT, 'node_modules/@arethetypeswrong/cli/dist/index.js'), tgz, '--profile', 'esm-only', '--format', 'ascii'], { cwd: ROOT, maxBuffer: 64 * 1024 * 1024 });
+      expect(types.stdout, p).toContain(`@svc/${p} v0.1.0`);
+    }
+  });
+});
