@@ -8,6 +8,7 @@
 // - the README's Express seller, run verbatim (only the facilitator's address and the port are
 //   set), answers 402, and the README's buyer pays it; so do a Fastify and a Hono seller written as
 //   the README describes their bindings; the receipts verify at the facilitator;
+// - the README's per-second stream seller (with its seller token) is paid by its streamPaid() buyer;
 // - the README's @x402/fetch buyer with @svc/x402 pays the demo seller;
 // - publint and arethetypeswrong find no problem in any package.
 import { execFile, spawn } from 'node:child_process';
@@ -263,6 +264,24 @@ serve({ fetch: app.fetch, port: ${honoPort}, hostname: '127.0.0.1' }, () => cons
       expect((await fetch(`http://127.0.0.1:${port}/weather`)).status, file).toBe(402);
       await buyTwice(`http://127.0.0.1:${port}/weather`);
     }
+  });
+
+  it('the README’s per-second stream (client.stream()) is paid by its streamPaid() buyer, slice by slice', async () => {
+    const token = await node(rt, project, ['node_modules/.bin/svc-seller', 'token'], { SVC_SELLER: path.join(project, 'seller.json'), SVC_FACILITATOR: facilitator });
+    const sellerToken = token.trim().split('\n').at(-1)!;
+    const port = await freePort();
+    const server = snippet('// ticker.mjs — SVC_PAY_TO=G… SVC_SELLER_TOKEN=… node ticker.mjs   (the token: npx svc-seller token)')
+      .replace("'http://127.0.0.1:4020'", `'${facilitator}'`)
+      .replace('app.listen(3001,', `app.listen(${port},`);
+    fs.writeFileSync(path.join(project, 'ticker.mjs'), server);
+    const seller = await start(rt, project, ['ticker.mjs'], { SVC_PAY_TO: payTo, SVC_SELLER_TOKEN: sellerToken }, /selling GET/);
+    children.push(seller.child);
+    expect((await fetch(`http://127.0.0.1:${port}/ticker`)).status).toBe(402);
+    const buy = snippet('// stream-buy.mjs — node stream-buy.mjs').replace('http://127.0.0.1:3001', `http://127.0.0.1:${port}`);
+    fs.writeFileSync(path.join(project, 'stream-buy.mjs'), buy);
+    const out = await node(rt, project, ['stream-buy.mjs']);
+    expect(out.match(/^tick /gm)).toHaveLength(5);
+    expect(out.trim().split('\n').at(-1)).toBe('done 6000n 3');
   });
 
   it('the README’s @x402/fetch buyer with @svc/x402 pays the demo seller', async () => {
