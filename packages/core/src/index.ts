@@ -17,3 +17,4 @@ export * from './voucher.js';
 export * from './x402.js';
 export { sha256, randomBytes, backend as cryptoBackend } from '#crypto';
 export type { Ed25519Signer } from '#crypto';
+export * from './fetch.js';

@@ -4,7 +4,7 @@
 //   import { svc } from '@svc/meter';
 //   const { meter } = svc({ facilitator: 'http://127.0.0.1:4020', payTo: 'G…' });
 //   app.get('/book', meter({ price: 5000n, unit: 'request' }), (req, res) => res.json({ paid: req.payment }));
-import { UNITS, isAddress, parseSellerToken } from '@svc/core';
+import { globalFetch, isAddress, parseSellerToken, UNITS } from '@svc/core';
 import { FacilitatorClient, StreamCalls } from './facilitator-client.js';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { openPaidStream } from './stream.js';
@@ -53,8 +53,8 @@ export function svc(options: SvcOptions): SvcClient {
   const publicUrl = options.publicUrl === undefined ? undefined : checkUrl('publicUrl', options.publicUrl);
   if (!isAddress(options.payTo)) throw new TypeError(`svc: payTo must be a Stellar address (G… or C…), got ${JSON.stringify(options.payTo)}`);
   const sellerToken = checkSellerToken(options.sellerToken);
-  const facilitator = new FacilitatorClient(facilitatorUrl, options.fetch ?? fetch, options.timeoutMs ?? DEFAULT_TIMEOUT_MS, sellerToken);
-  const streams = new StreamCalls(facilitatorUrl, options.fetch ?? fetch, options.timeoutMs ?? DEFAULT_TIMEOUT_MS, sellerToken);
+  const facilitator = new FacilitatorClient(facilitatorUrl, options.fetch ?? globalFetch, options.timeoutMs ?? DEFAULT_TIMEOUT_MS, sellerToken);
+  const streams = new StreamCalls(facilitatorUrl, options.fetch ?? globalFetch, options.timeoutMs ?? DEFAULT_TIMEOUT_MS, sellerToken);
   const gate = (meterOptions: MeterOptions) => new Gate({ facilitator, payTo: options.payTo }, checkMeterOptions(meterOptions));
   return {
     meter: (meterOptions) => nodeMiddleware(gate(meterOptions), publicUrl),

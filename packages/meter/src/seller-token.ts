@@ -5,7 +5,7 @@
 //   const { meter, stream } = svc({ facilitator, payTo, sellerToken: token });
 //
 // The command line does the same: `svc-seller token` (the key stays in its file).
-import { SellerTokenSchema, SupportedResponseSchema, keypairFromSecret, safeParse, signSellerTokenRequest } from '@svc/core';
+import { globalFetch, keypairFromSecret, safeParse, SellerTokenSchema, signSellerTokenRequest, SupportedResponseSchema } from '@svc/core';
 import type { SellerToken } from '@svc/core';
 
 const DAY_MS = 86_400_000;
@@ -23,7 +23,7 @@ export interface SellerTokenOptions {
 
 export async function requestSellerToken(o: SellerTokenOptions): Promise<SellerToken> {
   const base = o.facilitator.replace(/\/+$/, '');
-  const doFetch = o.fetch ?? fetch;
+  const doFetch = o.fetch ?? globalFetch;
   const keys = keypairFromSecret(o.secret);
   const supported = safeParse(SupportedResponseSchema, await (await doFetch(`${base}/supported`)).json().catch(() => null));
   const kind = supported.success ? supported.data.kinds[0] : undefined;

@@ -1,21 +1,4 @@
-export { ChannelSigner, ChannelLimitError } from './channel-signer.js';
-export type { ChannelSignerOptions, SignerState } from './channel-signer.js';
-export { LocalLedgerClient, LedgerError, DEFAULT_CHANNEL_LEDGERS } from './ledger-client.js';
-export type { LedgerChannelWire, LedgerInfoWire, TxResultWire } from './ledger-client.js';
-export { payFetch, PaymentError, facilitatorSigners } from './pay-fetch.js';
-export type { PaidResponse, PayFetchOptions } from './pay-fetch.js';
+// @svc/sdk: the buyer's side. In Node, all of it; in a browser, all but the Wallet (browser.ts).
+export * from './browser.js';
 export { Wallet } from './wallet.js';
 export type { WalletOptions } from './wallet.js';
-export { keypairFromSecret, randomKeypair } from '@svc/core';
-export type { Keypair } from '@svc/core';
-export { streamPaid } from './stream-paid.js';
-export type { StreamEvent, StreamPaidOptions, StreamPaidResult } from './stream-paid.js';
-export { SseParser } from './sse.js';
-export type { SseEvent } from './sse.js';
-export { StellarChannelClient } from './stellar-client.js';
-export type { StellarChannelClientOptions } from './stellar-client.js';
-export { SorobanRpcError } from './soroban-rpc.js';
-export type { AccountPolicy, LedgerAccountView, SmartAccountSigner, SmartAccountView, TxSigner } from './ledger-client.js';
-export type { CreditLineView, PoolPositionView, PoolView } from './ledger-client.js';
-export { reportTransaction } from './report.js';
-export type { ReportAnswer, ReportOptions } from './report.js';

@@ -10,7 +10,7 @@
 //   const ledger = new LocalLedgerClient('http://127.0.0.1:4021/ledger');
 //   const { address } = await ledger.createAccount({ owner, policy: { agentKey: agent.address, perTxCap: 10_000_000n, dailyCap: 50_000_000n, payees: [seller], expiresLedger } });
 //   await ledger.openChannel({ payer: { account: address, signer: agent }, payee: seller, deposit: 10_000_000n, voucherKey });
-import { signLedgerTx } from '@svc/core';
+import { globalFetch, signLedgerTx } from '@svc/core';
 import type { Keypair } from '@svc/core';
 import { AccountSchema, ChannelSchema, InfoSchema, policyArgs, PoolSchema, TxSchema } from './ledger-wire.js';
 import type { AccountPolicy, LedgerAccountView, LedgerChannelWire, LedgerInfoWire, PoolView, TxResultWire } from './ledger-wire.js';
@@ -55,7 +55,7 @@ export class LocalLedgerClient {
   /** `baseUrl` is the ledger's root, e.g. http://127.0.0.1:4020/ledger. */
   constructor(
     readonly baseUrl: string,
-    private readonly fetchImpl: typeof fetch = fetch,
+    private readonly fetchImpl: typeof fetch = globalFetch,
   ) {}
 
   async info(): Promise<LedgerInfoWire> {

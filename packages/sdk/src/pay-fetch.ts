@@ -4,7 +4,7 @@
 //
 //   const res = await payFetch('http://127.0.0.1:4020/demo/book', {}, { signer });
 //   res.status === 200; res.payment?.receipt.cumulative
-import { ChannelViewSchema, PaymentRequiredSchema, SupportedResponseSchema, decodeJsonHeader, encodeJsonHeader, readPaymentResponse, safeParse, verifyReceipt } from '@svc/core';
+import { ChannelViewSchema, decodeJsonHeader, encodeJsonHeader, globalFetch, PaymentRequiredSchema, readPaymentResponse, safeParse, SupportedResponseSchema, verifyReceipt } from '@svc/core';
 import type { PaymentRequired, PaymentRequirements, PaymentResponse } from '@svc/core';
 import type { ChannelSigner } from './channel-signer.js';
 
@@ -34,7 +34,7 @@ export class PaymentError extends Error {
 const signerCache = new Map<string, Promise<readonly string[]>>();
 
 export async function payFetch(url: string | URL, init: RequestInit = {}, options: PayFetchOptions): Promise<PaidResponse> {
-  const doFetch = options.fetch ?? fetch;
+  const doFetch = options.fetch ?? globalFetch;
   const first = await doFetch(url, init);
   if (first.status !== 402) return withPayment(first, null);
   const terms = await readTerms(first);

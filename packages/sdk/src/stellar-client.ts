@@ -10,7 +10,7 @@
 // simulation refuses). A transaction not yet in a ledger after polling is a LedgerError with its
 // hash: look it up (transaction(hash)) before sending anything else for the same purpose.
 import { Account, Address, Keypair as StellarKeypair, nativeToScVal, Operation, rpc, scValToNative, TransactionBuilder, xdr } from '@stellar/stellar-sdk';
-import { fromHex, isContractAddress, LEDGER_CODES, NETWORKS, networkOfPassphrase } from '@svc/core';
+import { fromHex, globalFetch, isContractAddress, LEDGER_CODES, networkOfPassphrase, NETWORKS } from '@svc/core';
 import type { Keypair, LedgerCode } from '@svc/core';
 import { DEFAULT_CHANNEL_LEDGERS, LedgerError } from './ledger-client.js';
 import { BuyerRpc, refusalCode, returnValueOf, SorobanRpcError } from './soroban-rpc.js';
@@ -60,7 +60,7 @@ export class StellarChannelClient {
     if (networkOfPassphrase(this.passphrase) !== TESTNET) throw new Error(`StellarChannelClient runs on ${TESTNET} only`);
     if (!isContractAddress(options.channelContract)) throw new Error('channelContract must be a contract address (C…)');
     this.channelContract = options.channelContract;
-    this.#rpc = new BuyerRpc(options.rpcUrl, options.fetch ?? fetch, options.timeoutMs);
+    this.#rpc = new BuyerRpc(options.rpcUrl, options.fetch ?? globalFetch, options.timeoutMs);
     this.#now = options.now ?? Date.now;
     this.#txTimeout = options.txTimeoutSeconds ?? 30;
     this.#pollMs = options.pollIntervalMs ?? 1000;

@@ -5,7 +5,7 @@
 //
 //   const run = await streamPaid({ url: 'http://127.0.0.1:4020/demo/ticker/stream', signer, onEvent: (e) => console.log(e) });
 //   run.ended.reason; run.paid
-import { PaymentResponseSchema, decodeJsonHeader, encodeJsonHeader, readPaymentResponse, safeParse, verifyReceipt } from '@svc/core';
+import { decodeJsonHeader, encodeJsonHeader, globalFetch, PaymentResponseSchema, readPaymentResponse, safeParse, verifyReceipt } from '@svc/core';
 import type { PaymentRequirements, PaymentResponse } from '@svc/core';
 import type { ChannelSigner } from './channel-signer.js';
 import { PaymentError, facilitatorSigners, readTerms } from './pay-fetch.js';
@@ -48,7 +48,7 @@ interface SessionInfo {
 }
 
 export async function streamPaid(o: StreamPaidOptions): Promise<StreamPaidResult> {
-  const doFetch = o.fetch ?? fetch;
+  const doFetch = o.fetch ?? globalFetch;
   const init = { method: o.method ?? 'GET', headers: { accept: 'text/event-stream', ...(o.body !== undefined ? { 'content-type': 'application/json' } : {}), ...o.headers }, ...(o.body !== undefined ? { body: o.body } : {}), ...(o.signal ? { signal: o.signal } : {}) };
   const first = await doFetch(o.url, init);
   if (first.status !== 402) throw new PaymentError(`expected 402 with stream terms, got ${first.status}`, 'NOT_METERED', first);

@@ -8,7 +8,7 @@
 // after the paid request with the decoded PAYMENT-RESPONSE (or the 402 terms). A payment refused
 // as VOUCHER_NOT_INCREASING (our books were behind: a lost answer, another device) resyncs from
 // the facilitator and asks @x402/fetch to retry once with a fresh voucher.
-import { ChannelPayloadSchema, ChannelViewSchema, SCHEME, safeParse } from '@svc/core';
+import { ChannelPayloadSchema, ChannelViewSchema, globalFetch, safeParse, SCHEME } from '@svc/core';
 import type { ChannelPayload } from '@svc/core';
 import type { PaymentResponseContext } from '@x402/core/client';
 import type { Network, PaymentPayloadContext, PaymentPayloadResult, PaymentRequirements as X402Requirements, SchemeClientHooks, SchemeNetworkClient } from '@x402/core/types';
@@ -51,7 +51,7 @@ export class ChannelSchemeClient implements SchemeNetworkClient {
     private readonly options: ChannelSchemeClientOptions = {},
   ) {
     this.assets = options.assets ?? [];
-    this.doFetch = options.fetch ?? fetch;
+    this.doFetch = options.fetch ?? globalFetch;
     this.schemeHooks = { onPaymentResponse: (ctx) => this.onPaymentResponse(ctx) };
   }
 
