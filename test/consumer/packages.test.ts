@@ -10,6 +10,7 @@
 //   the README describes their bindings; the receipts verify at the facilitator;
 // - the README's per-second stream seller (with its seller token) is paid by its streamPaid() buyer;
 // - the README's @x402/fetch buyer with @svc/x402 pays the demo seller;
+// - a strict TypeScript project type-checks those snippets verbatim (node16 and bundler);
 // - a browser bundle of @svc/sdk (esbuild, its `browser` export) reproduces the voucher test vector
 //   and pays the demo seller in headless Chromium (once: the bundle does not depend on the Node);
 // - publint and arethetypeswrong find no problem in any package.
@@ -158,6 +159,8 @@ describe.each(RUNTIMES)('the packages installed from their tarballs into a proje
       '@hono/node-server': versionOf('@hono/node-server'),
       '@x402/fetch': versionOf('@x402/fetch'),
       esbuild: versionOf('esbuild') ?? ESBUILD_VERSION,
+      // For the TypeScript check of the README's snippets (once, on this machine's Node).
+      ...(rt.node === process.execPath ? { typescript: versionOf('typescript'), '@types/node': versionOf('@types/node'), '@types/express': versionOf('@types/express') } : {}),
     };
     fs.writeFileSync(path.join(project, 'package.json'), JSON.stringify({ name: 'consumer', private: true, type: 'module', dependencies }, null, 2));
     let t = performance.now();
@@ -347,6 +350,21 @@ window.pay = async (facilitator) => {
     } finally {
       await browser.close();
       await new Promise<void>((r) => files.close(() => r()));
+    }
+  });
+
+  it('a strict TypeScript project type-checks the README’s snippets verbatim, under node16 and under bundler resolution', async (ctx) => {
+    if (rt.node !== process.execPath) return ctx.skip(); // the types do not depend on the Node
+    const ts = path.join(project, 'ts');
+    fs.mkdirSync(ts);
+    const snippets = ['// server.mjs — SVC_PAY_TO=G… node server.mjs', '// buy.mjs — node buy.mjs', '// ticker.mjs — SVC_PAY_TO=G… SVC_SELLER_TOKEN=… node ticker.mjs   (the token: npx svc-seller token)', '// stream-buy.mjs — node stream-buy.mjs', '// x402-buy.mjs — node x402-buy.mjs'];
+    for (const [i, first] of snippets.entries()) fs.writeFileSync(path.join(ts, `snippet-${i}.ts`), `${snippet(first)}\nexport {};\n`);
+    const base = { strict: true, noEmit: true, target: 'ES2022', lib: ['ES2022', 'DOM'], types: ['node'], skipLibCheck: true, noUncheckedIndexedAccess: true, verbatimModuleSyntax: true };
+    const configs = { node16: { module: 'node16', moduleResolution: 'node16' }, bundler: { module: 'preserve', moduleResolution: 'bundler' } };
+    for (const [name, resolution] of Object.entries(configs)) {
+      fs.writeFileSync(path.join(ts, `tsconfig.${name}.json`), JSON.stringify({ compilerOptions: { ...base, ...resolution }, include: ['*.ts'] }));
+      const checked = await run(rt.node, [path.join(project, 'node_modules/typescript/bin/tsc'), '-p', `tsconfig.${name}.json`], { cwd: ts }).catch((err: Error & { stdout?: string }) => ({ stdout: err.stdout ?? err.message }));
+      expect(checked.stdout, name).toBe('');
     }
   });
 

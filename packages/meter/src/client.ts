@@ -19,8 +19,12 @@ const DEFAULT_TIMEOUT_MS = 10_000;
 export interface SvcOptions {
   /** Base URL of the facilitator that verifies and settles vouchers. */
   facilitator: string;
-  /** Ledger address of the seller; channels must name it as payee (else WRONG_PAYEE). */
-  payTo: string;
+  /**
+   * Ledger address of the seller (`npx svc-seller init` prints it); channels must name it as payee
+   * (else WRONG_PAYEE). Required: undefined is accepted by the type only so that an environment
+   * variable can be passed as it is, and throws at once with what to do.
+   */
+  payTo: string | undefined;
   /** Public origin of the seller's server; derived from each request when omitted (set it behind a proxy). */
   publicUrl?: string;
   /**
@@ -51,11 +55,13 @@ export interface SvcClient {
 export function svc(options: SvcOptions): SvcClient {
   const facilitatorUrl = checkUrl('facilitator', options.facilitator);
   const publicUrl = options.publicUrl === undefined ? undefined : checkUrl('publicUrl', options.publicUrl);
+  if (options.payTo === undefined) throw new TypeError('svc: payTo is missing: the seller’s address (G…), which `npx svc-seller init` creates and prints');
   if (!isAddress(options.payTo)) throw new TypeError(`svc: payTo must be a Stellar address (G… or C…), got ${JSON.stringify(options.payTo)}`);
+  const payTo = options.payTo;
   const sellerToken = checkSellerToken(options.sellerToken);
   const facilitator = new FacilitatorClient(facilitatorUrl, options.fetch ?? globalFetch, options.timeoutMs ?? DEFAULT_TIMEOUT_MS, sellerToken);
   const streams = new StreamCalls(facilitatorUrl, options.fetch ?? globalFetch, options.timeoutMs ?? DEFAULT_TIMEOUT_MS, sellerToken);
-  const gate = (meterOptions: MeterOptions) => new Gate({ facilitator, payTo: options.payTo }, checkMeterOptions(meterOptions));
+  const gate = (meterOptions: MeterOptions) => new Gate({ facilitator, payTo }, checkMeterOptions(meterOptions));
   return {
     meter: (meterOptions) => nodeMiddleware(gate(meterOptions), publicUrl),
     gate,
@@ -65,7 +71,7 @@ export function svc(options: SvcOptions): SvcClient {
     },
     acceptVoucher: (channelId, voucher) => facilitator.postVoucher(channelId, voucher),
     facilitator,
-    payTo: options.payTo,
+    payTo,
     publicUrl,
   };
 }

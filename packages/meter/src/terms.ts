@@ -91,3 +91,14 @@ export function paymentRequired(c: TermsContext): PaymentRequired {
     extensions: { bazaar: c.bazaar },
   };
 }
+
+/**
+ * Names a price once, for `meter()` and `stream()` alike, keeping its `unit` a literal: a plain
+ * object literal kept in a variable widens `unit: 'second'` to `string` under TypeScript.
+ *
+ *   const ticker = defineMeter({ price: 1000n, unit: 'second', sliceSeconds: 2 });
+ *   app.get('/ticker', meter(ticker), async (req, res) => { const s = await stream(req, res, ticker); … });
+ */
+export function defineMeter<const O extends MeterOptions>(options: O): O {
+  return options;
+}

@@ -175,6 +175,8 @@ describe('@svc/meter on Express 5 and node:http', () => {
   it('refuses bad options with a clear message', () => {
     expect(() => svc({ facilitator: 'not a url', payTo: payee.address })).toThrow(/facilitator must be an http\(s\) URL/);
     expect(() => svc({ facilitator: h.url, payTo: 'GABC' })).toThrow(/payTo must be a Stellar address/);
+    // An unset environment variable passed as it is: said plainly, with where an address comes from.
+    expect(() => svc({ facilitator: h.url, payTo: process.env['SVC_NO_SUCH_VARIABLE'] })).toThrow(/payTo is missing.*svc-seller init/);
     const client = svc({ facilitator: h.url, payTo: payee.address });
     expect(() => client.meter({ price: 5000 as unknown as bigint, unit: 'request' })).toThrow(/price must be a positive bigint/);
     expect(() => client.meter({ price: 5n, unit: 'minute' as 'second' })).toThrow(/unit must be one of/);
