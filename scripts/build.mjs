@@ -4,7 +4,7 @@
 // `npm ci` runs it (prepare), `npm start` and `npm test` before they begin. Plain JavaScript: it
 // needs the dev dependencies (TypeScript, Vite) only when something must be built.
 //
-//   node scripts/build.mjs [--force]
+//   node scripts/build.mjs [--force] [--if-possible]   (--if-possible: without TypeScript, say so and exit 0)
 import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import { createRequire } from 'node:module';
@@ -29,7 +29,13 @@ if (tsc === null) {
   // A production install (npm ci --omit=dev) has no TypeScript: what was built is what runs.
   const missing = ['core', 'ledger', 'meter', 'sdk', 'x402', 'facilitator'].filter((p) => !fs.existsSync(path.join(ROOT, 'packages', p, 'dist', 'index.js')));
   if (missing.length > 0) {
-    console.error(`build: TypeScript is not installed and ${missing.map((p) => `@svc/${p}`).join(', ')} ${missing.length === 1 ? 'is' : 'are'} not built. Install with dev dependencies (npm ci) to build, or install the published packages.`);
+    const what = `TypeScript is not installed (a production install) and ${missing.map((p) => `@svc/${p}`).join(', ')} ${missing.length === 1 ? 'is' : 'are'} not built`;
+    // As npm ci's prepare step (--if-possible) this is no reason to fail the install: say it once.
+    if (process.argv.includes('--if-possible')) {
+      console.warn(`build: skipped: ${what}. To run the facilitator, install with dev dependencies (npm ci) or install @svc/facilitator from its package.`);
+      process.exit(0);
+    }
+    console.error(`build: ${what}. Install with dev dependencies (npm ci) to build, or install @svc/facilitator from its package (npx svc start).`);
     process.exit(1);
   }
 } else {
