@@ -14,7 +14,8 @@ export class AmountError extends RangeError {}
 
 /** Parses a non-negative amount in base units ("135000"); refuses anything outside i128. */
 export function parseUnits(text: string): bigint {
-  if (typeof text !== 'string' || !UNSIGNED_RE.test(text)) throw new AmountError('amount must be a decimal string of base units');
+  if (typeof text !== 'string' || !UNSIGNED_RE.test(text))
+    throw new AmountError('amount must be a decimal string of base units');
   const value = BigInt(text);
   if (value > I128_MAX) throw new AmountError('amount exceeds the i128 range');
   return value;
@@ -22,7 +23,8 @@ export function parseUnits(text: string): bigint {
 
 /** Parses a signed i128 amount in base units. */
 export function parseSignedUnits(text: string): bigint {
-  if (typeof text !== 'string' || !SIGNED_RE.test(text)) throw new AmountError('amount must be a decimal string of base units');
+  if (typeof text !== 'string' || !SIGNED_RE.test(text))
+    throw new AmountError('amount must be a decimal string of base units');
   const value = BigInt(text);
   if (value > I128_MAX || value < I128_MIN) throw new AmountError('amount exceeds the i128 range');
   return value;

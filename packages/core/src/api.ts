@@ -21,7 +21,10 @@ export const ErrorBodySchema = z
 // Official x402 resource servers send requirements without svc's `unit`: per request, then.
 const ChannelRequirementsSchema = PaymentRequirementsSchema.extend({ unit: zUnit.default('request') });
 const svcFields = {
-  method: z.string().regex(/^[A-Z]{1,16}$/).optional(),
+  method: z
+    .string()
+    .regex(/^[A-Z]{1,16}$/)
+    .optional(),
   requestHash: zHex32.nullable().optional(),
 };
 
@@ -47,9 +50,9 @@ export const VerifyEnvelopeSchema = z
   .object({
     x402Version: z.number().int().meta({ description: '1 or 2; another version is refused with UNSUPPORTED_VERSION.' }),
     paymentPayload: z.record(z.string(), z.unknown()),
-    paymentRequirements: z
-      .union([ChannelRequirementsSchema, z.record(z.string(), z.unknown())])
-      .meta({ description: 'The `channel` terms; requirements of another scheme are refused with UNSUPPORTED_SCHEME.' }),
+    paymentRequirements: z.union([ChannelRequirementsSchema, z.record(z.string(), z.unknown())]).meta({
+      description: 'The `channel` terms; requirements of another scheme are refused with UNSUPPORTED_SCHEME.',
+    }),
     ...svcFields,
   })
   .meta({ id: 'VerifyRequest' });

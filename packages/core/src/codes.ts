@@ -33,15 +33,19 @@ export const REASON_STATUS = {
 export type ReasonCode = keyof typeof REASON_STATUS;
 
 /** The codes a payment can be rejected with (HTTP 402 at a seller, isValid: false at /verify). */
-export type PaymentRejection = {
-  [K in ReasonCode]: (typeof REASON_STATUS)[K] extends 402 ? K : never;
-}[ReasonCode] | 'PAYMENT_MALFORMED' | 'RATE_LIMITED';
+export type PaymentRejection =
+  | {
+      [K in ReasonCode]: (typeof REASON_STATUS)[K] extends 402 ? K : never;
+    }[ReasonCode]
+  | 'PAYMENT_MALFORMED'
+  | 'RATE_LIMITED';
 
 export const DEFAULT_MESSAGES: Record<ReasonCode, string> = {
   PAYMENT_REQUIRED: 'Payment required: send a signed voucher in the PAYMENT-SIGNATURE header.',
   CHANNEL_NOT_FOUND: 'The channel named in the payment does not exist on this network.',
   CHANNEL_CLOSED: 'The channel is closed; open a new channel.',
-  CHANNEL_EXPIRING: 'The channel is too close to its expiry to accept vouchers; top it up with a later expiry or open a new one.',
+  CHANNEL_EXPIRING:
+    'The channel is too close to its expiry to accept vouchers; top it up with a later expiry or open a new one.',
   WRONG_PAYEE: "The channel's payee is not this seller's payTo address.",
   WRONG_ASSET: 'The payment is in a different asset than the one asked for.',
   WRONG_NETWORK: 'The payment is for a different network than the one asked for.',
@@ -85,7 +89,11 @@ export class SvcError extends Error {
   /** Seconds, for RATE_LIMITED. */
   readonly retryAfter: number | undefined;
 
-  constructor(code: ReasonCode, message?: string, opts: { source?: ErrorSource; tx?: string; retryAfter?: number } = {}) {
+  constructor(
+    code: ReasonCode,
+    message?: string,
+    opts: { source?: ErrorSource; tx?: string; retryAfter?: number } = {},
+  ) {
     super(message ?? DEFAULT_MESSAGES[code]);
     this.name = 'SvcError';
     this.code = code;

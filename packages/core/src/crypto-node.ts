@@ -41,7 +41,11 @@ export function ed25519Verify(publicKey: Uint8Array, message: Uint8Array, signat
 }
 
 /** The same on the threadpool. */
-export function ed25519VerifyAsync(publicKey: Uint8Array, message: Uint8Array, signature: Uint8Array): Promise<boolean> {
+export function ed25519VerifyAsync(
+  publicKey: Uint8Array,
+  message: Uint8Array,
+  signature: Uint8Array,
+): Promise<boolean> {
   return new Promise((resolve) => {
     try {
       crypto.verify(null, message, publicKeyObject(publicKey), signature, (err, ok) => resolve(!err && ok));
@@ -60,7 +64,11 @@ export interface Ed25519Signer {
 
 export function ed25519Signer(seed: Uint8Array): Ed25519Signer {
   if (seed.length !== 32) throw new TypeError('an ed25519 seed is 32 bytes');
-  const privateKey = crypto.createPrivateKey({ key: Buffer.concat([PKCS8_PREFIX, seed]), format: 'der', type: 'pkcs8' });
+  const privateKey = crypto.createPrivateKey({
+    key: Buffer.concat([PKCS8_PREFIX, seed]),
+    format: 'der',
+    type: 'pkcs8',
+  });
   const spki = crypto.createPublicKey(privateKey).export({ format: 'der', type: 'spki' });
   const publicKey = new Uint8Array(spki.subarray(SPKI_PREFIX.length));
   return {

@@ -21,7 +21,11 @@ export function ed25519Verify(publicKey: Uint8Array, message: Uint8Array, signat
   }
 }
 
-export function ed25519VerifyAsync(publicKey: Uint8Array, message: Uint8Array, signature: Uint8Array): Promise<boolean> {
+export function ed25519VerifyAsync(
+  publicKey: Uint8Array,
+  message: Uint8Array,
+  signature: Uint8Array,
+): Promise<boolean> {
   return Promise.resolve(ed25519Verify(publicKey, message, signature));
 }
 

@@ -71,7 +71,11 @@ export function verifyStrict(publicKey: Uint8Array, message: Uint8Array, signatu
 }
 
 /** verifyStrict with the curve work off the calling thread where the backend can (Node). */
-export async function verifyStrictAsync(publicKey: Uint8Array, message: Uint8Array, signature: Uint8Array): Promise<boolean> {
+export async function verifyStrictAsync(
+  publicKey: Uint8Array,
+  message: Uint8Array,
+  signature: Uint8Array,
+): Promise<boolean> {
   if (publicKey.length !== 32 || !hasStrictSignatureShape(signature)) return false;
   return ed25519VerifyAsync(publicKey, message, signature);
 }

@@ -12,7 +12,8 @@ export function jsonDepth(value: unknown, limit = MAX_JSON_DEPTH): number {
     if (typeof node !== 'object' || node === null) continue;
     if (depth + 1 > deepest) deepest = depth + 1;
     if (deepest > limit) return deepest;
-    for (const child of Array.isArray(node) ? node : Object.values(node)) if (typeof child === 'object' && child !== null) stack.push([child, depth + 1]);
+    for (const child of Array.isArray(node) ? node : Object.values(node))
+      if (typeof child === 'object' && child !== null) stack.push([child, depth + 1]);
   }
   return deepest;
 }

@@ -24,7 +24,8 @@ export function passphraseOf(network: NetworkName): string {
 
 /** The network a passphrase belongs to; refuses the public network outright. */
 export function networkOfPassphrase(passphrase: string): NetworkName {
-  if (passphrase === PUBNET_PASSPHRASE) throw new Error('refused: svc runs on test networks only; mainnet funds must not be sent');
+  if (passphrase === PUBNET_PASSPHRASE)
+    throw new Error('refused: svc runs on test networks only; mainnet funds must not be sent');
   for (const [name, net] of Object.entries(NETWORKS)) if (net.passphrase === passphrase) return name as NetworkName;
   throw new Error(`unknown network passphrase: ${passphrase}`);
 }

@@ -14,8 +14,23 @@ import { safeParse } from './safe-parse.js';
 export type ReceiptBody = Omit<Receipt, 'id' | 'signature'>;
 
 export function receiptBytes(body: ReceiptBody): Uint8Array {
-  const { v, network, signer, channelId, payer, payee, resource, method, unit, amount, cumulative, requestHash, ts } = body;
-  const text = canonicalize({ v, network, signer, channelId, payer, payee, resource, method, unit, amount, cumulative, requestHash, ts });
+  const { v, network, signer, channelId, payer, payee, resource, method, unit, amount, cumulative, requestHash, ts } =
+    body;
+  const text = canonicalize({
+    v,
+    network,
+    signer,
+    channelId,
+    payer,
+    payee,
+    resource,
+    method,
+    unit,
+    amount,
+    cumulative,
+    requestHash,
+    ts,
+  });
   if (text === undefined) throw new TypeError('receipt is not serialisable');
   return utf8(text);
 }
@@ -52,7 +67,8 @@ export function verifyReceipt(receipt: unknown, trustedSigners?: readonly string
 
 /** sha256 hex of `METHOD \n URL \n body-or-empty` (PROTOCOL.md §5). */
 export function requestHash(method: string, url: string, body?: Uint8Array | string | null): string {
-  const bodyBytes = body === null || body === undefined ? new Uint8Array() : typeof body === 'string' ? utf8(body) : body;
+  const bodyBytes =
+    body === null || body === undefined ? new Uint8Array() : typeof body === 'string' ? utf8(body) : body;
   const head = utf8(`${method.toUpperCase()}\n${url}\n`);
   const all = new Uint8Array(head.length + bodyBytes.length);
   all.set(head);

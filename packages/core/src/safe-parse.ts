@@ -8,6 +8,9 @@ export function safeParse<S extends z.ZodType>(schema: S, value: unknown): z.Zod
   try {
     return schema.safeParse(value);
   } catch {
-    return { success: false, error: new z.ZodError([{ code: 'custom', path: [], message: 'the value has an invalid shape', input: value }]) } as z.ZodSafeParseResult<z.output<S>>;
+    return {
+      success: false,
+      error: new z.ZodError([{ code: 'custom', path: [], message: 'the value has an invalid shape', input: value }]),
+    } as z.ZodSafeParseResult<z.output<S>>;
   }
 }

@@ -39,15 +39,24 @@ export interface SellerTokenRequest {
 const zIso = z.iso.datetime({ offset: false });
 
 /** POST /sellers/:payTo/token */
-export const SellerTokenRequestBodySchema = z
-  .object({ ts: zIso, expiresAt: zIso, signature: zSignatureHex })
-  .meta({ id: 'SellerTokenRequest', description: 'Signed by the payTo account’s key (see @svc/core seller-token.ts).' });
+export const SellerTokenRequestBodySchema = z.object({ ts: zIso, expiresAt: zIso, signature: zSignatureHex }).meta({
+  id: 'SellerTokenRequest',
+  description: 'Signed by the payTo account’s key (see @svc/core seller-token.ts).',
+});
 
-export const SellerTokenSchema = z.object({ token: z.string(), payTo: zAddress, expiresAt: z.string() }).meta({ id: 'SellerToken' });
+export const SellerTokenSchema = z
+  .object({ token: z.string(), payTo: zAddress, expiresAt: z.string() })
+  .meta({ id: 'SellerToken' });
 export type SellerToken = z.infer<typeof SellerTokenSchema>;
 
 export function sellerTokenRequestHash(req: SellerTokenRequest): Uint8Array {
-  const json = canonicalize({ network: req.network, facilitator: req.facilitator, payTo: req.payTo, ts: req.ts, expiresAt: req.expiresAt });
+  const json = canonicalize({
+    network: req.network,
+    facilitator: req.facilitator,
+    payTo: req.payTo,
+    ts: req.ts,
+    expiresAt: req.expiresAt,
+  });
   if (json === undefined) throw new TypeError('seller token request is not serialisable');
   return sha256(concatBytes(utf8(SELLER_TOKEN_DOMAIN), utf8(json)));
 }
@@ -68,7 +77,9 @@ export function sellerTokenBody(payTo: string, expiresUnix: number): string {
 }
 
 /** A token's parts, or null when it is not shaped like one (its MAC is the facilitator's to check). */
-export function parseSellerToken(token: string): { payTo: string; expiresUnix: number; body: string; mac: string } | null {
+export function parseSellerToken(
+  token: string,
+): { payTo: string; expiresUnix: number; body: string; mac: string } | null {
   const m = /^svcs1\.([A-Z2-7]{56})\.([0-9]{1,12})\.([A-Za-z0-9_-]{43})$/.exec(token);
   if (!m || !isAccountAddress(m[1])) return null;
   return { payTo: m[1], expiresUnix: Number(m[2]), body: sellerTokenBody(m[1], Number(m[2])), mac: m[3]! };

@@ -22,11 +22,21 @@ function memoized(value: string, check: (v: string) => boolean): boolean {
 }
 
 export function isAccountAddress(value: unknown): value is AccountAddress {
-  return typeof value === 'string' && value.length === 56 && value[0] === 'G' && memoized(value, (v) => StrKey.isValidEd25519PublicKey(v));
+  return (
+    typeof value === 'string' &&
+    value.length === 56 &&
+    value[0] === 'G' &&
+    memoized(value, (v) => StrKey.isValidEd25519PublicKey(v))
+  );
 }
 
 export function isContractAddress(value: unknown): value is ContractAddress {
-  return typeof value === 'string' && value.length === 56 && value[0] === 'C' && memoized(value, (v) => StrKey.isValidContract(v));
+  return (
+    typeof value === 'string' &&
+    value.length === 56 &&
+    value[0] === 'C' &&
+    memoized(value, (v) => StrKey.isValidContract(v))
+  );
 }
 
 /** Either an account or a contract (a smart account is a contract). */

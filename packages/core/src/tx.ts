@@ -37,7 +37,13 @@ export function txHash(networkPassphrase: string, tx: LedgerTxBody): string {
 }
 
 export function signLedgerTx(signer: Ed25519Signer, networkPassphrase: string, tx: LedgerTxBody): SignedLedgerTx {
-  return { source: tx.source, seq: tx.seq, op: tx.op, args: tx.args, signature: toHex(signer.sign(txSigningHash(networkPassphrase, tx))) };
+  return {
+    source: tx.source,
+    seq: tx.seq,
+    op: tx.op,
+    args: tx.args,
+    signature: toHex(signer.sign(txSigningHash(networkPassphrase, tx))),
+  };
 }
 
 export function verifyLedgerTx(publicKey: Uint8Array, networkPassphrase: string, tx: SignedLedgerTx): boolean {
@@ -59,16 +65,30 @@ export interface ReportBody {
 }
 
 export function reportSigningHash(networkPassphrase: string, report: ReportBody): Uint8Array {
-  const json = canonicalize({ account: report.account, tx: report.tx.toLowerCase(), ...(report.kind ? { kind: report.kind } : {}), ...(report.details ? { details: report.details } : {}) });
+  const json = canonicalize({
+    account: report.account,
+    tx: report.tx.toLowerCase(),
+    ...(report.kind ? { kind: report.kind } : {}),
+    ...(report.details ? { details: report.details } : {}),
+  });
   if (json === undefined) throw new TypeError('report is not serialisable');
   return sha256(concatBytes(utf8(REPORT_DOMAIN), networkId(networkPassphrase), utf8(json)));
 }
 
-export function signReport(signer: Ed25519Signer, networkPassphrase: string, report: ReportBody): ReportBody & { signature: string } {
+export function signReport(
+  signer: Ed25519Signer,
+  networkPassphrase: string,
+  report: ReportBody,
+): ReportBody & { signature: string } {
   return { ...report, signature: toHex(signer.sign(reportSigningHash(networkPassphrase, report))) };
 }
 
-export function verifyReport(publicKey: Uint8Array, networkPassphrase: string, report: ReportBody, signatureHex: string): boolean {
+export function verifyReport(
+  publicKey: Uint8Array,
+  networkPassphrase: string,
+  report: ReportBody,
+  signatureHex: string,
+): boolean {
   if (!/^[0-9a-fA-F]{128}$/.test(signatureHex)) return false;
   return verifyStrict(publicKey, reportSigningHash(networkPassphrase, report), fromHex(signatureHex, 64));
 }

@@ -1,6 +1,16 @@
 // x402 version 2 wire types for the `channel` scheme (spec "402 body"; PROTOCOL.md §3–§5).
 import { z } from 'zod';
-import { zAddress, zChannelId, zContract, zHex32, zHttpUrl, zNetwork, zSignatureHex, zUnit, zUnits } from './schemas.js';
+import {
+  zAddress,
+  zChannelId,
+  zContract,
+  zHex32,
+  zHttpUrl,
+  zNetwork,
+  zSignatureHex,
+  zUnit,
+  zUnits,
+} from './schemas.js';
 import { safeParse } from './safe-parse.js';
 
 export const X402_VERSION = 2;
@@ -95,7 +105,9 @@ export const PaymentPayloadFlatSchema = z.object({
   payload: ChannelPayloadSchema,
 });
 
-export const PaymentPayloadSchema = z.union([PaymentPayloadV2Schema, PaymentPayloadFlatSchema]).meta({ id: 'PaymentPayload' });
+export const PaymentPayloadSchema = z
+  .union([PaymentPayloadV2Schema, PaymentPayloadFlatSchema])
+  .meta({ id: 'PaymentPayload' });
 export type PaymentPayload = z.infer<typeof PaymentPayloadSchema>;
 
 /** A payment after decoding: amounts and ids as bigint, the signature as lowercase hex. */
@@ -161,6 +173,12 @@ export function readPaymentResponse(value: unknown): PaymentResponse | null {
   const v = value as Record<string, unknown>;
   const extra = v['extra'];
   if (typeof extra !== 'object' || extra === null) return null;
-  const nested = safeParse(PaymentResponseSchema, { ...extra, success: v['success'], transaction: v['transaction'], network: v['network'], payer: v['payer'] });
+  const nested = safeParse(PaymentResponseSchema, {
+    ...extra,
+    success: v['success'],
+    transaction: v['transaction'],
+    network: v['network'],
+    payer: v['payer'],
+  });
   return nested.success ? nested.data : null;
 }

@@ -1,5 +1,13 @@
 import { describe, expect, it } from 'vitest';
-import { I128_MAX, ceilDiv, displayAmount, formatUnits, parseDisplayAmount, parseSignedUnits, parseUnits } from '@svc/core';
+import {
+  I128_MAX,
+  ceilDiv,
+  displayAmount,
+  formatUnits,
+  parseDisplayAmount,
+  parseSignedUnits,
+  parseUnits,
+} from '@svc/core';
 
 describe('amounts', () => {
   it('round-trips decimal strings and bigint at the i128 edge', () => {
@@ -38,6 +46,7 @@ describe('hex', async () => {
     const all = Uint8Array.from({ length: 256 }, (_, i) => i);
     expect(fromHex(toHex(all))).toEqual(all);
     expect(fromHex('ABcd', 2)).toEqual(new Uint8Array([0xab, 0xcd]));
-    for (const bad of ['a', 'zz', 'g0', '0x', ' 0', 'é0', '00'.repeat(3)]) expect(() => fromHex(bad, bad === '000000' ? 2 : undefined)).toThrow();
+    for (const bad of ['a', 'zz', 'g0', '0x', ' 0', 'é0', '00'.repeat(3)])
+      expect(() => fromHex(bad, bad === '000000' ? 2 : undefined)).toThrow();
   });
 });

@@ -5,9 +5,22 @@ import { DEFAULT_MESSAGES, REASON_STATUS, SvcError, statusOf } from '@svc/core';
 // UNSUPPORTED_SCHEME and UNSUPPORTED_VERSION, the refusals of /verify and /settle for a request the
 // official x402 client can build and svc does not take (issue 15.3).
 const EXPECTED: Record<number, string[]> = {
-  402: ['PAYMENT_REQUIRED', 'CHANNEL_NOT_FOUND', 'CHANNEL_CLOSED', 'CHANNEL_EXPIRING', 'WRONG_PAYEE', 'WRONG_ASSET',
-    'WRONG_NETWORK', 'VOUCHER_BAD_SIGNATURE', 'VOUCHER_NOT_INCREASING', 'VOUCHER_UNDERPAID', 'CHANNEL_EXHAUSTED', 'ACCOUNT_FROZEN',
-    'UNSUPPORTED_SCHEME', 'UNSUPPORTED_VERSION'],
+  402: [
+    'PAYMENT_REQUIRED',
+    'CHANNEL_NOT_FOUND',
+    'CHANNEL_CLOSED',
+    'CHANNEL_EXPIRING',
+    'WRONG_PAYEE',
+    'WRONG_ASSET',
+    'WRONG_NETWORK',
+    'VOUCHER_BAD_SIGNATURE',
+    'VOUCHER_NOT_INCREASING',
+    'VOUCHER_UNDERPAID',
+    'CHANNEL_EXHAUSTED',
+    'ACCOUNT_FROZEN',
+    'UNSUPPORTED_SCHEME',
+    'UNSUPPORTED_VERSION',
+  ],
   400: ['PAYMENT_MALFORMED', 'BAD_REQUEST'],
   401: ['UNAUTHORIZED'],
   403: ['FORBIDDEN'],
@@ -21,7 +34,9 @@ const EXPECTED: Record<number, string[]> = {
 };
 
 describe('reason codes', () => {
-  const rows = Object.entries(EXPECTED).flatMap(([status, codes]) => codes.map((code) => [code, Number(status)] as const));
+  const rows = Object.entries(EXPECTED).flatMap(([status, codes]) =>
+    codes.map((code) => [code, Number(status)] as const),
+  );
 
   it.each(rows)('%s answers HTTP %i', (code, status) => {
     expect(statusOf(code as keyof typeof REASON_STATUS)).toBe(status);
@@ -29,13 +44,26 @@ describe('reason codes', () => {
 
   it('has no code beyond the table, and a message for each', () => {
     expect(Object.keys(REASON_STATUS).sort()).toEqual(rows.map(([c]) => c).sort());
-    for (const code of Object.keys(REASON_STATUS)) expect(DEFAULT_MESSAGES[code as keyof typeof REASON_STATUS]).toMatch(/\.$/);
+    for (const code of Object.keys(REASON_STATUS))
+      expect(DEFAULT_MESSAGES[code as keyof typeof REASON_STATUS]).toMatch(/\.$/);
   });
 
   it('SvcError carries the error body of PROTOCOL.md §6', () => {
-    const err = new SvcError('LEDGER_REJECTED', 'claim failed: VOUCHER_NOT_INCREASING (23)', { source: 'ledger', tx: 'ab' });
+    const err = new SvcError('LEDGER_REJECTED', 'claim failed: VOUCHER_NOT_INCREASING (23)', {
+      source: 'ledger',
+      tx: 'ab',
+    });
     expect(err.status).toBe(502);
-    expect(err.toBody()).toEqual({ error: 'LEDGER_REJECTED', source: 'ledger', message: 'claim failed: VOUCHER_NOT_INCREASING (23)', tx: 'ab' });
-    expect(new SvcError('NOT_FOUND').toBody()).toEqual({ error: 'NOT_FOUND', source: 'facilitator', message: 'Not found.' });
+    expect(err.toBody()).toEqual({
+      error: 'LEDGER_REJECTED',
+      source: 'ledger',
+      message: 'claim failed: VOUCHER_NOT_INCREASING (23)',
+      tx: 'ab',
+    });
+    expect(new SvcError('NOT_FOUND').toBody()).toEqual({
+      error: 'NOT_FOUND',
+      source: 'facilitator',
+      message: 'Not found.',
+    });
   });
 });

@@ -54,7 +54,24 @@ function check<T>(name: string, arb: fc.Arbitrary<T>, property: (value: T) => vo
 
 /** Any JSON value, biased to the awkward ones. */
 const awkwardString = fc.oneof(
-  fc.constantFrom('', '0', '-1', '1.5', '1e3', ' 42', '0x10', '__proto__', 'toString', String(U64_MAX + 1n), String(I128_MAX + 1n), '9'.repeat(40), 'f'.repeat(128), 'F'.repeat(128), '\u0000', '\ud800'),
+  fc.constantFrom(
+    '',
+    '0',
+    '-1',
+    '1.5',
+    '1e3',
+    ' 42',
+    '0x10',
+    '__proto__',
+    'toString',
+    String(U64_MAX + 1n),
+    String(I128_MAX + 1n),
+    '9'.repeat(40),
+    'f'.repeat(128),
+    'F'.repeat(128),
+    '\u0000',
+    '\ud800',
+  ),
   fc.string({ maxLength: 30 }),
   fc.string({ unit: 'binary', maxLength: 20 }),
 );
@@ -66,25 +83,35 @@ const json: fc.Arbitrary<unknown> = fc.letrec<{ v: unknown }>((tie) => ({
     fc.boolean(),
     fc.constant(null),
     fc.array(tie('v'), { maxLength: 4 }),
-    fc.dictionary(fc.oneof(fc.constantFrom('length', 'toString', 'valueOf', '__proto__', 'constructor'), fc.string({ maxLength: 8 })), tie('v'), { maxKeys: 4 }),
+    fc.dictionary(
+      fc.oneof(
+        fc.constantFrom('length', 'toString', 'valueOf', '__proto__', 'constructor'),
+        fc.string({ maxLength: 8 }),
+      ),
+      tie('v'),
+      { maxKeys: 4 },
+    ),
   ),
 })).v;
 
 /** A valid payload of either form, then 0–3 of its fields replaced (by path) with any JSON value. */
 const validPayloads = payloads.accepted.map((a) => a.payload as Record<string, unknown>);
-const mutatedPayload = fc.tuple(fc.constantFrom(...validPayloads), fc.array(fc.tuple(fc.nat(), json), { maxLength: 3 })).map(([base, edits]) => {
-  const out = structuredClone(base);
-  for (const [pick, value] of edits) {
-    const paths = pathsOf(out);
-    const path = paths[pick % paths.length]!;
-    setAt(out, path, value);
-  }
-  return out;
-});
+const mutatedPayload = fc
+  .tuple(fc.constantFrom(...validPayloads), fc.array(fc.tuple(fc.nat(), json), { maxLength: 3 }))
+  .map(([base, edits]) => {
+    const out = structuredClone(base);
+    for (const [pick, value] of edits) {
+      const paths = pathsOf(out);
+      const path = paths[pick % paths.length]!;
+      setAt(out, path, value);
+    }
+    return out;
+  });
 
 function pathsOf(value: unknown, at: string[] = [], out: string[][] = []): string[][] {
   out.push(at);
-  if (typeof value === 'object' && value !== null) for (const [k, v] of Object.entries(value)) pathsOf(v, [...at, k], out);
+  if (typeof value === 'object' && value !== null)
+    for (const [k, v] of Object.entries(value)) pathsOf(v, [...at, k], out);
   return out;
 }
 
@@ -119,7 +146,15 @@ describe('fuzz: the payment header decoder', () => {
   });
 
   it('never throws on any string; what it accepts is sound', () => {
-    const header = fc.oneof(fc.string({ maxLength: 200 }), fc.string({ unit: 'binary', maxLength: 100 }), fc.base64String({ maxLength: 400 }), fc.string({ unit: fc.constantFrom(...'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/=-_ \n'), maxLength: 300 }));
+    const header = fc.oneof(
+      fc.string({ maxLength: 200 }),
+      fc.string({ unit: 'binary', maxLength: 100 }),
+      fc.base64String({ maxLength: 400 }),
+      fc.string({
+        unit: fc.constantFrom(...'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/=-_ \n'),
+        maxLength: 300,
+      }),
+    );
     check('decodePaymentHeader(any string)', header, expectSound);
   });
 
@@ -128,29 +163,47 @@ describe('fuzz: the payment header decoder', () => {
   });
 
   it('decodes a valid payload with fields replaced only when the result is still sound', () => {
-    check('decodePaymentHeader(valid payload, fields replaced)', mutatedPayload, (v) => expectSound(encodeJsonHeader(v)));
+    check('decodePaymentHeader(valid payload, fields replaced)', mutatedPayload, (v) =>
+      expectSound(encodeJsonHeader(v)),
+    );
   });
 
   it('round-trips every valid voucher payload exactly (signature case-folded)', () => {
-    const arb = fc.record({ channelId: fc.bigInt({ min: 0n, max: U64_MAX }), cumulative: fc.bigInt({ min: 0n, max: I128_MAX }), signature: fc.uint8Array({ minLength: 64, maxLength: 64 }), upper: fc.boolean(), flat: fc.boolean() });
+    const arb = fc.record({
+      channelId: fc.bigInt({ min: 0n, max: U64_MAX }),
+      cumulative: fc.bigInt({ min: 0n, max: I128_MAX }),
+      signature: fc.uint8Array({ minLength: 64, maxLength: 64 }),
+      upper: fc.boolean(),
+      flat: fc.boolean(),
+    });
     check('encode → decodePaymentHeader round trip', arb, ({ channelId, cumulative, signature, upper, flat }) => {
       const hex = upper ? toHex(signature).toUpperCase() : toHex(signature);
       const payload = { channelId: channelId.toString(), cumulative: cumulative.toString(), signature: hex };
-      const body = flat ? { x402Version: 2, scheme: 'channel', network: 'stellar:local', payload } : { ...validPayloads[0], payload };
+      const body = flat
+        ? { x402Version: 2, scheme: 'channel', network: 'stellar:local', payload }
+        : { ...validPayloads[0], payload };
       const decoded = decodePaymentHeader(encodeJsonHeader(body));
       expect(decoded.ok).toBe(true);
       if (!decoded.ok) return;
-      expect([decoded.value.channelId, decoded.value.cumulative, decoded.value.signature]).toEqual([channelId, cumulative, toHex(signature)]);
+      expect([decoded.value.channelId, decoded.value.cumulative, decoded.value.signature]).toEqual([
+        channelId,
+        cumulative,
+        toHex(signature),
+      ]);
     });
   });
 
   it('refuses over-long headers and JSON nested past the bound, whatever they hold', () => {
-    const arb = fc.record({ depth: fc.integer({ min: MAX_JSON_DEPTH + 1, max: 2000 }), open: fc.constantFrom('[', '{"a":') });
+    const arb = fc.record({
+      depth: fc.integer({ min: MAX_JSON_DEPTH + 1, max: 2000 }),
+      open: fc.constantFrom('[', '{"a":'),
+    });
     check('decodeJsonHeader(deep or long)', arb, ({ depth, open }) => {
       const text = open === '[' ? '['.repeat(depth) + ']'.repeat(depth) : `${open.repeat(depth)}1${'}'.repeat(depth)}`;
       const header = toBase64(utf8(text));
       const decoded = decodeJsonHeader(header);
-      if (header.length > MAX_PAYMENT_HEADER_BYTES) expect(decoded).toMatchObject({ ok: false, message: expect.stringContaining('larger than') });
+      if (header.length > MAX_PAYMENT_HEADER_BYTES)
+        expect(decoded).toMatchObject({ ok: false, message: expect.stringContaining('larger than') });
       else expect(decoded).toMatchObject({ ok: false, message: expect.stringContaining('nested deeper') });
     });
   });
@@ -172,31 +225,50 @@ describe('fuzz: the voucher codec', () => {
   });
 
   it('refuses a channel id outside u64 with a RangeError, never a wrong message', () => {
-    const outside = fc.oneof(fc.bigInt({ min: -(1n << 80n), max: -1n }), fc.bigInt({ min: U64_MAX + 1n, max: 1n << 80n }));
+    const outside = fc.oneof(
+      fc.bigInt({ min: -(1n << 80n), max: -1n }),
+      fc.bigInt({ min: U64_MAX + 1n, max: 1n << 80n }),
+    );
     check('voucher message (id out of range)', outside, (id) => {
       expect(() => vouchers.message(id, 1n)).toThrow(RangeError);
     });
   });
 
   it('verifies what it signed, and nothing else: any other id, amount, bit of the signature or key fails', () => {
-    const arb = fc.record({ id: ids, cumulative: amounts, change: fc.constantFrom('id', 'cumulative', 'signature', 'key', 'none'), bit: fc.nat(511), delta: fc.bigInt({ min: 1n, max: U64_MAX }) });
+    const arb = fc.record({
+      id: ids,
+      cumulative: amounts,
+      change: fc.constantFrom('id', 'cumulative', 'signature', 'key', 'none'),
+      bit: fc.nat(511),
+      delta: fc.bigInt({ min: 1n, max: U64_MAX }),
+    });
     const other = keypairFromSeed(new Uint8Array(32).fill(8));
     check('voucher sign → verify', arb, ({ id, cumulative, change, bit, delta }) => {
       const sig = vouchers.sign(key, id, cumulative);
       const tampered = Uint8Array.from(sig);
       tampered[bit >> 3]! ^= 1 << (bit & 7);
       const outcome =
-        change === 'id' ? vouchers.verify(key.publicKey, (id + delta) & U64_MAX, cumulative, sig)
-        : change === 'cumulative' ? vouchers.verify(key.publicKey, id, (cumulative + delta) % (I128_MAX + 1n), sig)
-        : change === 'signature' ? vouchers.verify(key.publicKey, id, cumulative, tampered)
-        : change === 'key' ? vouchers.verify(other.publicKey, id, cumulative, sig)
-        : !vouchers.verify(key.publicKey, id, cumulative, sig);
+        change === 'id'
+          ? vouchers.verify(key.publicKey, (id + delta) & U64_MAX, cumulative, sig)
+          : change === 'cumulative'
+            ? vouchers.verify(key.publicKey, id, (cumulative + delta) % (I128_MAX + 1n), sig)
+            : change === 'signature'
+              ? vouchers.verify(key.publicKey, id, cumulative, tampered)
+              : change === 'key'
+                ? vouchers.verify(other.publicKey, id, cumulative, sig)
+                : !vouchers.verify(key.publicKey, id, cumulative, sig);
       expect(outcome).toBe(false);
     });
   });
 
   it('never throws on any key and signature bytes: a wrong length or a non-canonical value is just false', () => {
-    const bytes = fc.oneof(fc.uint8Array({ minLength: 0, maxLength: 70 }), fc.uint8Array({ minLength: 32, maxLength: 32 }), fc.uint8Array({ minLength: 64, maxLength: 64 }), fc.constant(new Uint8Array(32)), fc.constant(fromHex('ff'.repeat(64))));
+    const bytes = fc.oneof(
+      fc.uint8Array({ minLength: 0, maxLength: 70 }),
+      fc.uint8Array({ minLength: 32, maxLength: 32 }),
+      fc.uint8Array({ minLength: 64, maxLength: 64 }),
+      fc.constant(new Uint8Array(32)),
+      fc.constant(fromHex('ff'.repeat(64))),
+    );
     check('voucher verify(any bytes)', fc.tuple(bytes, bytes, amounts), ([k, s, cumulative]) => {
       expect(vouchers.verify(k, 1n, cumulative, s)).toBe(false);
     });

@@ -1,5 +1,12 @@
 import { describe, expect, it } from 'vitest';
-import { MAX_PAYMENT_HEADER_BYTES, decodeJsonHeader, decodePaymentHeader, encodeJsonHeader, toBase64, utf8 } from '@svc/core';
+import {
+  MAX_PAYMENT_HEADER_BYTES,
+  decodeJsonHeader,
+  decodePaymentHeader,
+  encodeJsonHeader,
+  toBase64,
+  utf8,
+} from '@svc/core';
 import fixtures from './fixtures/payloads.json' with { type: 'json' };
 
 describe('payment header codec', () => {

@@ -1,5 +1,17 @@
 import { describe, expect, it } from 'vitest';
-import { ReceiptSchema, fromHex, keypairFromSeed, randomKeypair, receiptBytes, requestHash, sha256, signReceipt, toHex, utf8, verifyReceipt } from '@svc/core';
+import {
+  ReceiptSchema,
+  fromHex,
+  keypairFromSeed,
+  randomKeypair,
+  receiptBytes,
+  requestHash,
+  sha256,
+  signReceipt,
+  toHex,
+  utf8,
+  verifyReceipt,
+} from '@svc/core';
 import type { ReceiptBody } from '@svc/core';
 
 const facilitator = keypairFromSeed(fromHex('07'.repeat(32), 32));
@@ -24,7 +36,9 @@ describe('receipts (PROTOCOL.md §5)', () => {
     const receipt = signReceipt(facilitator, body);
     expect(ReceiptSchema.parse(receipt)).toEqual(receipt);
     const bytes = receiptBytes(body);
-    expect(new TextDecoder().decode(bytes).startsWith('{"amount":"5000","channelId":"42","cumulative":"135000"')).toBe(true);
+    expect(new TextDecoder().decode(bytes).startsWith('{"amount":"5000","channelId":"42","cumulative":"135000"')).toBe(
+      true,
+    );
     expect(receipt.id).toBe(toHex(sha256(bytes)));
     expect(Object.keys(receipt)[1]).toBe('id');
   });

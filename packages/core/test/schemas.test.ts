@@ -1,8 +1,33 @@
 import { describe, expect, it } from 'vitest';
-import { safeParse, zAccount, zAddress, zChannelId, zContract, zHttpUrl, zNetwork, zSignatureHex, zUnits } from '@svc/core';
+import {
+  safeParse,
+  zAccount,
+  zAddress,
+  zChannelId,
+  zContract,
+  zHttpUrl,
+  zNetwork,
+  zSignatureHex,
+  zUnits,
+} from '@svc/core';
 
 describe('wire schemas never throw on junk', () => {
-  const junk: unknown[] = ['', 'x', '-1', '1e5', ' 1', '0x1f', '９', 'a'.repeat(5000), null, undefined, 12, {}, [], '1'.repeat(45)];
+  const junk: unknown[] = [
+    '',
+    'x',
+    '-1',
+    '1e5',
+    ' 1',
+    '0x1f',
+    '９',
+    'a'.repeat(5000),
+    null,
+    undefined,
+    12,
+    {},
+    [],
+    '1'.repeat(45),
+  ];
   it.each([
     ['zChannelId', zChannelId],
     ['zUnits', zUnits],

@@ -1,7 +1,15 @@
 import { describe, expect, it } from 'vitest';
 import {
-  accountFromPublicKey, contractFromRaw, fromHex, isAccountAddress, isAddress, isContractAddress,
-  keypairFromSecret, publicKeyFromAccount, rawFromContract,
+  accountFromPublicKey,
+  contractFromRaw,
+  fromHex,
+  isAccountAddress,
+  isAddress,
+  isAddressLight,
+  isContractAddress,
+  keypairFromSecret,
+  publicKeyFromAccount,
+  rawFromContract,
 } from '@svc/core';
 
 describe('StrKeys', () => {
@@ -31,5 +39,24 @@ describe('StrKeys', () => {
     const b = keypairFromSecret(a.secret());
     expect(b.address).toBe(a.address);
     expect(a.secret()).toMatch(/^S[A-Z2-7]{55}$/);
+  });
+
+  it('the light check (for the browser) gives the reference library’s verdict', () => {
+    const samples: unknown[] = ['hello', 42, '', 'G'.repeat(56), 'S' + 'A'.repeat(55)];
+    for (let i = 0; i < 64; i++) {
+      const key = fromHex(((i * 37 + 11) % 256).toString(16).padStart(2, '0').repeat(32), 32);
+      for (const address of [accountFromPublicKey(key), contractFromRaw(key)]) {
+        // Itself, each of three characters changed, and the other kind's prefix.
+        samples.push(
+          address,
+          address.slice(0, -1) + (address.endsWith('A') ? 'B' : 'A'),
+          address.slice(0, 20) + (address[20] === 'Q' ? 'R' : 'Q') + address.slice(21),
+        );
+        samples.push((address[0] === 'G' ? 'C' : 'G') + address.slice(1), address.slice(0, 55));
+      }
+    }
+    const verdicts = samples.map((s) => [s, isAddressLight(s)]);
+    expect(verdicts).toEqual(samples.map((s) => [s, isAddress(s)]));
+    expect(verdicts.filter(([, ok]) => ok).length).toBe(128);
   });
 });

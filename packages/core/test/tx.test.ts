@@ -1,6 +1,16 @@
 import { describe, expect, it } from 'vitest';
 import canonicalize from 'canonicalize';
-import { concatBytes, networkId, randomKeypair, sha256, signLedgerTx, toHex, txHash, utf8, verifyLedgerTx } from '@svc/core';
+import {
+  concatBytes,
+  networkId,
+  randomKeypair,
+  sha256,
+  signLedgerTx,
+  toHex,
+  txHash,
+  utf8,
+  verifyLedgerTx,
+} from '@svc/core';
 
 const PASS = 'Standalone Network ; February 2017';
 

@@ -121,7 +121,7 @@ describe('strict ed25519', () => {
         const Rb = R.toBytes();
         const h = BigInt('0x' + toHex(sha512(concatBytes(Rb, A, msg)).reverse())) % L;
         let minusHT = P.ZERO;
-        for (let j = 0n; j < (h % 8n); j++) minusHT = minusHT.add(T);
+        for (let j = 0n; j < h % 8n; j++) minusHT = minusHT.add(T);
         if (!minusHT.negate().equals(R)) continue;
         const S = (h * a) % L;
         const sig = concatBytes(Rb, le(S));

@@ -32,14 +32,16 @@ function port(env: NodeJS.ProcessEnv): number {
   const raw = read(env, 'PORT');
   if (raw === undefined) return DEFAULT_LEDGER_PORT;
   const value = /^[0-9]{1,5}$/.test(raw) ? Number(raw) : NaN;
-  if (!(value >= 0 && value <= 65535)) throw new ConfigError('PORT', `expected a TCP port 0–65535, got ${JSON.stringify(raw)}`);
+  if (!(value >= 0 && value <= 65535))
+    throw new ConfigError('PORT', `expected a TCP port 0–65535, got ${JSON.stringify(raw)}`);
   return value;
 }
 
 function host(env: NodeJS.ProcessEnv): string {
   const raw = read(env, 'HOST');
   if (raw === undefined) return DEFAULT_LEDGER_HOST;
-  if (!/^[A-Za-z0-9.:_-]{1,253}$/.test(raw)) throw new ConfigError('HOST', `expected a host name or IP address, got ${JSON.stringify(raw)}`);
+  if (!/^[A-Za-z0-9.:_-]{1,253}$/.test(raw))
+    throw new ConfigError('HOST', `expected a host name or IP address, got ${JSON.stringify(raw)}`);
   return raw;
 }
 
@@ -47,10 +49,16 @@ function ledgerSeconds(env: NodeJS.ProcessEnv): number {
   const raw = read(env, 'LEDGER_SECONDS');
   if (raw === undefined) return DEFAULT_LEDGER_SECONDS;
   const value = /^[0-9]{1,6}(\.[0-9]{1,3})?$/.test(raw) ? Number(raw) : NaN;
-  if (!(value > 0)) throw new ConfigError('LEDGER_SECONDS', `expected a positive number of seconds, got ${JSON.stringify(raw)}`);
+  if (!(value > 0))
+    throw new ConfigError('LEDGER_SECONDS', `expected a positive number of seconds, got ${JSON.stringify(raw)}`);
   return value;
 }
 
 export function ledgerConfigFromEnv(env: NodeJS.ProcessEnv): LedgerServerConfig {
-  return { host: host(env), port: port(env), dataDir: read(env, 'DATA_DIR') ?? DEFAULT_DATA_DIR, ledgerSeconds: ledgerSeconds(env) };
+  return {
+    host: host(env),
+    port: port(env),
+    dataDir: read(env, 'DATA_DIR') ?? DEFAULT_DATA_DIR,
+    ledgerSeconds: ledgerSeconds(env),
+  };
 }

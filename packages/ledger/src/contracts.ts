@@ -1,7 +1,16 @@
 // The local ledger's network and the addresses of its contracts (PROTOCOL.md §1, §9). The
 // addresses are derived from the network id, so every local ledger, on every machine and after
 // every restart, names the same contracts and vouchers signed for one stay valid on another.
-import { concatBytes, contractFromRaw, fromHex, NETWORKS, networkId, publicKeyFromAccount, sha256, utf8 } from '@svc/core';
+import {
+  concatBytes,
+  contractFromRaw,
+  fromHex,
+  NETWORKS,
+  networkId,
+  publicKeyFromAccount,
+  sha256,
+  utf8,
+} from '@svc/core';
 import type { NetworkName } from '@svc/core';
 
 export const LOCAL_NETWORK: NetworkName = 'stellar:local';
@@ -79,5 +88,9 @@ export function localContracts(passphrase: string = LOCAL_PASSPHRASE): LocalCont
  * before submitting.
  */
 export function smartAccountAddress(owner: string, txHash: string, passphrase: string = LOCAL_PASSPHRASE): string {
-  return contractFromRaw(sha256(concatBytes(utf8(SMART_ACCOUNT_DOMAIN), networkId(passphrase), publicKeyFromAccount(owner), fromHex(txHash, 32))));
+  return contractFromRaw(
+    sha256(
+      concatBytes(utf8(SMART_ACCOUNT_DOMAIN), networkId(passphrase), publicKeyFromAccount(owner), fromHex(txHash, 32)),
+    ),
+  );
 }

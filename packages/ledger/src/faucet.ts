@@ -38,7 +38,8 @@ export function faucetLimits(options: FaucetOptions = {}): FaucetLimits {
   };
   if (limits.amount <= 0n) throw new RangeError('faucet amount must be positive');
   for (const key of ['perAddressPerHour', 'totalPerHour'] as const) {
-    if (!Number.isInteger(limits[key]) || limits[key] < 0) throw new RangeError(`faucet ${key} must be a non-negative integer`);
+    if (!Number.isInteger(limits[key]) || limits[key] < 0)
+      throw new RangeError(`faucet ${key} must be a non-negative integer`);
   }
   return limits;
 }
@@ -47,7 +48,9 @@ export function faucetLimits(options: FaucetOptions = {}): FaucetLimits {
 export function faucetAmount(limits: FaucetLimits, requested: bigint | undefined): bigint {
   const amount = requested ?? limits.amount;
   if (amount <= 0n || amount > limits.amount) {
-    throw new SvcError('BAD_REQUEST', `The faucet grants between 1 and ${limits.amount} base units.`, { source: 'ledger' });
+    throw new SvcError('BAD_REQUEST', `The faucet grants between 1 and ${limits.amount} base units.`, {
+      source: 'ledger',
+    });
   }
   return amount;
 }
@@ -56,14 +59,25 @@ export function faucetAmount(limits: FaucetLimits, requested: bigint | undefined
 export function checkFaucetLimits(state: LedgerState, limits: FaucetLimits, address: string, nowMs: number): void {
   const since = nowMs - FAUCET_WINDOW_MS;
   const checks = [
-    { window: state.grantsSince(since, address), limit: limits.perAddressPerHour, what: `${limits.perAddressPerHour} grants per address per hour` },
-    { window: state.grantsSince(since), limit: limits.totalPerHour, what: `${limits.totalPerHour} grants per hour in total` },
+    {
+      window: state.grantsSince(since, address),
+      limit: limits.perAddressPerHour,
+      what: `${limits.perAddressPerHour} grants per address per hour`,
+    },
+    {
+      window: state.grantsSince(since),
+      limit: limits.totalPerHour,
+      what: `${limits.totalPerHour} grants per hour in total`,
+    },
   ];
   for (const { window, limit, what } of checks) {
     if (window.count < limit) continue;
     // The oldest grant leaves the window first; Retry-After is whole seconds, at least one.
     const waitMs = window.oldestMs === null ? FAUCET_WINDOW_MS : window.oldestMs + FAUCET_WINDOW_MS - nowMs;
     const retryAfter = Math.max(1, Math.ceil(waitMs / 1000));
-    throw new SvcError('RATE_LIMITED', `The faucet allows ${what}; retry in ${retryAfter} s.`, { source: 'ledger', retryAfter });
+    throw new SvcError('RATE_LIMITED', `The faucet allows ${what}; retry in ${retryAfter} s.`, {
+      source: 'ledger',
+      retryAfter,
+    });
   }
 }

@@ -39,15 +39,34 @@ function frameworkStatus(err: unknown): number | undefined {
 
 export function toHttpError(err: unknown): HttpError {
   if (err instanceof SvcError) {
-    return { status: err.status, body: body(err.code, err.message), ...(err.retryAfter !== undefined ? { retryAfter: err.retryAfter } : {}) };
+    return {
+      status: err.status,
+      body: body(err.code, err.message),
+      ...(err.retryAfter !== undefined ? { retryAfter: err.retryAfter } : {}),
+    };
   }
-  if (err instanceof LedgerTxRefused) return { status: 400, body: body('BAD_REQUEST', `Transaction refused: ${err.message}.`) };
-  if (err instanceof LedgerUnavailable) return { status: 503, body: body('LEDGER_UNAVAILABLE', 'The ledger is unavailable; try again shortly.'), retryAfter: 5 };
+  if (err instanceof LedgerTxRefused)
+    return { status: 400, body: body('BAD_REQUEST', `Transaction refused: ${err.message}.`) };
+  if (err instanceof LedgerUnavailable)
+    return {
+      status: 503,
+      body: body('LEDGER_UNAVAILABLE', 'The ledger is unavailable; try again shortly.'),
+      retryAfter: 5,
+    };
   // Its own file cannot be written now (disk full, locked, I/O error): a fault of the moment, and
   // the transaction had no effect (each is one SQLite transaction).
-  if (isSqliteFault(err)) return { status: 503, body: body('LEDGER_UNAVAILABLE', 'The ledger cannot write its records right now (disk full or busy); nothing was applied; try again shortly.'), retryAfter: 5 };
+  if (isSqliteFault(err))
+    return {
+      status: 503,
+      body: body(
+        'LEDGER_UNAVAILABLE',
+        'The ledger cannot write its records right now (disk full or busy); nothing was applied; try again shortly.',
+      ),
+      retryAfter: 5,
+    };
   const status = frameworkStatus(err);
   if (status === 404) return { status, body: body('NOT_FOUND', 'Not found.') };
-  if (status !== undefined) return { status, body: body('BAD_REQUEST', FRAMEWORK_MESSAGES[status] ?? 'The request is malformed.') };
+  if (status !== undefined)
+    return { status, body: body('BAD_REQUEST', FRAMEWORK_MESSAGES[status] ?? 'The request is malformed.') };
   return { status: 500, body: body('INTERNAL', 'Internal error.') };
 }

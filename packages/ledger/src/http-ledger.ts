@@ -7,15 +7,35 @@
 //   const res = await ledger.submit(signedTx);
 //
 // A submit that times out may still have been applied: look it up with getTx(txHash(…)).
-import { ErrorBodySchema, SvcError, U64_MAX, safeParse, signLedgerTx } from '@svc/core';
+import {
+  ErrorBodySchema,
+  LedgerAccountSchema,
+  LedgerChannelSchema,
+  LedgerEventsPageSchema,
+  LedgerInfoSchema,
+  LedgerTxResultSchema,
+  MAX_LEDGER_EVENTS_PAGE,
+  PoolStateSchema,
+  SvcError,
+  U64_MAX,
+  safeParse,
+  signLedgerTx,
+} from '@svc/core';
 import type { Keypair, SignedLedgerTx } from '@svc/core';
 import type { z } from 'zod';
 import type { LedgerFaucet } from './faucet.js';
 import { LedgerTxRefused, LedgerUnavailable } from './port.js';
-import type { ClaimArgs, EventsPage, Ledger, LedgerAccount, LedgerChannel, LedgerInfo, PoolState, TxResult } from './port.js';
+import type {
+  ClaimArgs,
+  EventsPage,
+  Ledger,
+  LedgerAccount,
+  LedgerChannel,
+  LedgerInfo,
+  PoolState,
+  TxResult,
+} from './port.js';
 import { claimArgs } from './claim-args.js';
-import { PoolWireSchema } from './pool-wire.js';
-import { AccountWireSchema, ChannelWireSchema, EventsPageSchema, InfoSchema, MAX_EVENTS_PAGE, TxResultSchema } from './wire.js';
 
 export const DEFAULT_HTTP_LEDGER_TIMEOUT_MS = 10_000;
 const CLAIM_SEQ_RETRIES = 2;
@@ -46,7 +66,7 @@ export class HttpLedger implements Ledger, LedgerFaucet {
   }
 
   async info(): Promise<LedgerInfo> {
-    return this.#expect(await this.#request('GET', '/info'), InfoSchema);
+    return this.#expect(await this.#request('GET', '/info'), LedgerInfoSchema);
   }
 
   async latestLedger(): Promise<number> {
@@ -56,46 +76,49 @@ export class HttpLedger implements Ledger, LedgerFaucet {
   async getChannel(id: bigint): Promise<LedgerChannel | null> {
     if (id < 1n || id > U64_MAX) return null;
     const reply = await this.#request('GET', `/channels/${id}`);
-    return reply.status === 404 ? null : this.#expect(reply, ChannelWireSchema);
+    return reply.status === 404 ? null : this.#expect(reply, LedgerChannelSchema);
   }
 
   async getAccount(address: string): Promise<LedgerAccount> {
     const reply = await this.#request('GET', `/accounts/${encodeURIComponent(address)}`);
     if (reply.status === 400) throw this.#svcError(reply);
-    return this.#expect(reply, AccountWireSchema);
+    return this.#expect(reply, LedgerAccountSchema);
   }
 
   async getTx(hash: string): Promise<TxResult | null> {
     if (!/^[0-9a-fA-F]{64}$/.test(hash)) return null;
     const reply = await this.#request('GET', `/tx/${hash.toLowerCase()}`);
-    return reply.status === 404 ? null : this.#expect(reply, TxResultSchema);
+    return reply.status === 404 ? null : this.#expect(reply, LedgerTxResultSchema);
   }
 
   /** The credit pool (GET /pool), amounts parsed back to bigint; null when the ledger has none (404). */
   async getPool(): Promise<PoolState | null> {
     const reply = await this.#request('GET', '/pool');
-    return reply.status === 404 ? null : this.#expect(reply, PoolWireSchema);
+    return reply.status === 404 ? null : this.#expect(reply, PoolStateSchema);
   }
 
   async submit(tx: SignedLedgerTx): Promise<TxResult> {
     const reply = await this.#request('POST', '/tx', tx);
     // 413: a transaction too large to read is refused like any malformed one, with no effect.
     if (reply.status === 400 || reply.status === 413) throw new LedgerTxRefused(this.#message(reply));
-    return this.#expect(reply, TxResultSchema);
+    return this.#expect(reply, LedgerTxResultSchema);
   }
 
   async events(cursor: string | null, limit: number): Promise<EventsPage> {
-    const count = Number.isFinite(limit) ? Math.min(MAX_EVENTS_PAGE, Math.max(0, Math.floor(limit))) : 0;
+    const count = Number.isFinite(limit) ? Math.min(MAX_LEDGER_EVENTS_PAGE, Math.max(0, Math.floor(limit))) : 0;
     if (count === 0) return { events: [], cursor };
     const after = cursor === null ? '' : `cursor=${encodeURIComponent(cursor)}&`;
-    return this.#expect(await this.#request('GET', `/events?${after}limit=${count}`), EventsPageSchema);
+    return this.#expect(await this.#request('GET', `/events?${after}limit=${count}`), LedgerEventsPageSchema);
   }
 
   /** Claims as `signer`, one submission per signer at a time; a sequence number taken meanwhile is read again. */
   claim(args: ClaimArgs, signer: Keypair): Promise<TxResult> {
     const previous = this.#claims.get(signer.address) ?? Promise.resolve();
     const run = previous.then(() => this.#claimNow(args, signer));
-    this.#claims.set(signer.address, run.catch(() => undefined));
+    this.#claims.set(
+      signer.address,
+      run.catch(() => undefined),
+    );
     return run;
   }
 
@@ -113,9 +136,12 @@ export class HttpLedger implements Ledger, LedgerFaucet {
   }
 
   async faucet(address: string, amount?: bigint): Promise<TxResult> {
-    const reply = await this.#request('POST', '/faucet', { address, ...(amount !== undefined ? { amount: amount.toString() } : {}) });
+    const reply = await this.#request('POST', '/faucet', {
+      address,
+      ...(amount !== undefined ? { amount: amount.toString() } : {}),
+    });
     if (reply.status === 400 || reply.status === 429) throw this.#svcError(reply);
-    return this.#expect(reply, TxResultSchema);
+    return this.#expect(reply, LedgerTxResultSchema);
   }
 
   /** Nothing to release: requests share the global fetch agent. */
@@ -134,12 +160,16 @@ export class HttpLedger implements Ledger, LedgerFaucet {
       const text = await response.text();
       return { status: response.status, body: text ? (JSON.parse(text) as unknown) : null, headers: response.headers };
     } catch (err) {
-      throw new LedgerUnavailable(`the ledger at ${this.url} did not answer ${method} ${path}: ${err instanceof Error ? err.message : String(err)}`, { cause: err });
+      throw new LedgerUnavailable(
+        `the ledger at ${this.url} did not answer ${method} ${path}: ${err instanceof Error ? err.message : String(err)}`,
+        { cause: err },
+      );
     }
   }
 
   #expect<S extends z.ZodType>(reply: Reply, schema: S): z.output<S> {
-    if (reply.status !== 200) throw new LedgerUnavailable(`the ledger answered ${reply.status}: ${this.#message(reply)}`);
+    if (reply.status !== 200)
+      throw new LedgerUnavailable(`the ledger answered ${reply.status}: ${this.#message(reply)}`);
     const parsed = safeParse(schema, reply.body);
     if (!parsed.success) throw new LedgerUnavailable(`the ledger sent a malformed reply: ${parsed.error.message}`);
     return parsed.data;
@@ -154,6 +184,9 @@ export class HttpLedger implements Ledger, LedgerFaucet {
     const body = safeParse(ErrorBodySchema, reply.body);
     const code = body.success ? body.data.error : reply.status === 429 ? 'RATE_LIMITED' : 'BAD_REQUEST';
     const retry = Number(reply.headers.get('retry-after'));
-    return new SvcError(code, this.#message(reply), { source: 'ledger', ...(code === 'RATE_LIMITED' && retry > 0 ? { retryAfter: retry } : {}) });
+    return new SvcError(code, this.#message(reply), {
+      source: 'ledger',
+      ...(code === 'RATE_LIMITED' && retry > 0 ? { retryAfter: retry } : {}),
+    });
   }
 }

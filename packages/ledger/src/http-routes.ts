@@ -7,14 +7,25 @@
 // decimal strings before a reply is serialised.
 import type { FastifyPluginCallback, FastifyReply } from 'fastify';
 import type { z } from 'zod';
-import { SvcError, safeParse, zAddress } from '@svc/core';
+import {
+  accountToWire,
+  channelToWire,
+  DEFAULT_LEDGER_EVENTS_PAGE,
+  LedgerEventsQuerySchema,
+  LedgerFaucetRequestSchema,
+  LedgerTxHashSchema,
+  poolToWire,
+  SignedLedgerTxSchema,
+  SvcError,
+  safeParse,
+  zAddress,
+  zLedgerChannelId,
+} from '@svc/core';
 import type { LedgerFaucet } from './faucet.js';
 import { toHttpError } from './http-errors.js';
-import { zChannelIdArg } from './ops/args.js';
-import { poolToWire } from './pool-wire.js';
 import { LedgerTxRefused } from './port.js';
 import type { Ledger } from './port.js';
-import { accountToWire, channelToWire, DEFAULT_EVENTS_PAGE, describeIssues, EventsQuerySchema, FaucetRequestSchema, SignedTxSchema, TxHashSchema } from './wire.js';
+import { describeIssues } from './describe-issues.js';
 
 /** Enough for any transaction; a bigger body is refused before it is parsed. */
 export const LEDGER_BODY_LIMIT = 64 * 1024;
@@ -25,7 +36,8 @@ export interface LedgerRoutesOptions {
 
 function parse<S extends z.ZodType>(schema: S, value: unknown, what: string): z.output<S> {
   const result = safeParse(schema, value);
-  if (!result.success) throw new SvcError('BAD_REQUEST', `Invalid ${what}: ${describeIssues(result.error)}.`, { source: 'ledger' });
+  if (!result.success)
+    throw new SvcError('BAD_REQUEST', `Invalid ${what}: ${describeIssues(result.error)}.`, { source: 'ledger' });
   return result.data;
 }
 
@@ -47,29 +59,31 @@ export function sendLedgerError(reply: FastifyReply, err: unknown): FastifyReply
 
 export const ledgerRoutes: FastifyPluginCallback<LedgerRoutesOptions> = (app, { ledger }, done) => {
   app.setErrorHandler((err, _request, reply) => sendLedgerError(reply, err));
-  app.setNotFoundHandler((_request, reply) => sendLedgerError(reply, new SvcError('NOT_FOUND', 'No such ledger route.', { source: 'ledger' })));
+  app.setNotFoundHandler((_request, reply) =>
+    sendLedgerError(reply, new SvcError('NOT_FOUND', 'No such ledger route.', { source: 'ledger' })),
+  );
 
   app.get('/info', () => ledger.info());
 
   app.post('/faucet', { bodyLimit: LEDGER_BODY_LIMIT }, (request) => {
-    const body = parse(FaucetRequestSchema, request.body, 'faucet request');
+    const body = parse(LedgerFaucetRequestSchema, request.body, 'faucet request');
     return ledger.faucet(body.address, body.amount === undefined ? undefined : BigInt(body.amount));
   });
 
   app.post('/tx', { bodyLimit: LEDGER_BODY_LIMIT }, (request) => {
-    const tx = safeParse(SignedTxSchema, request.body);
+    const tx = safeParse(SignedLedgerTxSchema, request.body);
     if (!tx.success) throw new LedgerTxRefused(`malformed transaction: ${describeIssues(tx.error)}`);
     return ledger.submit(tx.data);
   });
 
   app.get('/tx/:hash', async (request) => {
-    const hash = parse(TxHashSchema, (request.params as { hash?: unknown }).hash, 'transaction hash');
+    const hash = parse(LedgerTxHashSchema, (request.params as { hash?: unknown }).hash, 'transaction hash');
     return (await ledger.getTx(hash)) ?? notFound(`No transaction with hash ${hash}.`);
   });
 
   app.get('/events', async (request) => {
-    const query = parse(EventsQuerySchema, request.query, 'events query');
-    return ledger.events(query.cursor ?? null, query.limit ?? DEFAULT_EVENTS_PAGE);
+    const query = parse(LedgerEventsQuerySchema, request.query, 'events query');
+    return ledger.events(query.cursor ?? null, query.limit ?? DEFAULT_LEDGER_EVENTS_PAGE);
   });
 
   app.get('/accounts/:address', async (request) => {
@@ -78,7 +92,7 @@ export const ledgerRoutes: FastifyPluginCallback<LedgerRoutesOptions> = (app, { 
   });
 
   app.get('/channels/:id', async (request) => {
-    const id = parse(zChannelIdArg, (request.params as { id?: unknown }).id, 'channel id');
+    const id = parse(zLedgerChannelId, (request.params as { id?: unknown }).id, 'channel id');
     const channel = await ledger.getChannel(id);
     return channel ? channelToWire(channel) : notFound(`No channel ${id}.`);
   });

@@ -16,7 +16,15 @@ export { DEFAULT_FAUCET_AMOUNT, DEFAULT_FAUCET_PER_ADDRESS_PER_HOUR, DEFAULT_FAU
 export type { FaucetOptions, LedgerFaucet } from './faucet.js';
 export { SYSTEM_CLOCK } from './ledger-clock.js';
 export type { Clock } from './ledger-clock.js';
-export { ASSET_CODE, ASSET_DECIMALS, GENESIS_LEDGER, LOCAL_NETWORK, LOCAL_PASSPHRASE, PAYER_CLOSE_DELAY_LEDGERS, localContracts } from './contracts.js';
+export {
+  ASSET_CODE,
+  ASSET_DECIMALS,
+  GENESIS_LEDGER,
+  LOCAL_NETWORK,
+  LOCAL_PASSPHRASE,
+  PAYER_CLOSE_DELAY_LEDGERS,
+  localContracts,
+} from './contracts.js';
 export type { LocalContracts } from './contracts.js';
 export { DEFAULT_OPS } from './ops/index.js';
 export { ContractError, defineOp, fail, opRegistry } from './ops/registry.js';
@@ -25,15 +33,42 @@ export { OpContext } from './ops/context.js';
 export type { LedgerEnv } from './ops/context.js';
 export { StellarLedger, STELLAR_NETWORK, STELLAR_LEDGER_SECONDS, SorobanRpc, RpcError } from './stellar/index.js';
 export type { StellarLedgerOptions, SorobanRpcOptions } from './stellar/index.js';
-export { DEX_ASSET_CODE, DEX_ASSET_DECIMALS, DEX_GENESIS_RESERVES, DEX_RATE, smartAccountAddress } from './contracts.js';
+export {
+  DEX_ASSET_CODE,
+  DEX_ASSET_DECIMALS,
+  DEX_GENESIS_RESERVES,
+  DEX_RATE,
+  smartAccountAddress,
+} from './contracts.js';
 export type { DexReserves } from './contracts.js';
-export { MAX_PAYEES } from './ops/account.js';
+export { MAX_PAYEES } from '@svc/core';
 export type { AgentGuard } from './ops/agent-guard.js';
 export type { TxSigner } from './ops/context.js';
-export { PolicyWireSchema, SmartAccountWireSchema, policyToWire, smartAccountToWire } from './wire.js';
-// The HTTP wire schemas, for documents that describe the ledger's routes (the facilitator's OpenAPI).
-export { AccountWireSchema, ChannelWireSchema, EventsPageSchema, EventsQuerySchema, FaucetRequestSchema, InfoSchema as LedgerInfoWireSchema, SignedTxSchema, TxHashSchema, TxResultSchema } from './wire.js';
-export type { PolicyWire, SmartAccountWire } from './wire.js';
+// The HTTP wire schemas live in @svc/core (ledger-wire.ts); re-exported under the names this
+// package has always given them, for documents that describe the routes (the facilitator's OpenAPI).
+export {
+  AccountPolicySchema as PolicyWireSchema,
+  SmartAccountSchema as SmartAccountWireSchema,
+  policyToWire,
+  smartAccountToWire,
+} from '@svc/core';
+export {
+  LedgerAccountSchema as AccountWireSchema,
+  LedgerChannelSchema as ChannelWireSchema,
+  LedgerEventsPageSchema as EventsPageSchema,
+  LedgerEventsQuerySchema as EventsQuerySchema,
+  LedgerFaucetRequestSchema as FaucetRequestSchema,
+  LedgerInfoSchema as LedgerInfoWireSchema,
+  SignedLedgerTxSchema as SignedTxSchema,
+  LedgerTxHashSchema as TxHashSchema,
+  LedgerTxResultSchema as TxResultSchema,
+} from '@svc/core';
+export type { AccountPolicyWire as PolicyWire, SmartAccountWire } from '@svc/core';
 export { ASSET_UNIT, POOL_LINE_FEE_BPS, POOL_LIQUIDATION_THRESHOLD_BPS } from './contracts.js';
-export { CreditLineWireSchema, PoolPositionWireSchema, PoolWireSchema, poolToWire } from './pool-wire.js';
-export type { PoolWire } from './pool-wire.js';
+export {
+  CreditLineSchema as CreditLineWireSchema,
+  PoolPositionSchema as PoolPositionWireSchema,
+  PoolStateSchema as PoolWireSchema,
+  poolToWire,
+} from '@svc/core';
+export type { PoolStateWire as PoolWire } from '@svc/core';

@@ -3,12 +3,11 @@
 // ledger), so time keeps passing while the process is down, as on a real network, and tests
 // move a fake clock instead of sleeping.
 
-/** Milliseconds since the epoch; inject a fake one in tests. */
-export interface Clock {
-  now(): number;
-}
+import { SYSTEM_CLOCK } from '@svc/core';
+import type { Clock } from '@svc/core';
 
-export const SYSTEM_CLOCK: Clock = { now: () => Date.now() };
+export { SYSTEM_CLOCK };
+export type { Clock };
 
 export interface ClockAnchor {
   ledger: number;
@@ -17,7 +16,8 @@ export interface ClockAnchor {
 }
 
 export function assertLedgerSeconds(value: number): void {
-  if (!Number.isFinite(value) || value <= 0) throw new RangeError(`ledgerSeconds must be a positive number, got ${value}`);
+  if (!Number.isFinite(value) || value <= 0)
+    throw new RangeError(`ledgerSeconds must be a positive number, got ${value}`);
 }
 
 export class LedgerClock {

@@ -65,7 +65,14 @@ export interface NewTx {
 }
 
 function toEvent(row: EventRow): LedgerEvent {
-  return { id: String(row.id), ledger: row.ledger, tx: row.tx, ts: row.ts, type: row.type, data: JSON.parse(row.data) as Record<string, unknown> };
+  return {
+    id: String(row.id),
+    ledger: row.ledger,
+    tx: row.tx,
+    ts: row.ts,
+    type: row.type,
+    data: JSON.parse(row.data) as Record<string, unknown>,
+  };
 }
 
 function toChannel(row: ChannelRow): LedgerChannel {
@@ -94,16 +101,26 @@ export class LedgerState {
     this.pool = new PoolStore(db);
     this.stmt = {
       metaGet: db.prepare<[string], { value: string }>('SELECT value FROM meta WHERE key = ?'),
-      metaSet: db.prepare('INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value'),
+      metaSet: db.prepare(
+        'INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value',
+      ),
       seqGet: db.prepare<[string], { seq: number }>('SELECT seq FROM accounts WHERE address = ?'),
-      seqSet: db.prepare('INSERT INTO accounts (address, seq) VALUES (?, ?) ON CONFLICT (address) DO UPDATE SET seq = excluded.seq'),
-      balanceGet: db.prepare<[string, string], { amount: string }>('SELECT amount FROM balances WHERE address = ? AND asset = ?'),
+      seqSet: db.prepare(
+        'INSERT INTO accounts (address, seq) VALUES (?, ?) ON CONFLICT (address) DO UPDATE SET seq = excluded.seq',
+      ),
+      balanceGet: db.prepare<[string, string], { amount: string }>(
+        'SELECT amount FROM balances WHERE address = ? AND asset = ?',
+      ),
       balanceSet: db.prepare(
         'INSERT INTO balances (address, asset, amount) VALUES (?, ?, ?) ON CONFLICT (address, asset) DO UPDATE SET amount = excluded.amount',
       ),
-      balancesOf: db.prepare<[string], { asset: string; amount: string }>('SELECT asset, amount FROM balances WHERE address = ? ORDER BY asset'),
+      balancesOf: db.prepare<[string], { asset: string; amount: string }>(
+        'SELECT asset, amount FROM balances WHERE address = ? ORDER BY asset',
+      ),
       channelGet: db.prepare<[bigint], ChannelRow>('SELECT * FROM channels WHERE id = ?').safeIntegers(true),
-      channelMaxId: db.prepare<[], { id: bigint }>('SELECT COALESCE(MAX(id), 0) AS id FROM channels').safeIntegers(true),
+      channelMaxId: db
+        .prepare<[], { id: bigint }>('SELECT COALESCE(MAX(id), 0) AS id FROM channels')
+        .safeIntegers(true),
       channelInsert: db.prepare(
         `INSERT INTO channels (id, payer, payee, asset, deposit, claimed, voucher_key, expiry_ledger, open)
          VALUES (@id, @payer, @payee, @asset, @deposit, @claimed, @voucherKey, @expiryLedger, @open)`,
@@ -118,7 +135,9 @@ export class LedgerState {
         `INSERT INTO txs (hash, source, seq, op, args, signature, status, code, message, result, ledger, ts)
          VALUES (@hash, @source, @seq, @op, @args, @signature, @status, @code, @message, @result, @ledger, @ts)`,
       ),
-      txGet: db.prepare<[string], TxRow>('SELECT hash, source, op, status, code, message, result, ledger, ts FROM txs WHERE hash = ?'),
+      txGet: db.prepare<[string], TxRow>(
+        'SELECT hash, source, op, status, code, message, result, ledger, ts FROM txs WHERE hash = ?',
+      ),
       txMaxLedger: db.prepare<[], { ledger: number | null }>('SELECT MAX(ledger) AS ledger FROM txs'),
       grantsSince: db.prepare<[number], { n: number; oldest: number | null }>(
         'SELECT COUNT(*) AS n, MIN(at_ms) AS oldest FROM faucet_grants WHERE at_ms > ?',
@@ -190,7 +209,14 @@ export class LedgerState {
 
   insertEvent(event: NewEvent): LedgerEvent {
     const info = this.stmt.eventInsert.run(event.tx, event.ledger, event.ts, event.type, JSON.stringify(event.data));
-    return { id: String(info.lastInsertRowid), ledger: event.ledger, tx: event.tx, ts: event.ts, type: event.type, data: event.data };
+    return {
+      id: String(info.lastInsertRowid),
+      ledger: event.ledger,
+      tx: event.tx,
+      ts: event.ts,
+      type: event.type,
+      data: event.data,
+    };
   }
 
   events(after: number, limit: number): LedgerEvent[] {
@@ -238,7 +264,8 @@ export class LedgerState {
 
   /** Faucet grants after `sinceMs`, overall or for one address, with the oldest one's time. */
   grantsSince(sinceMs: number, address?: string): { count: number; oldestMs: number | null } {
-    const row = address === undefined ? this.stmt.grantsSince.get(sinceMs) : this.stmt.grantsOfSince.get(address, sinceMs);
+    const row =
+      address === undefined ? this.stmt.grantsSince.get(sinceMs) : this.stmt.grantsOfSince.get(address, sinceMs);
     return { count: row?.n ?? 0, oldestMs: row?.oldest ?? null };
   }
 

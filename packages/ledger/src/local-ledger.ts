@@ -7,10 +7,34 @@
 //   await ledger.faucet(buyer.address);
 //   const res = await ledger.submit(signLedgerTx(buyer, ledger.passphrase, { source: buyer.address, seq: 1, op: 'channel.open', args }));
 import type Database from 'better-sqlite3';
-import { SvcError, concatBytes, isAccountAddress, isAddress, networkId, publicKeyFromAccount, safeParse, sha256, toHex, txHash, utf8, verifyLedgerTx, voucherContext } from '@svc/core';
+import {
+  MAX_LEDGER_EVENTS_PAGE,
+  SignedLedgerTxSchema,
+  SvcError,
+  concatBytes,
+  isAccountAddress,
+  isAddress,
+  networkId,
+  publicKeyFromAccount,
+  safeParse,
+  sha256,
+  toHex,
+  txHash,
+  utf8,
+  verifyLedgerTx,
+  voucherContext,
+} from '@svc/core';
 import { signLedgerTx } from '@svc/core';
 import type { Keypair, SignedLedgerTx } from '@svc/core';
-import { ASSET_CODE, ASSET_DECIMALS, DEX_GENESIS_RESERVES, GENESIS_LEDGER, LOCAL_NETWORK, LOCAL_PASSPHRASE, localContracts } from './contracts.js';
+import {
+  ASSET_CODE,
+  ASSET_DECIMALS,
+  DEX_GENESIS_RESERVES,
+  GENESIS_LEDGER,
+  LOCAL_NETWORK,
+  LOCAL_PASSPHRASE,
+  localContracts,
+} from './contracts.js';
 import type { DexReserves, LocalContracts } from './contracts.js';
 import { checkFaucetLimits, faucetAmount, faucetLimits } from './faucet.js';
 import type { FaucetLimits, FaucetOptions, LedgerFaucet } from './faucet.js';
@@ -24,10 +48,20 @@ import { DEFAULT_OPS } from './ops/index.js';
 import { ContractError } from './ops/registry.js';
 import type { OpDefinition, OpRegistry, OpResult } from './ops/registry.js';
 import { LedgerTxRefused, LedgerUnavailable } from './port.js';
-import type { ClaimArgs, EventsPage, Ledger, LedgerAccount, LedgerChannel, LedgerInfo, PoolState, SmartAccountState, TxResult } from './port.js';
+import type {
+  ClaimArgs,
+  EventsPage,
+  Ledger,
+  LedgerAccount,
+  LedgerChannel,
+  LedgerInfo,
+  PoolState,
+  SmartAccountState,
+  TxResult,
+} from './port.js';
 import { claimArgs } from './claim-args.js';
 import { poolState } from './pool-view.js';
-import { describeIssues, MAX_EVENTS_PAGE, SignedTxSchema } from './wire.js';
+import { describeIssues } from './describe-issues.js';
 
 export const DEFAULT_LEDGER_SECONDS = 5;
 const FAUCET_DOMAIN = 'svc:faucet:v1';
@@ -83,7 +117,11 @@ export class LocalLedger implements Ledger, LedgerFaucet {
     this.#clock = clock;
     this.#faucet = faucet;
     this.contracts = localContracts(this.passphrase);
-    this.#env = { passphrase: this.passphrase, contracts: this.contracts, vouchers: voucherContext(this.passphrase, this.contracts.channel) };
+    this.#env = {
+      passphrase: this.passphrase,
+      contracts: this.contracts,
+      vouchers: voucherContext(this.passphrase, this.contracts.channel),
+    };
   }
 
   static open(options: LocalLedgerOptions): Promise<LocalLedger> {
@@ -113,7 +151,11 @@ export class LocalLedger implements Ledger, LedgerFaucet {
           throw new Error(`this data directory holds a ledger of another network (${passphrase})`);
         }
         const stored = LocalLedger.#readAnchor(state);
-        const ledgerClock = new LedgerClock(stored ?? { ledger: GENESIS_LEDGER, timeMs: clock.now(), ledgerSeconds }, clock, state.maxTxLedger());
+        const ledgerClock = new LedgerClock(
+          stored ?? { ledger: GENESIS_LEDGER, timeMs: clock.now(), ledgerSeconds },
+          clock,
+          state.maxTxLedger(),
+        );
         if (!stored || stored.ledgerSeconds !== ledgerSeconds) {
           state.setMeta(META.passphrase, LOCAL_PASSPHRASE);
           LocalLedger.#writeAnchor(state, stored ? ledgerClock.reanchor(ledgerSeconds) : ledgerClock.anchor);
@@ -133,7 +175,10 @@ export class LocalLedger implements Ledger, LedgerFaucet {
       .transaction(() => {
         if (state.meta(META.dexReserves) !== undefined) return;
         const { dex, asset, xlm } = localContracts(LOCAL_PASSPHRASE);
-        for (const [token, amount] of [[asset, reserves.asset], [xlm, reserves.xlm]] as const) {
+        for (const [token, amount] of [
+          [asset, reserves.asset],
+          [xlm, reserves.xlm],
+        ] as const) {
           if (amount < 0n) throw new RangeError('DEX reserves cannot be negative');
           state.setBalance(dex, token, state.balance(dex, token) + amount);
         }
@@ -143,7 +188,11 @@ export class LocalLedger implements Ledger, LedgerFaucet {
   }
 
   static #readAnchor(state: LedgerState): ClockAnchor | undefined {
-    const [ledger, time, seconds] = [state.meta(META.anchorLedger), state.meta(META.anchorTime), state.meta(META.ledgerSeconds)];
+    const [ledger, time, seconds] = [
+      state.meta(META.anchorLedger),
+      state.meta(META.anchorTime),
+      state.meta(META.ledgerSeconds),
+    ];
     if (ledger === undefined || time === undefined || seconds === undefined) return undefined;
     return { ledger: Number(ledger), timeMs: Number(time), ledgerSeconds: Number(seconds) };
   }
@@ -185,7 +234,8 @@ export class LocalLedger implements Ledger, LedgerFaucet {
   getAccount(address: string): Promise<LedgerAccount> {
     return settle(() => {
       this.#assertOpen();
-      if (!isAddress(address)) throw new SvcError('BAD_REQUEST', 'address must be a G… or C… address', { source: 'ledger' });
+      if (!isAddress(address))
+        throw new SvcError('BAD_REQUEST', 'address must be a G… or C… address', { source: 'ledger' });
       const account = { address, seq: this.#state.seq(address), balances: this.#state.balances(address) };
       const smart = this.#smartAccount(address);
       return smart ? { ...account, account: smart } : account;
@@ -198,7 +248,12 @@ export class LocalLedger implements Ledger, LedgerFaucet {
     if (!stored) return undefined;
     const today = new Date(this.#clock.now()).toISOString().slice(0, 10);
     const { owner, policy, frozen } = stored;
-    return { owner, policy, frozen, ...(stored.day === today ? { spentToday: stored.spentToday, day: stored.day } : { spentToday: 0n, day: today }) };
+    return {
+      owner,
+      policy,
+      frozen,
+      ...(stored.day === today ? { spentToday: stored.spentToday, day: stored.day } : { spentToday: 0n, day: today }),
+    };
   }
 
   getTx(hash: string): Promise<TxResult | null> {
@@ -220,9 +275,10 @@ export class LocalLedger implements Ledger, LedgerFaucet {
   events(cursor: string | null, limit: number): Promise<EventsPage> {
     return settle(() => {
       this.#assertOpen();
-      if (cursor !== null && !/^[0-9]{1,15}$/.test(cursor)) throw new SvcError('BAD_REQUEST', 'cursor must be the id of an event', { source: 'ledger' });
+      if (cursor !== null && !/^[0-9]{1,15}$/.test(cursor))
+        throw new SvcError('BAD_REQUEST', 'cursor must be the id of an event', { source: 'ledger' });
       const from = cursor === null ? 0 : Number(cursor);
-      const count = Number.isFinite(limit) ? Math.min(MAX_EVENTS_PAGE, Math.max(0, Math.floor(limit))) : 0;
+      const count = Number.isFinite(limit) ? Math.min(MAX_LEDGER_EVENTS_PAGE, Math.max(0, Math.floor(limit))) : 0;
       const events = count === 0 ? [] : this.#state.events(from, count);
       return { events, cursor: events.at(-1)?.id ?? cursor };
     });
@@ -232,7 +288,12 @@ export class LocalLedger implements Ledger, LedgerFaucet {
   claim(args: ClaimArgs, signer: Keypair): Promise<TxResult> {
     return settle(() => {
       this.#assertOpen();
-      const body = { source: signer.address, seq: this.#state.seq(signer.address) + 1, op: 'channel.claim', args: claimArgs(args) };
+      const body = {
+        source: signer.address,
+        seq: this.#state.seq(signer.address) + 1,
+        op: 'channel.claim',
+        args: claimArgs(args),
+      };
       return this.#apply(signLedgerTx(signer, this.passphrase, body));
     });
   }
@@ -247,7 +308,8 @@ export class LocalLedger implements Ledger, LedgerFaucet {
   faucet(address: string, amount?: bigint): Promise<TxResult> {
     return settle(() => {
       this.#assertOpen();
-      if (!isAddress(address)) throw new SvcError('BAD_REQUEST', 'address must be a G… or C… address', { source: 'ledger' });
+      if (!isAddress(address))
+        throw new SvcError('BAD_REQUEST', 'address must be a G… or C… address', { source: 'ledger' });
       return this.#mint(address, faucetAmount(this.#faucet, amount));
     });
   }
@@ -266,7 +328,7 @@ export class LocalLedger implements Ledger, LedgerFaucet {
 
   /** Checks everything that refuses a tx, then applies it atomically. */
   #apply(input: unknown): TxResult {
-    const parsed = safeParse(SignedTxSchema, input);
+    const parsed = safeParse(SignedLedgerTxSchema, input);
     if (!parsed.success) refuse(`malformed transaction: ${describeIssues(parsed.error)}`);
     const tx = parsed.data;
     const op = this.#ops.get(tx.op) ?? refuse(`unknown op ${JSON.stringify(tx.op)}`);
@@ -280,7 +342,8 @@ export class LocalLedger implements Ledger, LedgerFaucet {
       .transaction((): TxResult => {
         const ctxSigner = signer ?? this.#verifySmartAccount(tx);
         const expected = this.#state.seq(tx.source) + 1;
-        if (tx.seq !== expected) refuse(`seq ${tx.seq} is not the next sequence number of ${tx.source} (expected ${expected})`);
+        if (tx.seq !== expected)
+          refuse(`seq ${tx.seq} is not the next sequence number of ${tx.source} (expected ${expected})`);
         this.#state.setSeq(tx.source, tx.seq);
         const ctx = this.#context(tx.source, hash, ctxSigner);
         const outcome = this.#run(op, ctx, args.data);
@@ -288,7 +351,12 @@ export class LocalLedger implements Ledger, LedgerFaucet {
         const result: TxResult =
           outcome.status === 'FAILED'
             ? { ...record, status: 'FAILED', code: outcome.code, message: outcome.message, events: [] }
-            : { ...record, status: 'SUCCESS', ...(outcome.result ? { result: outcome.result } : {}), events: ctx.events };
+            : {
+                ...record,
+                status: 'SUCCESS',
+                ...(outcome.result ? { result: outcome.result } : {}),
+                events: ctx.events,
+              };
         this.#state.insertTx({ ...result, seq: tx.seq, args: tx.args, signature: tx.signature });
         return result;
       })
@@ -322,7 +390,9 @@ export class LocalLedger implements Ledger, LedgerFaucet {
    * op runs, where a failure consumes the seq (agent-guard.ts).
    */
   #verifySmartAccount(tx: SignedLedgerTx): TxSigner {
-    const account = this.#state.smartAccounts.get(tx.source) ?? refuse(`source ${tx.source} is not a smart account: no key signs for it`);
+    const account =
+      this.#state.smartAccounts.get(tx.source) ??
+      refuse(`source ${tx.source} is not a smart account: no key signs for it`);
     if (this.#signedBy(tx, account.owner)) return { key: account.owner, role: 'owner' };
     const agent = account.policy?.agentKey;
     if (agent !== undefined && this.#signedBy(tx, agent)) return { key: agent, role: 'agent' };
@@ -332,7 +402,15 @@ export class LocalLedger implements Ledger, LedgerFaucet {
   #context(source: string, hash: string, signer?: TxSigner): OpContext {
     const ledger = this.#clock.latest();
     const ts = new Date(this.#clock.now()).toISOString();
-    return new OpContext({ env: this.#env, state: this.#state, source, tx: hash, ledger, ts, ...(signer ? { signer } : {}) });
+    return new OpContext({
+      env: this.#env,
+      state: this.#state,
+      source,
+      tx: hash,
+      ledger,
+      ts,
+      ...(signer ? { signer } : {}),
+    });
   }
 
   /**
@@ -359,7 +437,9 @@ export class LocalLedger implements Ledger, LedgerFaucet {
         const nowMs = this.#clock.now();
         checkFaucetLimits(this.#state, this.#faucet, address, nowMs);
         const grant = this.#state.nextGrant();
-        const hash = toHex(sha256(concatBytes(utf8(FAUCET_DOMAIN), networkId(this.passphrase), utf8(`${grant}:${address}:${amount}`))));
+        const hash = toHex(
+          sha256(concatBytes(utf8(FAUCET_DOMAIN), networkId(this.passphrase), utf8(`${grant}:${address}:${amount}`))),
+        );
         const ctx = this.#context(this.contracts.asset, hash);
         try {
           ctx.mint(address, amount);
@@ -369,7 +449,14 @@ export class LocalLedger implements Ledger, LedgerFaucet {
         }
         const result = { amount: amount.toString(), balance: ctx.balance(address).toString() };
         const record = { hash, ledger: ctx.ledger, source: ctx.source, op: 'faucet', ts: ctx.ts };
-        this.#state.insertTx({ ...record, seq: null, args: { address, amount: amount.toString() }, signature: null, status: 'SUCCESS', result });
+        this.#state.insertTx({
+          ...record,
+          seq: null,
+          args: { address, amount: amount.toString() },
+          signature: null,
+          status: 'SUCCESS',
+          result,
+        });
         this.#state.insertGrant(address, nowMs, hash);
         return { ...record, status: 'SUCCESS', result, events: ctx.events };
       })

@@ -21,6 +21,10 @@ async function main(): Promise<void> {
 }
 
 main().catch((err: unknown) => {
-  console.error(err instanceof ConfigError ? `svc ledger: invalid ${err.message}` : `svc ledger: failed to start: ${err instanceof Error ? err.message : String(err)}`);
+  console.error(
+    err instanceof ConfigError
+      ? `svc ledger: invalid ${err.message}`
+      : `svc ledger: failed to start: ${err instanceof Error ? err.message : String(err)}`,
+  );
   process.exit(1);
 });

@@ -44,15 +44,21 @@ export class PoolStore {
 
   constructor(db: Database.Database) {
     this.stmt = {
-      totalsGet: db.prepare<[], { idle: string; total_shares: string }>('SELECT idle, total_shares FROM pool_totals WHERE id = 1'),
+      totalsGet: db.prepare<[], { idle: string; total_shares: string }>(
+        'SELECT idle, total_shares FROM pool_totals WHERE id = 1',
+      ),
       totalsSet: db.prepare(
         `INSERT INTO pool_totals (id, idle, total_shares) VALUES (1, ?, ?)
          ON CONFLICT (id) DO UPDATE SET idle = excluded.idle, total_shares = excluded.total_shares`,
       ),
       positionGet: db.prepare<[string], { shares: string }>('SELECT shares FROM pool_positions WHERE address = ?'),
-      positionSet: db.prepare('INSERT INTO pool_positions (address, shares) VALUES (?, ?) ON CONFLICT (address) DO UPDATE SET shares = excluded.shares'),
+      positionSet: db.prepare(
+        'INSERT INTO pool_positions (address, shares) VALUES (?, ?) ON CONFLICT (address) DO UPDATE SET shares = excluded.shares',
+      ),
       positionDelete: db.prepare('DELETE FROM pool_positions WHERE address = ?'),
-      positions: db.prepare<[], { address: string; shares: string }>('SELECT address, shares FROM pool_positions ORDER BY address'),
+      positions: db.prepare<[], { address: string; shares: string }>(
+        'SELECT address, shares FROM pool_positions ORDER BY address',
+      ),
       lineGet: db.prepare<[string], LineRow>('SELECT * FROM pool_lines WHERE account = ?'),
       lineInsert: db.prepare(
         `INSERT INTO pool_lines (account, principal, debt, opened_ledger, opened_at, opened_tx)
@@ -96,7 +102,14 @@ export class PoolStore {
 
   insertLine(line: StoredLine): void {
     const { account, openedLedger, openedAt, openedTx } = line;
-    this.stmt.lineInsert.run({ account, openedLedger, openedAt, openedTx, principal: line.principal.toString(10), debt: line.debt.toString(10) });
+    this.stmt.lineInsert.run({
+      account,
+      openedLedger,
+      openedAt,
+      openedTx,
+      principal: line.principal.toString(10),
+      debt: line.debt.toString(10),
+    });
   }
 
   deleteLine(account: string): void {

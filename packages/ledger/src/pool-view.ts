@@ -4,14 +4,30 @@
 import { POOL_LIQUIDATION_THRESHOLD_BPS } from './contracts.js';
 import type { LocalContracts } from './contracts.js';
 import type { LedgerState } from './ledger-state.js';
-import { accountValue, amountFor, bpsNumber, healthBps, isLiquidatable, readBook, sharePrice, utilizationBps } from './ops/pool-book.js';
+import {
+  accountValue,
+  amountFor,
+  bpsNumber,
+  healthBps,
+  isLiquidatable,
+  readBook,
+  sharePrice,
+  utilizationBps,
+} from './ops/pool-book.js';
 import type { CreditLine, PoolState } from './port.js';
 
 export function poolState(state: LedgerState, contracts: LocalContracts): PoolState {
   const book = readBook(state);
   const lines = state.pool.lines().map((line): CreditLine => {
     const value = accountValue(state, contracts, line.account);
-    return { account: line.account, debt: line.debt, value, healthBps: bpsNumber(healthBps(value, line.debt)), liquidatable: isLiquidatable(value, line.debt), openedAt: line.openedAt };
+    return {
+      account: line.account,
+      debt: line.debt,
+      value,
+      healthBps: bpsNumber(healthBps(value, line.debt)),
+      liquidatable: isLiquidatable(value, line.debt),
+      openedAt: line.openedAt,
+    };
   });
   return {
     address: contracts.creditPool,
@@ -24,6 +40,8 @@ export function poolState(state: LedgerState, contracts: LocalContracts): PoolSt
     liquidationThresholdBps: bpsNumber(POOL_LIQUIDATION_THRESHOLD_BPS),
     lines,
     // A position is worth what withdrawing it pays (were the funds idle): ⌊shares × size / totalShares⌋.
-    positions: state.pool.positions().map(({ address, shares }) => ({ address, shares, value: amountFor(book, shares) })),
+    positions: state.pool
+      .positions()
+      .map(({ address, shares }) => ({ address, shares, value: amountFor(book, shares) })),
   };
 }

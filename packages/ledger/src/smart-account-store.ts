@@ -22,7 +22,14 @@ interface SmartAccountRow {
 }
 
 function toPolicy(row: SmartAccountRow): AccountPolicy | null {
-  if (row.agent_key === null || row.per_tx_cap === null || row.daily_cap === null || row.payees === null || row.expires_ledger === null) return null;
+  if (
+    row.agent_key === null ||
+    row.per_tx_cap === null ||
+    row.daily_cap === null ||
+    row.payees === null ||
+    row.expires_ledger === null
+  )
+    return null;
   return {
     agentKey: row.agent_key,
     perTxCap: BigInt(row.per_tx_cap),
@@ -33,7 +40,14 @@ function toPolicy(row: SmartAccountRow): AccountPolicy | null {
 }
 
 function toAccount(row: SmartAccountRow): StoredSmartAccount {
-  return { address: row.address, owner: row.owner, policy: toPolicy(row), frozen: row.frozen === 1, spentToday: BigInt(row.spent_today), day: row.day };
+  return {
+    address: row.address,
+    owner: row.owner,
+    policy: toPolicy(row),
+    frozen: row.frozen === 1,
+    spentToday: BigInt(row.spent_today),
+    day: row.day,
+  };
 }
 
 function params(account: StoredSmartAccount) {

@@ -34,11 +34,22 @@ describe('durability', () => {
     const vk = randomKeypair();
     const txs: TxResult[] = [await ledger.faucet(payer.address)];
     for (const deposit of ['1000', '2000', '3000']) {
-      txs.push(await payer.send('channel.open', { payee: payee.address, deposit, voucherKey: vk.publicKeyHex, expiryLedger: 500 }));
+      txs.push(
+        await payer.send('channel.open', {
+          payee: payee.address,
+          deposit,
+          voucherKey: vk.publicKeyHex,
+          expiryLedger: 500,
+        }),
+      );
     }
     clock.advance(60_000);
-    txs.push(await payee.send('channel.claim', { channelId: '2', cumulative: '700', signature: voucher(vk, 2n, 700n) }));
-    txs.push(await payee.send('channel.claim', { channelId: '2', cumulative: '700', signature: voucher(vk, 2n, 700n) }));
+    txs.push(
+      await payee.send('channel.claim', { channelId: '2', cumulative: '700', signature: voucher(vk, 2n, 700n) }),
+    );
+    txs.push(
+      await payee.send('channel.claim', { channelId: '2', cumulative: '700', signature: voucher(vk, 2n, 700n) }),
+    );
     txs.push(await payee.send('channel.close', { channelId: '3' }));
     const parties = [payer.address, payee.address, CONTRACTS.channel];
     const before = {
@@ -63,7 +74,12 @@ describe('durability', () => {
 
     // The counters carry on where they were: seq, channel ids, event ids.
     const again = new Actor(ledger, payer.keys);
-    const res = await again.send('channel.open', { payee: payee.address, deposit: '5', voucherKey: vk.publicKeyHex, expiryLedger: 500 });
+    const res = await again.send('channel.open', {
+      payee: payee.address,
+      deposit: '5',
+      voucherKey: vk.publicKeyHex,
+      expiryLedger: 500,
+    });
     expect(res.result).toEqual({ channelId: '4' });
     expect(await again.seq()).toBe(4);
     expect(Number(res.events[0]!.id)).toBe(Number(before.events.at(-1)!.id) + 1);
@@ -73,10 +89,15 @@ describe('durability', () => {
 
   it('every transaction a killed (-9) process reported as applied is there after reopening', async () => {
     const tmp = tempDir();
-    const child = spawn(process.execPath, ['--import', 'tsx', CRASH_CHILD, tmp.dir], { cwd: REPO_ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, ['--import', 'tsx', CRASH_CHILD, tmp.dir], {
+      cwd: REPO_ROOT,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     let stderr = '';
     child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
-    const exited = new Promise<NodeJS.Signals | null>((resolve) => child.on('exit', (_code, signal) => resolve(signal)));
+    const exited = new Promise<NodeJS.Signals | null>((resolve) =>
+      child.on('exit', (_code, signal) => resolve(signal)),
+    );
     const applied: Array<{ hash: string; seq: number }> = [];
     let payer = '';
     let payee = '';

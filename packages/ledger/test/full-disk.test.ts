@@ -20,7 +20,9 @@ function mountTmpfs(): boolean {
     return true;
   } catch {
     if (inCi) throw new Error(`CI: could not mount a tmpfs at ${mountPoint} (the full-disk test needs root)`);
-    console.warn(`\n${'#'.repeat(78)}\n#  FULL-DISK TEST SKIPPED: mounting a tmpfs needs root. With CI=true it fails instead.\n${'#'.repeat(78)}\n`);
+    console.warn(
+      `\n${'#'.repeat(78)}\n#  FULL-DISK TEST SKIPPED: mounting a tmpfs needs root. With CI=true it fails instead.\n${'#'.repeat(78)}\n`,
+    );
     return false;
   }
 }
@@ -44,7 +46,12 @@ const mounted = mountTmpfs();
 describe.runIf(mounted)('the local ledger on a full disk', () => {
   let server: LedgerServer;
   beforeAll(async () => {
-    server = await startLedgerServer({ port: 0, dataDir: path.join(mountPoint, 'ledger'), ledgerSeconds: 1, logger: false });
+    server = await startLedgerServer({
+      port: 0,
+      dataDir: path.join(mountPoint, 'ledger'),
+      ledgerSeconds: 1,
+      logger: false,
+    });
   });
   afterAll(async () => {
     await server?.close();
@@ -52,7 +59,12 @@ describe.runIf(mounted)('the local ledger on a full disk', () => {
     fs.rmSync(mountPoint, { recursive: true, force: true });
   });
 
-  const post = (route: string, body: unknown) => fetch(`${server.url}${route}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+  const post = (route: string, body: unknown) =>
+    fetch(`${server.url}${route}`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify(body),
+    });
 
   it('answers 503 with Retry-After while it cannot write, never 500, and works again once there is room', async () => {
     const funded = randomKeypair();
@@ -62,7 +74,15 @@ describe.runIf(mounted)('the local ledger on a full disk', () => {
     const statuses: number[] = [];
     for (let i = 0; i < 20; i++) {
       const faucet = await post('/faucet', { address: randomKeypair().address });
-      const tx = await post('/tx', signLedgerTx(funded, passphrase, { source: funded.address, seq: 1, op: 'transfer', args: { to: randomKeypair().address, amount: '1' } }));
+      const tx = await post(
+        '/tx',
+        signLedgerTx(funded, passphrase, {
+          source: funded.address,
+          seq: 1,
+          op: 'transfer',
+          args: { to: randomKeypair().address, amount: '1' },
+        }),
+      );
       for (const res of [faucet, tx]) {
         statuses.push(res.status);
         if (res.status === 503) {
@@ -77,7 +97,15 @@ describe.runIf(mounted)('the local ledger on a full disk', () => {
     expect(statuses).toContain(503);
     // Room again: the ledger takes transactions, and the refused ones left nothing behind.
     fs.rmSync(filler);
-    const after = await post('/tx', signLedgerTx(funded, passphrase, { source: funded.address, seq: 1, op: 'transfer', args: { to: randomKeypair().address, amount: '1' } }));
+    const after = await post(
+      '/tx',
+      signLedgerTx(funded, passphrase, {
+        source: funded.address,
+        seq: 1,
+        op: 'transfer',
+        args: { to: randomKeypair().address, amount: '1' },
+      }),
+    );
     expect(await after.json()).toMatchObject({ status: 'SUCCESS' });
     expect((await post('/faucet', { address: randomKeypair().address })).status).toBe(200);
   });

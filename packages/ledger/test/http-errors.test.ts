@@ -21,7 +21,11 @@ describe('the ledger routes’ error table', () => {
     ];
     for (const [err, status, code] of rows) {
       const answer = toHttpError(err);
-      expect({ status: answer.status, code: answer.body.error, source: answer.body.source }).toEqual({ status, code, source: 'ledger' });
+      expect({ status: answer.status, code: answer.body.error, source: answer.body.source }).toEqual({
+        status,
+        code,
+        source: 'ledger',
+      });
     }
     expect(toHttpError(new SvcError('RATE_LIMITED', 'x', { retryAfter: 7 })).retryAfter).toBe(7);
     expect(toHttpError(new LedgerUnavailable('down')).retryAfter).toBe(5); // a 503 says when to come back

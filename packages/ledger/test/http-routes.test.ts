@@ -84,7 +84,11 @@ describe('ledger HTTP routes (PROTOCOL.md §9)', () => {
     expect(ok.status).toBe(200);
     expect(await ok.json()).toMatchObject({ status: 'SUCCESS', result: { amount: '42', balance: '42' } });
     const account = await fetch(`${server.url}/accounts/${address}`);
-    expect(await account.json()).toEqual({ address, seq: 0, balances: [{ asset: server.ledger.contracts.asset, amount: '42' }] });
+    expect(await account.json()).toEqual({
+      address,
+      seq: 0,
+      balances: [{ asset: server.ledger.contracts.asset, amount: '42' }],
+    });
   });
 
   it('the faucet over its limit is 429 RATE_LIMITED with Retry-After in whole seconds', async () => {
@@ -100,12 +104,23 @@ describe('ledger HTTP routes (PROTOCOL.md §9)', () => {
 
   it('POST /tx: a refused tx is 400 with its reason, a FAILED one 200 with its code', async () => {
     const payer = randomKeypair();
-    const tx = signLedgerTx(payer, PASS, { source: payer.address, seq: 1, op: 'transfer', args: { to: randomKeypair().address, amount: '5' } });
+    const tx = signLedgerTx(payer, PASS, {
+      source: payer.address,
+      seq: 1,
+      op: 'transfer',
+      args: { to: randomKeypair().address, amount: '5' },
+    });
     const failed = await post('/tx', JSON.stringify(tx));
     expect(failed.status).toBe(200);
     expect(await failed.json()).toMatchObject({ status: 'FAILED', code: 27, events: [] });
     expect(await expectError(await post('/tx', JSON.stringify(tx)), 400, 'BAD_REQUEST')).toMatch(/seq/);
-    expect(await expectError(await post('/tx', JSON.stringify({ ...tx, seq: 2, signature: 'ab'.repeat(64) })), 400, 'BAD_REQUEST')).toMatch(/signature/);
+    expect(
+      await expectError(
+        await post('/tx', JSON.stringify({ ...tx, seq: 2, signature: 'ab'.repeat(64) })),
+        400,
+        'BAD_REQUEST',
+      ),
+    ).toMatch(/signature/);
     await expectError(await post('/tx', JSON.stringify({ ...tx, seq: '2' })), 400, 'BAD_REQUEST');
     await expectError(await post('/tx', JSON.stringify({ ...tx, extra: true })), 400, 'BAD_REQUEST');
   });
@@ -125,17 +140,47 @@ describe('ledger HTTP routes (PROTOCOL.md §9)', () => {
     const payer = randomKeypair();
     const vk = randomKeypair();
     await server.ledger.faucet(payer.address);
-    const open = signLedgerTx(payer, PASS, { source: payer.address, seq: 1, op: 'channel.open', args: { payee: randomKeypair().address, deposit: '123456789012345678901234567890', voucherKey: vk.publicKeyHex, expiryLedger: 99 } });
+    const open = signLedgerTx(payer, PASS, {
+      source: payer.address,
+      seq: 1,
+      op: 'channel.open',
+      args: {
+        payee: randomKeypair().address,
+        deposit: '123456789012345678901234567890',
+        voucherKey: vk.publicKeyHex,
+        expiryLedger: 99,
+      },
+    });
     expect(await (await post('/tx', JSON.stringify(open))).json()).toMatchObject({ status: 'FAILED', code: 27 });
-    const open2 = signLedgerTx(payer, PASS, { source: payer.address, seq: 2, op: 'channel.open', args: { ...open.args, deposit: '5000' } });
-    expect(await (await post('/tx', JSON.stringify(open2))).json()).toMatchObject({ status: 'SUCCESS', result: { channelId: '1' } });
-    const claim = signLedgerTx(payer, PASS, { source: payer.address, seq: 3, op: 'channel.claim', args: { channelId: '1', cumulative: '300', signature: voucher(vk, 1n, 300n) } });
+    const open2 = signLedgerTx(payer, PASS, {
+      source: payer.address,
+      seq: 2,
+      op: 'channel.open',
+      args: { ...open.args, deposit: '5000' },
+    });
+    expect(await (await post('/tx', JSON.stringify(open2))).json()).toMatchObject({
+      status: 'SUCCESS',
+      result: { channelId: '1' },
+    });
+    const claim = signLedgerTx(payer, PASS, {
+      source: payer.address,
+      seq: 3,
+      op: 'channel.claim',
+      args: { channelId: '1', cumulative: '300', signature: voucher(vk, 1n, 300n) },
+    });
     const claimed = (await (await post('/tx', JSON.stringify(claim))).json()) as { hash: string };
     const channel = await fetch(`${server.url}/channels/1`);
     expect(channel.status).toBe(200);
     expect(await channel.json()).toEqual({
-      id: '1', payer: payer.address, payee: open.args['payee'], asset: server.ledger.contracts.asset,
-      deposit: '5000', claimed: '300', voucherKey: vk.publicKeyHex, expiryLedger: 99, open: true,
+      id: '1',
+      payer: payer.address,
+      payee: open.args['payee'],
+      asset: server.ledger.contracts.asset,
+      deposit: '5000',
+      claimed: '300',
+      voucherKey: vk.publicKeyHex,
+      expiryLedger: 99,
+      open: true,
     });
     const tx = await fetch(`${server.url}/tx/${claimed.hash.toUpperCase()}`);
     expect(await tx.json()).toMatchObject({ hash: claimed.hash, status: 'SUCCESS', result: { amount: '300' } });
@@ -143,7 +188,11 @@ describe('ledger HTTP routes (PROTOCOL.md §9)', () => {
 
   it('GET /events pages with cursor and limit, and validates both', async () => {
     for (let i = 0; i < 3; i++) await server.ledger.faucet(randomKeypair().address);
-    const page = async (query: string) => (await fetch(`${server.url}/events${query}`)).json() as Promise<{ events: Array<{ id: string }>; cursor: string | null }>;
+    const page = async (query: string) =>
+      (await fetch(`${server.url}/events${query}`)).json() as Promise<{
+        events: Array<{ id: string }>;
+        cursor: string | null;
+      }>;
     const all = await page('');
     expect(all.events.map((e) => e.id)).toEqual(['1', '2', '3']);
     expect(all.cursor).toBe('3');
@@ -157,7 +206,26 @@ describe('ledger HTTP routes (PROTOCOL.md §9)', () => {
   });
 
   it('never answers 500 to junk in any field of any route or op', async () => {
-    const JUNK: unknown[] = [null, true, 0, -1, 1.5, 1e300, 2 ** 53, 'abc', '', '1.5', '-0', '١٢٣', 'x'.repeat(300), [], {}, [1], { a: 1 }, (1n << 200n).toString()];
+    const JUNK: unknown[] = [
+      null,
+      true,
+      0,
+      -1,
+      1.5,
+      1e300,
+      2 ** 53,
+      'abc',
+      '',
+      '1.5',
+      '-0',
+      '١٢٣',
+      'x'.repeat(300),
+      [],
+      {},
+      [1],
+      { a: 1 },
+      (1n << 200n).toString(),
+    ];
     const keys = randomKeypair();
     const base = { source: keys.address, seq: 1, op: 'transfer', args: {}, signature: 'ab'.repeat(64) };
     const ARG_FIELDS: Record<string, string[]> = {
@@ -190,7 +258,8 @@ describe('ledger HTTP routes (PROTOCOL.md §9)', () => {
       await check(post('/faucet', JSON.stringify({ address: junk })));
       await check(post('/faucet', JSON.stringify({ address: keys.address, amount: junk })));
       const segment = encodeURIComponent(typeof junk === 'string' ? junk : JSON.stringify(junk));
-      for (const route of ['/channels/', '/tx/', '/accounts/', '/events?cursor=', '/events?limit=']) await check(fetch(server.url + route + segment));
+      for (const route of ['/channels/', '/tx/', '/accounts/', '/events?cursor=', '/events?limit='])
+        await check(fetch(server.url + route + segment));
     }
     expect([...statuses].sort()).toEqual([200, 400, 404, 414]);
   });
@@ -198,13 +267,32 @@ describe('ledger HTTP routes (PROTOCOL.md §9)', () => {
   it('GET /accounts/:address answers a smart account’s state with amounts as decimal strings', async () => {
     const [owner, agent, payee] = [randomKeypair(), randomKeypair(), randomKeypair()];
     const huge = ((1n << 125n) + 7n).toString();
-    const policy = { agentKey: agent.address, perTxCap: huge, dailyCap: huge, payees: [payee.address], expiresLedger: 5000 };
-    const create = signLedgerTx(owner, PASS, { source: owner.address, seq: 1, op: 'account.create', args: { owner: owner.address, policy } });
-    const created = (await (await post('/tx', JSON.stringify(create))).json()) as { status: string; result: { address: string } };
+    const policy = {
+      agentKey: agent.address,
+      perTxCap: huge,
+      dailyCap: huge,
+      payees: [payee.address],
+      expiresLedger: 5000,
+    };
+    const create = signLedgerTx(owner, PASS, {
+      source: owner.address,
+      seq: 1,
+      op: 'account.create',
+      args: { owner: owner.address, policy },
+    });
+    const created = (await (await post('/tx', JSON.stringify(create))).json()) as {
+      status: string;
+      result: { address: string };
+    };
     expect(created.status).toBe('SUCCESS');
     const address = created.result.address;
     await post('/faucet', JSON.stringify({ address, amount: '900' }));
-    const pay = signLedgerTx(agent, PASS, { source: address, seq: 1, op: 'transfer', args: { to: payee.address, amount: '250' } });
+    const pay = signLedgerTx(agent, PASS, {
+      source: address,
+      seq: 1,
+      op: 'transfer',
+      args: { to: payee.address, amount: '250' },
+    });
     expect(((await (await post('/tx', JSON.stringify(pay))).json()) as { status: string }).status).toBe('SUCCESS');
     const res = await fetch(`${server.url}/accounts/${address}`);
     expect(res.status).toBe(200);
@@ -215,7 +303,11 @@ describe('ledger HTTP routes (PROTOCOL.md §9)', () => {
       account: { owner: owner.address, policy, frozen: false, spentToday: '250', day: '2026-11-22' },
     });
     // A plain account has no `account` member at all.
-    expect(await (await fetch(`${server.url}/accounts/${payee.address}`)).json()).toEqual({ address: payee.address, seq: 0, balances: [{ asset: server.ledger.contracts.asset, amount: '250' }] });
+    expect(await (await fetch(`${server.url}/accounts/${payee.address}`)).json()).toEqual({
+      address: payee.address,
+      seq: 0,
+      balances: [{ asset: server.ledger.contracts.asset, amount: '250' }],
+    });
   });
 
   it('mounts under whatever prefix the host app chooses, beside its own routes', async () => {
@@ -227,7 +319,10 @@ describe('ledger HTTP routes (PROTOCOL.md §9)', () => {
     const info = await app.inject({ method: 'GET', url: '/chain/info' });
     expect(info.json()).toMatchObject({ network: 'stellar:local' });
     expect((await app.inject({ method: 'GET', url: '/health' })).json()).toEqual({ ok: true });
-    expect((await app.inject({ method: 'GET', url: '/chain/channels/7' })).json()).toMatchObject({ error: 'NOT_FOUND', source: 'ledger' });
+    expect((await app.inject({ method: 'GET', url: '/chain/channels/7' })).json()).toMatchObject({
+      error: 'NOT_FOUND',
+      source: 'ledger',
+    });
     await app.close();
     await ledger.close();
     dir.remove();

@@ -25,7 +25,8 @@ describe('the ledger database file', () => {
     db.prepare('INSERT INTO balances (address, asset, amount) VALUES (?, ?, ?)').run('G', 'C', huge);
     expect(db.prepare('SELECT amount, typeof(amount) AS t FROM balances').get()).toEqual({ amount: huge, t: 'text' });
     const insert = db.prepare('INSERT INTO balances (address, asset, amount) VALUES (?, ?, ?)');
-    for (const bad of [1.5, 7, '-1', '', '1e5', ' 1', '1'.repeat(40)]) expect(() => insert.run('G2', 'C', bad), String(bad)).toThrow(/CHECK/);
+    for (const bad of [1.5, 7, '-1', '', '1e5', ' 1', '1'.repeat(40)])
+      expect(() => insert.run('G2', 'C', bad), String(bad)).toThrow(/CHECK/);
     db.close();
     tmp.remove();
   });

@@ -30,7 +30,8 @@ export interface ReadHarness {
   close(): Promise<void>;
 }
 
-const channelEvents = (events: LedgerEvent[], id: bigint) => events.filter((e) => e.type.startsWith('channel.') && e.data['channelId'] === id.toString());
+const channelEvents = (events: LedgerEvent[], id: bigint) =>
+  events.filter((e) => e.type.startsWith('channel.') && e.data['channelId'] === id.toString());
 
 export function runLedgerReadContract({ name, create }: { name: string; create: () => Promise<ReadHarness> }): void {
   describe(`Ledger read contract: ${name}`, () => {
@@ -71,7 +72,13 @@ export function runLedgerReadContract({ name, create }: { name: string; create: 
 
     it('getTx finds the opening transaction with its result and event; unknown or malformed hashes are null', async () => {
       const tx = await h.ledger.getTx(h.seed.openTx.toUpperCase());
-      expect(tx).toMatchObject({ hash: h.seed.openTx, status: 'SUCCESS', op: 'channel.open', source: h.seed.channel.payer, result: { channelId: h.seed.channel.id.toString() } });
+      expect(tx).toMatchObject({
+        hash: h.seed.openTx,
+        status: 'SUCCESS',
+        op: 'channel.open',
+        source: h.seed.channel.payer,
+        result: { channelId: h.seed.channel.id.toString() },
+      });
       expect(channelEvents(tx!.events, h.seed.channel.id).map((e) => e.type)).toEqual(['channel.opened']);
       expect(Number.isNaN(Date.parse(tx!.ts))).toBe(false);
       expect(await h.ledger.getTx(h.seed.unknownTx)).toBeNull();
@@ -83,8 +90,27 @@ export function runLedgerReadContract({ name, create }: { name: string; create: 
       const ours = channelEvents(events, h.seed.channel.id);
       const { id, payer, payee, asset, voucherKey, expiryLedger } = h.seed.channel;
       expect(ours.map((e) => [e.type, e.data])).toEqual([
-        ['channel.opened', { channelId: id.toString(), payer, payee, asset, deposit: h.seed.openDeposit.toString(), expiryLedger, voucherKey }],
-        ['channel.topped_up', { channelId: id.toString(), amount: h.seed.topUp.toString(), deposit: (h.seed.openDeposit + h.seed.topUp).toString(), expiryLedger }],
+        [
+          'channel.opened',
+          {
+            channelId: id.toString(),
+            payer,
+            payee,
+            asset,
+            deposit: h.seed.openDeposit.toString(),
+            expiryLedger,
+            voucherKey,
+          },
+        ],
+        [
+          'channel.topped_up',
+          {
+            channelId: id.toString(),
+            amount: h.seed.topUp.toString(),
+            deposit: (h.seed.openDeposit + h.seed.topUp).toString(),
+            expiryLedger,
+          },
+        ],
       ]);
       expect(ours[0]!.tx).toBe(h.seed.openTx);
       for (const e of events) {

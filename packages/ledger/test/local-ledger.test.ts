@@ -2,7 +2,15 @@ import { describe, expect, it } from 'vitest';
 import { randomKeypair } from '@svc/core';
 import type { SignedLedgerTx } from '@svc/core';
 import { z } from 'zod';
-import { DEFAULT_OPS, defineOp, fail, LedgerTxRefused, LocalLedger, LedgerUnavailable, opRegistry } from '../src/index.js';
+import {
+  DEFAULT_OPS,
+  defineOp,
+  fail,
+  LedgerTxRefused,
+  LocalLedger,
+  LedgerUnavailable,
+  opRegistry,
+} from '../src/index.js';
 import { Actor, CONTRACTS, tempDir } from './helpers/actors.js';
 import { FakeClock } from './helpers/fake-clock.js';
 import { runLedgerContract } from './ledger-contract.js';
@@ -15,7 +23,13 @@ runLedgerContract({
   async create(options = {}) {
     const tmp = tempDir();
     const clock = new FakeClock();
-    const ledger = await LocalLedger.open({ dataDir: tmp.dir, ledgerSeconds: LEDGER_SECONDS, clock, ...(options.faucet ? { faucet: options.faucet } : {}), ...(options.dexReserves ? { dexReserves: options.dexReserves } : {}) });
+    const ledger = await LocalLedger.open({
+      dataDir: tmp.dir,
+      ledgerSeconds: LEDGER_SECONDS,
+      clock,
+      ...(options.faucet ? { faucet: options.faucet } : {}),
+      ...(options.dexReserves ? { dexReserves: options.dexReserves } : {}),
+    });
     return {
       ledger,
       advance: (ledgers) => clock.advance(ledgers * LEDGER_SECONDS * 1000),
@@ -35,11 +49,34 @@ runLedgerReadContract({
     const [payer, payee, voucherKeys] = [new Actor(ledger), new Actor(ledger), randomKeypair()];
     const grant = await ledger.faucet(payer.address);
     const expiryLedger = (await ledger.latestLedger()) + 1000;
-    const opened = await payer.send('channel.open', { payee: payee.address, deposit: '1000000', voucherKey: voucherKeys.publicKeyHex, expiryLedger });
+    const opened = await payer.send('channel.open', {
+      payee: payee.address,
+      deposit: '1000000',
+      voucherKey: voucherKeys.publicKeyHex,
+      expiryLedger,
+    });
     const id = BigInt(String(opened.result?.['channelId']));
     await payer.send('channel.top_up', { channelId: id.toString(), amount: '500' });
-    const channel = { id, payer: payer.address, payee: payee.address, asset: CONTRACTS.asset, deposit: 1_000_500n, claimed: 0n, voucherKey: voucherKeys.publicKeyHex, expiryLedger, open: true };
-    const seed = { channel, openDeposit: 1_000_000n, topUp: 500n, openTx: opened.hash, missingChannelId: id + 1n, payerBalance: BigInt(String(grant.result?.['amount'])) - 1_000_500n, unknownTx: 'ab'.repeat(32) };
+    const channel = {
+      id,
+      payer: payer.address,
+      payee: payee.address,
+      asset: CONTRACTS.asset,
+      deposit: 1_000_500n,
+      claimed: 0n,
+      voucherKey: voucherKeys.publicKeyHex,
+      expiryLedger,
+      open: true,
+    };
+    const seed = {
+      channel,
+      openDeposit: 1_000_000n,
+      topUp: 500n,
+      openTx: opened.hash,
+      missingChannelId: id + 1n,
+      payerBalance: BigInt(String(grant.result?.['amount'])) - 1_000_500n,
+      unknownTx: 'ab'.repeat(32),
+    };
     return {
       ledger,
       seed,
@@ -66,7 +103,9 @@ describe('LocalLedger', () => {
     const tmp = tempDir();
     await expect(LocalLedger.open({ dataDir: tmp.dir, ledgerSeconds: 0 })).rejects.toThrow(/ledgerSeconds/);
     await expect(LocalLedger.open({ dataDir: tmp.dir, ledgerSeconds: Number.NaN })).rejects.toThrow(/ledgerSeconds/);
-    await expect(LocalLedger.open({ dataDir: tmp.dir, faucet: { perAddressPerHour: -1 } })).rejects.toThrow(/perAddressPerHour/);
+    await expect(LocalLedger.open({ dataDir: tmp.dir, faucet: { perAddressPerHour: -1 } })).rejects.toThrow(
+      /perAddressPerHour/,
+    );
     await expect(LocalLedger.open({ dataDir: tmp.dir, faucet: { amount: 0n } })).rejects.toThrow(/amount/);
     tmp.remove();
   });
@@ -78,7 +117,13 @@ describe('LocalLedger in-process callers', () => {
     const ledger = await LocalLedger.open({ dataDir: tmp.dir, clock: new FakeClock() });
     const keys = randomKeypair();
     for (const amount of [Number.NaN, Number.POSITIVE_INFINITY, 5n]) {
-      const tx = { source: keys.address, seq: 1, op: 'transfer', args: { to: keys.address, amount }, signature: 'ab'.repeat(64) };
+      const tx = {
+        source: keys.address,
+        seq: 1,
+        op: 'transfer',
+        args: { to: keys.address, amount },
+        signature: 'ab'.repeat(64),
+      };
       await expect(ledger.submit(tx)).rejects.toBeInstanceOf(LedgerTxRefused);
     }
     await expect(ledger.submit(null as unknown as SignedLedgerTx)).rejects.toBeInstanceOf(LedgerTxRefused);
@@ -99,7 +144,11 @@ describe('the core loop (one SQLite transaction per ledger transaction)', () => 
 
   it('a contract failure after writes undoes them and still consumes the seq; a bug undoes everything', async () => {
     const tmp = tempDir();
-    const ledger = await LocalLedger.open({ dataDir: tmp.dir, clock: new FakeClock(), ops: opRegistry([...DEFAULT_OPS.values(), writeThenFail]) });
+    const ledger = await LocalLedger.open({
+      dataDir: tmp.dir,
+      clock: new FakeClock(),
+      ops: opRegistry([...DEFAULT_OPS.values(), writeThenFail]),
+    });
     const actor = new Actor(ledger);
     const failed = await actor.send(SCRATCH, { mode: 'fail' });
     expect(failed).toMatchObject({ status: 'FAILED', code: 27, message: 'failed after writing', events: [] });

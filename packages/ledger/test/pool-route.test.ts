@@ -44,8 +44,23 @@ describe('GET /ledger/pool', () => {
       sharePrice: '10000000',
       utilizationBps: 0, // 10^8 × 10,000 / (10^30 + 7) rounds down to 0
       liquidationThresholdBps: 11000,
-      lines: [{ account: sa.address, debt: '102000000', value: '120000000', healthBps: 11764, liquidatable: false, openedAt: opened.ts }],
-      positions: [{ address: investor.address, shares: '1000000000000000000000000000007', value: '1000000000000000000000000000007' }],
+      lines: [
+        {
+          account: sa.address,
+          debt: '102000000',
+          value: '120000000',
+          healthBps: 11764,
+          liquidatable: false,
+          openedAt: opened.ts,
+        },
+      ],
+      positions: [
+        {
+          address: investor.address,
+          shares: '1000000000000000000000000000007',
+          value: '1000000000000000000000000000007',
+        },
+      ],
     });
 
     const viaHttp = await new HttpLedger({ url: server.url }).getPool();

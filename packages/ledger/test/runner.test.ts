@@ -12,7 +12,11 @@ const REPO_ROOT = path.resolve(HERE, '../../..');
 const MAIN = 'packages/ledger/src/main.ts';
 
 function run(env: Record<string, string>) {
-  const child = spawn(process.execPath, ['--import', 'tsx', MAIN], { cwd: REPO_ROOT, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, ['--import', 'tsx', MAIN], {
+    cwd: REPO_ROOT,
+    env: { ...process.env, ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   let stderr = '';
   child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
   const exit = new Promise<{ code: number | null; signal: NodeJS.Signals | null; stderr: string }>((resolve) =>
@@ -41,7 +45,10 @@ describe('standalone runner (node --import tsx packages/ledger/src/main.ts)', ()
   });
 
   it('a bad environment value stops the start with a message naming the variable', async () => {
-    for (const [name, value] of [['LEDGER_SECONDS', 'fast'], ['PORT', '99999']] as const) {
+    for (const [name, value] of [
+      ['LEDGER_SECONDS', 'fast'],
+      ['PORT', '99999'],
+    ] as const) {
       const { exit } = run({ PORT: '0', [name]: value });
       const result = await exit;
       expect(result.code).toBe(1);
@@ -54,7 +61,12 @@ describe('ledgerConfigFromEnv', () => {
   it('uses the defaults for unset or empty variables', () => {
     expect(ledgerConfigFromEnv({})).toEqual({ host: '127.0.0.1', port: 4021, dataDir: './data', ledgerSeconds: 5 });
     expect(ledgerConfigFromEnv({ PORT: '', LEDGER_SECONDS: ' ' })).toMatchObject({ port: 4021, ledgerSeconds: 5 });
-    expect(ledgerConfigFromEnv({ PORT: '8080', HOST: '::1', DATA_DIR: '/tmp/x', LEDGER_SECONDS: '0.25' })).toEqual({ host: '::1', port: 8080, dataDir: '/tmp/x', ledgerSeconds: 0.25 });
+    expect(ledgerConfigFromEnv({ PORT: '8080', HOST: '::1', DATA_DIR: '/tmp/x', LEDGER_SECONDS: '0.25' })).toEqual({
+      host: '::1',
+      port: 8080,
+      dataDir: '/tmp/x',
+      ledgerSeconds: 0.25,
+    });
   });
 
   it('names the variable of a bad value', () => {

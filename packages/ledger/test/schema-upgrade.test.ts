@@ -15,7 +15,9 @@ const POOL_TABLES = 'DROP TABLE pool_totals; DROP TABLE pool_positions; DROP TAB
 /** Turns a fresh file back into what a version-1 build left: no smart_accounts, no DEX pool, no credit pool. */
 function downgradeToV1(dir: string): void {
   const db = new Database(path.join(dir, LEDGER_DB_FILE));
-  db.exec(`${POOL_TABLES} DROP TABLE smart_accounts; DELETE FROM meta WHERE key = 'dex_genesis_reserves'; DELETE FROM balances WHERE address = '${CONTRACTS.dex}'`);
+  db.exec(
+    `${POOL_TABLES} DROP TABLE smart_accounts; DELETE FROM meta WHERE key = 'dex_genesis_reserves'; DELETE FROM balances WHERE address = '${CONTRACTS.dex}'`,
+  );
   db.pragma('user_version = 1');
   db.close();
 }
@@ -53,14 +55,22 @@ describe('schema upgrade 1 → current', () => {
     expect(await ledger.getAccount(buyer.address)).toMatchObject({ seq: 1, balances: [{ amount: 4_000n }] });
     expect((await ledger.events(null, 100)).events).toEqual(events);
     const pool = await ledger.getAccount(CONTRACTS.dex);
-    expect(new Map(pool.balances.map((b) => [b.asset, b.amount]))).toEqual(new Map([[CONTRACTS.asset, DEX_GENESIS_RESERVES.asset], [CONTRACTS.xlm, DEX_GENESIS_RESERVES.xlm]]));
+    expect(new Map(pool.balances.map((b) => [b.asset, b.amount]))).toEqual(
+      new Map([
+        [CONTRACTS.asset, DEX_GENESIS_RESERVES.asset],
+        [CONTRACTS.xlm, DEX_GENESIS_RESERVES.xlm],
+      ]),
+    );
     const created = await new Actor(ledger, buyer.keys).send('account.create', { owner: buyer.address, policy: null });
     expect(created.status).toBe('SUCCESS');
     await ledger.close();
 
     ledger = await LocalLedger.open({ dataDir: tmp.dir, clock, dexReserves: { asset: 1n, xlm: 1n } });
     expect(await ledger.getAccount(CONTRACTS.dex)).toEqual(pool);
-    expect((await ledger.getAccount(String(created.result?.['address']))).account).toMatchObject({ owner: buyer.address, policy: null });
+    expect((await ledger.getAccount(String(created.result?.['address']))).account).toMatchObject({
+      owner: buyer.address,
+      policy: null,
+    });
     await ledger.close();
     tmp.remove();
   });
@@ -84,14 +94,25 @@ describe('schema upgrade 2 → 3', () => {
     expect(await ledger.getAccount(sa.address)).toEqual(before);
     expect(await poolOf(ledger)).toMatchObject({ address: POOL, size: 0n, totalShares: 0n, lines: [], positions: [] });
     await ledger.faucet(investor.address, 1_000_000_000n);
-    expect((await new Actor(ledger, investor.keys).send('pool.deposit', { amount: '1000000000' })).status).toBe('SUCCESS');
+    expect((await new Actor(ledger, investor.keys).send('pool.deposit', { amount: '1000000000' })).status).toBe(
+      'SUCCESS',
+    );
     const opened = await openLine(new Actor(ledger, owner.keys), sa.address, 100_000_000n);
     const pool = await poolOf(ledger);
     await ledger.close();
 
     ledger = await LocalLedger.open({ dataDir: tmp.dir, clock });
     expect(await poolOf(ledger)).toEqual(pool);
-    expect(pool.lines).toEqual([{ account: sa.address, debt: 102_000_000n, value: 120_000_000n, healthBps: 11_764, liquidatable: false, openedAt: opened.ts }]);
+    expect(pool.lines).toEqual([
+      {
+        account: sa.address,
+        debt: 102_000_000n,
+        value: 120_000_000n,
+        healthBps: 11_764,
+        liquidatable: false,
+        openedAt: opened.ts,
+      },
+    ]);
     await ledger.close();
     tmp.remove();
   });

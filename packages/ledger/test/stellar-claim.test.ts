@@ -5,17 +5,42 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import { concatBytes, fromHex, i128be, keypairFromSeed, rawFromContract, sha256, toHex, u64be, utf8, voucherContext } from '@svc/core';
+import {
+  concatBytes,
+  fromHex,
+  i128be,
+  keypairFromSeed,
+  rawFromContract,
+  sha256,
+  toHex,
+  u64be,
+  utf8,
+  voucherContext,
+} from '@svc/core';
 import { LedgerUnavailable } from '../src/index.js';
 import { eventId, isoFromUnix } from '../src/stellar/tx-result.js';
-import { CHANNEL_CONTRACT, CLAIM, CLOCK_MS, closeTime, FACILITATOR, PASSPHRASE, PAYEE, VOUCHER_SIGNATURE } from './fixtures/soroban/scenario.js';
+import {
+  CHANNEL_CONTRACT,
+  CLAIM,
+  CLOCK_MS,
+  closeTime,
+  FACILITATOR,
+  PASSPHRASE,
+  PAYEE,
+  VOUCHER_SIGNATURE,
+} from './fixtures/soroban/scenario.js';
 import { CLAIM_AMOUNT, CLAIM_LEDGER, claimAgainCall, claimCall, LATER_MS } from './fixtures/soroban/world.js';
 import { describeTx } from './helpers/soroban-replay.js';
 import { stellarLedger, useReplays } from './helpers/stellar.js';
 
 const replay = useReplays();
 const args = { channelId: CLAIM.channelId, cumulative: CLAIM.cumulative, signature: VOUCHER_SIGNATURE };
-const VECTOR = JSON.parse(fs.readFileSync(path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../core/test/fixtures/voucher-vector.json'), 'utf8')) as {
+const VECTOR = JSON.parse(
+  fs.readFileSync(
+    path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../core/test/fixtures/voucher-vector.json'),
+    'utf8',
+  ),
+) as {
   contractIdRawHex: string;
   channelId: string;
   cumulative: string;
@@ -44,11 +69,24 @@ describe('StellarLedger.claim', () => {
       op: 'channel.claim',
       result: { amount: CLAIM_AMOUNT.toString() },
       // The asset's transfer event is the asset contract's, not the port's: only the claim shows.
-      events: [{ id: eventId(CLAIM_LEDGER, 3, 1), ledger: CLAIM_LEDGER, tx: claimCall.hash, ts, type: 'channel.claimed', data: { channelId: '42', payee: PAYEE.address, amount: '100000', cumulative: '135000' } }],
+      events: [
+        {
+          id: eventId(CLAIM_LEDGER, 3, 1),
+          ledger: CLAIM_LEDGER,
+          tx: claimCall.hash,
+          ts,
+          type: 'channel.claimed',
+          data: { channelId: '42', payee: PAYEE.address, amount: '100000', cumulative: '135000' },
+        },
+      ],
       ts,
     });
     const sent = sentTx(r, 3);
-    expect(sent.invoke).toEqual({ contract: CHANNEL_CONTRACT, function: 'claim', args: [{ u64: '42' }, { i128: '135000' }, { bytes: VOUCHER_SIGNATURE }] });
+    expect(sent.invoke).toEqual({
+      contract: CHANNEL_CONTRACT,
+      function: 'claim',
+      args: [{ u64: '42' }, { i128: '135000' }, { bytes: VOUCHER_SIGNATURE }],
+    });
     expect(sent.source).toBe(FACILITATOR.address);
     expect(sent.signers).toBe(1);
     expect(sent.verifies(FACILITATOR.address)).toBe(true);
@@ -60,7 +98,14 @@ describe('StellarLedger.claim', () => {
   it('a contract refusal in simulation is FAILED with the mapped code, and nothing is sent', async () => {
     const ledger = await stellarLedger(replay('claim-contract-error'));
     const res = await ledger.claim(args, FACILITATOR);
-    expect(res).toMatchObject({ hash: '', status: 'FAILED', code: 23, op: 'channel.claim', source: FACILITATOR.address, events: [] });
+    expect(res).toMatchObject({
+      hash: '',
+      status: 'FAILED',
+      code: 23,
+      op: 'channel.claim',
+      source: FACILITATOR.address,
+      events: [],
+    });
     expect(res.message).toMatch(/^VOUCHER_NOT_INCREASING: .*Error\(Contract, #23\).*nothing was submitted/);
   });
 
@@ -90,7 +135,9 @@ describe('StellarLedger.claim', () => {
     let builds = 0;
     // The clock is read once per build; the second build happens a minute later.
     const ledger = await stellarLedger(r, { now: () => CLOCK_MS + (builds++ === 0 ? 0 : LATER_MS) });
-    await expect(ledger.claim(args, FACILITATOR)).rejects.toThrow(/expired without being included: nothing was applied/);
+    await expect(ledger.claim(args, FACILITATOR)).rejects.toThrow(
+      /expired without being included: nothing was applied/,
+    );
     const again = await ledger.claim(args, FACILITATOR);
     expect(again).toMatchObject({ status: 'SUCCESS', hash: claimAgainCall.hash });
     expect(claimAgainCall.hash).not.toBe(claimCall.hash);
@@ -102,7 +149,10 @@ describe('StellarLedger.claim', () => {
     const r = replay('claim-timeout-resubmit');
     const ledger = await stellarLedger(r);
     // Both start together; the second must not read the account before the first gave up.
-    const [first, second] = await Promise.allSettled([ledger.claim(args, FACILITATOR), ledger.claim(args, FACILITATOR)]);
+    const [first, second] = await Promise.allSettled([
+      ledger.claim(args, FACILITATOR),
+      ledger.claim(args, FACILITATOR),
+    ]);
     expect(first.status).toBe('rejected');
     expect(second).toMatchObject({ status: 'fulfilled', value: { status: 'SUCCESS', hash: claimCall.hash } });
   });
@@ -119,7 +169,13 @@ describe('the voucher a claim carries (PROTOCOL.md §2 on stellar:testnet)', () 
     const vouchers = voucherContext(info.passphrase, info.contracts.channel);
     const [channelId, cumulative] = [BigInt(VECTOR.channelId), BigInt(VECTOR.cumulative)];
     // What the contract assembles on chain: domain ‖ network id ‖ own id ‖ u64 BE ‖ i128 BE.
-    const onChain = concatBytes(utf8('svc:voucher:v1'), sha256(utf8(info.passphrase)), rawFromContract(CHANNEL_CONTRACT), u64be(channelId), i128be(cumulative));
+    const onChain = concatBytes(
+      utf8('svc:voucher:v1'),
+      sha256(utf8(info.passphrase)),
+      rawFromContract(CHANNEL_CONTRACT),
+      u64be(channelId),
+      i128be(cumulative),
+    );
     expect(toHex(vouchers.message(channelId, cumulative))).toBe(toHex(onChain));
     expect(onChain.length).toBe(102);
     expect(toHex(sha256(onChain))).toBe(VECTOR.testnet.hashHex);

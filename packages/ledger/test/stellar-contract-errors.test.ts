@@ -3,7 +3,13 @@
 import { xdr } from '@stellar/stellar-sdk';
 import { describe, expect, it } from 'vitest';
 import { LedgerUnavailable } from '../src/index.js';
-import { hostErrorFromText, hostErrorsFromEvents, ledgerCodeOf, pickHostError, refusalMessage } from '../src/stellar/contract-errors.js';
+import {
+  hostErrorFromText,
+  hostErrorsFromEvents,
+  ledgerCodeOf,
+  pickHostError,
+  refusalMessage,
+} from '../src/stellar/contract-errors.js';
 import { decodeChannelEvent, decodeReturn } from '../src/stellar/contract-interface.js';
 import { SubmissionQueue } from '../src/stellar/submission-queue.js';
 import { ASSET_CONTRACT, CHANNEL_CONTRACT } from './fixtures/soroban/scenario.js';
@@ -13,12 +19,15 @@ describe('contract errors → PROTOCOL.md §7 codes', () => {
   it('reads the escaped error of a simulation, not the ones in its event log', () => {
     const text = simulationError(CHANNEL_CONTRACT, 'claim', xdr.ScError.sceContract(24), 'Error(Contract, #24)').error;
     expect(hostErrorFromText(text)).toEqual({ type: 'Contract', code: '24' });
-    expect(hostErrorFromText('HostError: Error(Auth, InvalidAction)\n 0: topics:[error, Error(Contract, #3)]')).toEqual({ type: 'Auth', code: 'InvalidAction' });
+    expect(hostErrorFromText('HostError: Error(Auth, InvalidAction)\n 0: topics:[error, Error(Contract, #3)]')).toEqual(
+      { type: 'Auth', code: 'InvalidAction' },
+    );
     expect(hostErrorFromText('transaction simulation failed')).toBeUndefined();
   });
 
   it('maps the contract’s 20–27 as they are, a crypto trap in claim to 22, an auth failure to 26, anything else to no code', () => {
-    for (const code of [20, 21, 22, 23, 24, 25, 26, 27]) expect(ledgerCodeOf('claim', { type: 'Contract', code: String(code) })).toBe(code);
+    for (const code of [20, 21, 22, 23, 24, 25, 26, 27])
+      expect(ledgerCodeOf('claim', { type: 'Contract', code: String(code) })).toBe(code);
     expect(ledgerCodeOf('claim', { type: 'Crypto', code: 'InvalidInput' })).toBe(22);
     expect(ledgerCodeOf('close', { type: 'Crypto', code: 'InvalidInput' })).toBeUndefined();
     expect(ledgerCodeOf('top_up', { type: 'Auth', code: 'InvalidAction' })).toBe(26);
@@ -29,16 +38,28 @@ describe('contract errors → PROTOCOL.md §7 codes', () => {
   });
 
   it('reads errors from diagnostic events and prefers the channel contract’s own', () => {
-    const events = [errorEvent(ASSET_CONTRACT, xdr.ScError.sceContract(10), 'transfer'), errorEvent(CHANNEL_CONTRACT, xdr.ScError.sceContract(27), 'open')];
+    const events = [
+      errorEvent(ASSET_CONTRACT, xdr.ScError.sceContract(10), 'transfer'),
+      errorEvent(CHANNEL_CONTRACT, xdr.ScError.sceContract(27), 'open'),
+    ];
     const errors = hostErrorsFromEvents(events);
-    expect(errors).toEqual([{ type: 'Contract', code: '10' }, { type: 'Contract', code: '27' }]);
+    expect(errors).toEqual([
+      { type: 'Contract', code: '10' },
+      { type: 'Contract', code: '27' },
+    ]);
     expect(pickHostError(errors)).toEqual({ type: 'Contract', code: '27' });
-    expect(hostErrorsFromEvents([errorEvent(CHANNEL_CONTRACT, xdr.ScError.sceAuth(xdr.ScErrorCode.scecInvalidAction()), 'close')])).toEqual([{ type: 'Auth', code: 'InvalidAction' }]);
+    expect(
+      hostErrorsFromEvents([
+        errorEvent(CHANNEL_CONTRACT, xdr.ScError.sceAuth(xdr.ScErrorCode.scecInvalidAction()), 'close'),
+      ]),
+    ).toEqual([{ type: 'Auth', code: 'InvalidAction' }]);
     expect(pickHostError([])).toBeUndefined();
   });
 
   it('says what was refused in English with the code’s name', () => {
-    expect(refusalMessage('claim', { type: 'Contract', code: '21' }, 'in simulation')).toBe('CHANNEL_CLOSED: the channel contract refused claim in simulation (Error(Contract, #21))');
+    expect(refusalMessage('claim', { type: 'Contract', code: '21' }, 'in simulation')).toBe(
+      'CHANNEL_CLOSED: the channel contract refused claim in simulation (Error(Contract, #21))',
+    );
     expect(refusalMessage('claim', undefined, 'on chain')).toBe('UNKNOWN: the channel contract refused claim on chain');
   });
 });
@@ -47,9 +68,15 @@ describe('channel contract decoding', () => {
   it('ignores events it does not know and refuses known ones that do not match the document', () => {
     expect(decodeChannelEvent([sym('upgraded')], xdr.ScVal.scvVoid(), ASSET_CONTRACT)).toBeNull();
     expect(decodeChannelEvent([xdr.ScVal.scvU32(1)], xdr.ScVal.scvVoid(), ASSET_CONTRACT)).toBeNull();
-    expect(() => decodeChannelEvent([sym('claimed'), u64(1n)], struct({ amount: i128(5n) }), ASSET_CONTRACT)).toThrow(LedgerUnavailable);
-    expect(() => decodeChannelEvent([sym('closed')], struct({ refunded: i128(1n), claimed: i128(0n) }), ASSET_CONTRACT)).toThrow(/channel id/);
-    expect(decodeChannelEvent([sym('closed'), u64(9n)], struct({ refunded: i128(1n), claimed: i128(0n) }), ASSET_CONTRACT)).toEqual({ type: 'channel.closed', data: { channelId: '9', refunded: '1', claimed: '0' } });
+    expect(() => decodeChannelEvent([sym('claimed'), u64(1n)], struct({ amount: i128(5n) }), ASSET_CONTRACT)).toThrow(
+      LedgerUnavailable,
+    );
+    expect(() =>
+      decodeChannelEvent([sym('closed')], struct({ refunded: i128(1n), claimed: i128(0n) }), ASSET_CONTRACT),
+    ).toThrow(/channel id/);
+    expect(
+      decodeChannelEvent([sym('closed'), u64(9n)], struct({ refunded: i128(1n), claimed: i128(0n) }), ASSET_CONTRACT),
+    ).toEqual({ type: 'channel.closed', data: { channelId: '9', refunded: '1', claimed: '0' } });
   });
 
   it('decodes return values as the local ledger’s results, amounts as decimal strings', () => {

@@ -5,7 +5,17 @@ import { describe, expect, it } from 'vitest';
 import { LedgerUnavailable } from '../src/index.js';
 import { cursorLedger } from '../src/stellar/event-reader.js';
 import { GAP_CURSOR, GAP_FROM_LEDGER } from './fixtures/soroban/generate.js';
-import { ASSET_CONTRACT, CHANNEL_CONTRACT, CLAIM, LATEST_LEDGER, PASSPHRASE, PAYEE, PAYER, RPC_URL, VOUCHER_KEY } from './fixtures/soroban/scenario.js';
+import {
+  ASSET_CONTRACT,
+  CHANNEL_CONTRACT,
+  CLAIM,
+  LATEST_LEDGER,
+  PASSPHRASE,
+  PAYEE,
+  PAYER,
+  RPC_URL,
+  VOUCHER_KEY,
+} from './fixtures/soroban/scenario.js';
 import { eventId, txHashOf, windowCursor } from './fixtures/soroban/xdr-builders.js';
 import { SorobanReplay } from './helpers/soroban-replay.js';
 import { stellarLedger, useReplays } from './helpers/stellar.js';
@@ -18,8 +28,22 @@ describe('StellarLedger.events', () => {
     const ledger = await stellarLedger(r);
     const pageA = await ledger.events(GAP_CURSOR, 3);
     expect(pageA.events.map((e) => [e.type, e.data])).toEqual([
-      ['channel.opened', { channelId: '42', payer: PAYER.address, payee: PAYEE.address, asset: ASSET_CONTRACT, deposit: '1000000', expiryLedger: CLAIM.expiryLedger, voucherKey: VOUCHER_KEY.publicKeyHex }],
-      ['channel.topped_up', { channelId: '42', amount: '200000', deposit: '1200000', expiryLedger: CLAIM.expiryLedger }],
+      [
+        'channel.opened',
+        {
+          channelId: '42',
+          payer: PAYER.address,
+          payee: PAYEE.address,
+          asset: ASSET_CONTRACT,
+          deposit: '1000000',
+          expiryLedger: CLAIM.expiryLedger,
+          voucherKey: VOUCHER_KEY.publicKeyHex,
+        },
+      ],
+      [
+        'channel.topped_up',
+        { channelId: '42', amount: '200000', deposit: '1200000', expiryLedger: CLAIM.expiryLedger },
+      ],
       ['channel.claimed', { channelId: '42', payee: PAYEE.address, amount: '35000', cumulative: '35000' }],
     ]);
     expect(pageA.events.map((e) => [e.id, e.ledger, e.tx])).toEqual([
@@ -30,7 +54,9 @@ describe('StellarLedger.events', () => {
     // A full page ends at its last event; the caller persists that cursor and passes it back.
     expect(pageA.cursor).toBe(pageA.events[2]!.id);
     const pageB = await ledger.events(pageA.cursor, 3);
-    expect(pageB.events.map((e) => [e.type, e.data])).toEqual([['channel.closed', { channelId: '41', refunded: '400000', claimed: '600000' }]]);
+    expect(pageB.events.map((e) => [e.type, e.data])).toEqual([
+      ['channel.closed', { channelId: '41', refunded: '400000', claimed: '600000' }],
+    ]);
     expect(pageB.events[0]!.ts).toBe(new Date(pageB.events[0]!.ts).toISOString());
     // Short page: caught up to the latest ledger; the cursor is the end of the scanned window.
     expect(pageB.cursor).toBe(windowCursor(LATEST_LEDGER));
@@ -46,8 +72,19 @@ describe('StellarLedger.events', () => {
       exchanges: [
         SorobanReplay.load('info-testnet').fixture.exchanges[0]!,
         {
-          request: { method: 'getEvents', params: { filters: [{ type: 'contract', contractIds: [CHANNEL_CONTRACT] }], pagination: { cursor: GAP_CURSOR, limit: 10 } } },
-          response: { error: { code: -32600, message: `startLedger must be within the ledger range: ${LATEST_LEDGER - 17_280} - ${LATEST_LEDGER}` } },
+          request: {
+            method: 'getEvents',
+            params: {
+              filters: [{ type: 'contract', contractIds: [CHANNEL_CONTRACT] }],
+              pagination: { cursor: GAP_CURSOR, limit: 10 },
+            },
+          },
+          response: {
+            error: {
+              code: -32600,
+              message: `startLedger must be within the ledger range: ${LATEST_LEDGER - 17_280} - ${LATEST_LEDGER}`,
+            },
+          },
         },
       ],
     });

@@ -13,9 +13,17 @@ import { stellarLedger } from './helpers/stellar.js';
 describe('recorded Soroban fixtures', () => {
   it('are exactly what generate.ts produces (run it after changing the scenario)', () => {
     const built = buildFixtures();
-    const committed = fs.readdirSync(FIXTURES_DIR).filter((f) => f.endsWith('.json')).sort();
-    expect(committed).toEqual(Object.keys(built).map((n) => `${n}.json`).sort());
-    for (const [name, f] of Object.entries(built)) expect(fs.readFileSync(path.join(FIXTURES_DIR, `${name}.json`), 'utf8'), name).toBe(fixtureText(f));
+    const committed = fs
+      .readdirSync(FIXTURES_DIR)
+      .filter((f) => f.endsWith('.json'))
+      .sort();
+    expect(committed).toEqual(
+      Object.keys(built)
+        .map((n) => `${n}.json`)
+        .sort(),
+    );
+    for (const [name, f] of Object.entries(built))
+      expect(fs.readFileSync(path.join(FIXTURES_DIR, `${name}.json`), 'utf8'), name).toBe(fixtureText(f));
   });
 
   it('every exchange asserts a JSON-RPC method and answers with a result, an error or a transport failure', () => {
@@ -33,7 +41,12 @@ describe('the replaying transport', () => {
   it('fails when a request differs from the recording (a different cumulative in the claim)', async () => {
     const r = SorobanReplay.load('claim-success');
     const ledger = await stellarLedger(r);
-    await expect(ledger.claim({ channelId: CLAIM.channelId, cumulative: CLAIM.cumulative + 1n, signature: VOUCHER_SIGNATURE }, FACILITATOR)).rejects.toBeInstanceOf(LedgerUnavailable);
+    await expect(
+      ledger.claim(
+        { channelId: CLAIM.channelId, cumulative: CLAIM.cumulative + 1n, signature: VOUCHER_SIGNATURE },
+        FACILITATOR,
+      ),
+    ).rejects.toBeInstanceOf(LedgerUnavailable);
     expect(() => r.assertDone()).toThrow(/#2: params\.transaction\.\$tx\.invoke/);
   });
 
@@ -66,7 +79,11 @@ describe('the replaying transport', () => {
         { request: { method: 'getTransaction', params: { hash: { $sameAs: 0 } } }, response: notFound },
       ],
     });
-    const post = (hash: string) => r.fetch(RPC_URL, { method: 'POST', body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'getTransaction', params: { hash } }) });
+    const post = (hash: string) =>
+      r.fetch(RPC_URL, {
+        method: 'POST',
+        body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'getTransaction', params: { hash } }),
+      });
     expect((await post('aa')).status).toBe(200);
     await expect(post('bb')).rejects.toThrow(/unexpected request/);
     expect(() => r.assertDone()).toThrow(/params\.hash: not the same as sent in exchange #0/);

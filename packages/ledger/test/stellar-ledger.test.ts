@@ -5,7 +5,20 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { LedgerTxRefused, LedgerUnavailable } from '../src/index.js';
 import { runLedgerReadContract } from './ledger-read-contract.js';
 import { READ_START_LEDGER, UNKNOWN_TX } from './fixtures/soroban/generate.js';
-import { ASSET_CONTRACT, CHANNEL_CONTRACT, CLAIM, LATEST_LEDGER, OPENED, PASSPHRASE, PAYEE, PAYER, PAYER_BALANCE, PUBNET_PASSPHRASE, RPC_URL, VOUCHER_KEY } from './fixtures/soroban/scenario.js';
+import {
+  ASSET_CONTRACT,
+  CHANNEL_CONTRACT,
+  CLAIM,
+  LATEST_LEDGER,
+  OPENED,
+  PASSPHRASE,
+  PAYEE,
+  PAYER,
+  PAYER_BALANCE,
+  PUBNET_PASSPHRASE,
+  RPC_URL,
+  VOUCHER_KEY,
+} from './fixtures/soroban/scenario.js';
 import { openCall } from './fixtures/soroban/world.js';
 import { SorobanReplay } from './helpers/soroban-replay.js';
 import { stellarLedger, useReplays } from './helpers/stellar.js';
@@ -27,15 +40,29 @@ describe('StellarLedger: network', () => {
   });
 
   it('refuses the public network, whether configured or served by the RPC', async () => {
-    const silent = new SorobanReplay({ description: 'no request may be made', mode: 'sequence', rpcUrl: RPC_URL, passphrase: PASSPHRASE, exchanges: [] });
+    const silent = new SorobanReplay({
+      description: 'no request may be made',
+      mode: 'sequence',
+      rpcUrl: RPC_URL,
+      passphrase: PASSPHRASE,
+      exchanges: [],
+    });
     await expect(stellarLedger(silent, { networkPassphrase: PUBNET_PASSPHRASE })).rejects.toThrow(/test networks only/);
     expect(silent.used).toBe(0);
     await expect(stellarLedger(replay('create-pubnet'))).rejects.toThrow(/test networks only/);
   });
 
   it('refuses the local network and addresses that are not contracts before asking the RPC', async () => {
-    const silent = new SorobanReplay({ description: 'no request may be made', mode: 'sequence', rpcUrl: RPC_URL, passphrase: PASSPHRASE, exchanges: [] });
-    await expect(stellarLedger(silent, { networkPassphrase: 'Standalone Network ; February 2017' })).rejects.toThrow(/stellar:testnet only/);
+    const silent = new SorobanReplay({
+      description: 'no request may be made',
+      mode: 'sequence',
+      rpcUrl: RPC_URL,
+      passphrase: PASSPHRASE,
+      exchanges: [],
+    });
+    await expect(stellarLedger(silent, { networkPassphrase: 'Standalone Network ; February 2017' })).rejects.toThrow(
+      /stellar:testnet only/,
+    );
     await expect(stellarLedger(silent, { channelContract: PAYER.address })).rejects.toThrow(/channelContract/);
     await expect(stellarLedger(silent, { assetContract: 'C123' })).rejects.toThrow(/assetContract/);
     silent.assertDone();
@@ -82,7 +109,9 @@ describe('StellarLedger: reads', () => {
 
   it('is unavailable once closed', async () => {
     const onlyCreate = SorobanReplay.load('info-testnet');
-    const ledger = await stellarLedger(new SorobanReplay({ ...onlyCreate.fixture, exchanges: onlyCreate.fixture.exchanges.slice(0, 1) }));
+    const ledger = await stellarLedger(
+      new SorobanReplay({ ...onlyCreate.fixture, exchanges: onlyCreate.fixture.exchanges.slice(0, 1) }),
+    );
     await ledger.close();
     await expect(ledger.latestLedger()).rejects.toBeInstanceOf(LedgerUnavailable);
     await expect(ledger.getChannel(1n)).rejects.toBeInstanceOf(LedgerUnavailable);
@@ -96,8 +125,26 @@ runLedgerReadContract({
   name: 'StellarLedger (recorded Soroban RPC)',
   async create() {
     const ledger = await stellarLedger(readReplay, { startLedger: READ_START_LEDGER });
-    const channel = { id: OPENED.channelId, payer: PAYER.address, payee: PAYEE.address, asset: ASSET_CONTRACT, deposit: OPENED.deposit + OPENED.topUp, claimed: 0n, voucherKey: VOUCHER_KEY.publicKeyHex, expiryLedger: OPENED.expiryLedger, open: true };
-    const seed = { channel, openDeposit: OPENED.deposit, topUp: OPENED.topUp, openTx: openCall.hash, missingChannelId: OPENED.channelId + 1n, payerBalance: PAYER_BALANCE, unknownTx: UNKNOWN_TX };
+    const channel = {
+      id: OPENED.channelId,
+      payer: PAYER.address,
+      payee: PAYEE.address,
+      asset: ASSET_CONTRACT,
+      deposit: OPENED.deposit + OPENED.topUp,
+      claimed: 0n,
+      voucherKey: VOUCHER_KEY.publicKeyHex,
+      expiryLedger: OPENED.expiryLedger,
+      open: true,
+    };
+    const seed = {
+      channel,
+      openDeposit: OPENED.deposit,
+      topUp: OPENED.topUp,
+      openTx: openCall.hash,
+      missingChannelId: OPENED.channelId + 1n,
+      payerBalance: PAYER_BALANCE,
+      unknownTx: UNKNOWN_TX,
+    };
     return { ledger, seed, close: () => ledger.close() };
   },
 });

@@ -6,7 +6,8 @@ import type { ServerResponse } from 'node:http';
 export function hashResponse(res: ServerResponse, done: (hash: string) => void): void {
   const hash = crypto.createHash('sha256');
   const feed = (chunk: unknown, encoding: unknown) => {
-    if (typeof chunk === 'string') hash.update(chunk, typeof encoding === 'string' ? (encoding as BufferEncoding) : 'utf8');
+    if (typeof chunk === 'string')
+      hash.update(chunk, typeof encoding === 'string' ? (encoding as BufferEncoding) : 'utf8');
     else if (chunk instanceof Uint8Array) hash.update(chunk);
   };
   const write = res.write.bind(res) as (...args: unknown[]) => boolean;

@@ -46,7 +46,10 @@ export interface SvcClient {
   /** A paid SSE stream for `token`/`second` units, on a request the meter already charged. */
   stream(req: IncomingMessage, res: ServerResponse, options: StreamOptions): Promise<PaidStream>;
   /** Sends a bare voucher to the facilitator (POST /channels/:id/voucher). */
-  acceptVoucher(channelId: string, voucher: { streamId?: string; cumulative: string; signature: string }): Promise<unknown>;
+  acceptVoucher(
+    channelId: string,
+    voucher: { streamId?: string; cumulative: string; signature: string },
+  ): Promise<unknown>;
   readonly facilitator: FacilitatorClient;
   readonly payTo: string;
   readonly publicUrl: string | undefined;
@@ -55,18 +58,37 @@ export interface SvcClient {
 export function svc(options: SvcOptions): SvcClient {
   const facilitatorUrl = checkUrl('facilitator', options.facilitator);
   const publicUrl = options.publicUrl === undefined ? undefined : checkUrl('publicUrl', options.publicUrl);
-  if (options.payTo === undefined) throw new TypeError('svc: payTo is missing: the seller’s address (G…), which `npx svc-seller init` creates and prints');
-  if (!isAddress(options.payTo)) throw new TypeError(`svc: payTo must be a Stellar address (G… or C…), got ${JSON.stringify(options.payTo)}`);
+  if (options.payTo === undefined)
+    throw new TypeError(
+      'svc: payTo is missing: the seller’s address (G…), which `npx svc-seller init` creates and prints',
+    );
+  if (!isAddress(options.payTo))
+    throw new TypeError(`svc: payTo must be a Stellar address (G… or C…), got ${JSON.stringify(options.payTo)}`);
   const payTo = options.payTo;
   const sellerToken = checkSellerToken(options.sellerToken);
-  const facilitator = new FacilitatorClient(facilitatorUrl, options.fetch ?? globalFetch, options.timeoutMs ?? DEFAULT_TIMEOUT_MS, sellerToken);
-  const streams = new StreamCalls(facilitatorUrl, options.fetch ?? globalFetch, options.timeoutMs ?? DEFAULT_TIMEOUT_MS, sellerToken);
+  const facilitator = new FacilitatorClient(
+    facilitatorUrl,
+    options.fetch ?? globalFetch,
+    options.timeoutMs ?? DEFAULT_TIMEOUT_MS,
+    sellerToken,
+  );
+  const streams = new StreamCalls(
+    facilitatorUrl,
+    options.fetch ?? globalFetch,
+    options.timeoutMs ?? DEFAULT_TIMEOUT_MS,
+    sellerToken,
+  );
   const gate = (meterOptions: MeterOptions) => new Gate({ facilitator, payTo }, checkMeterOptions(meterOptions));
   return {
     meter: (meterOptions) => nodeMiddleware(gate(meterOptions), publicUrl),
     gate,
     stream: (req, res, streamOptions) => {
-      if (sellerToken === null) return Promise.reject(new TypeError('stream(): streaming needs the seller’s token: svc({ …, sellerToken }) (get one with `svc-seller token`)'));
+      if (sellerToken === null)
+        return Promise.reject(
+          new TypeError(
+            'stream(): streaming needs the seller’s token: svc({ …, sellerToken }) (get one with `svc-seller token`)',
+          ),
+        );
       return openPaidStream(streams, req, res, checkStreamOptions(streamOptions));
     },
     acceptVoucher: (channelId, voucher) => facilitator.postVoucher(channelId, voucher),
@@ -105,12 +127,16 @@ function checkStreamOptions(o: StreamOptions): StreamOptions {
 
 function checkMeterOptions(o: MeterOptions): MeterOptions {
   if (typeof o.price !== 'bigint' || o.price <= 0n) {
-    throw new TypeError(`meter: price must be a positive bigint of base units (e.g. 5000n), got ${typeof o.price === 'bigint' ? o.price : JSON.stringify(o.price)}`);
+    throw new TypeError(
+      `meter: price must be a positive bigint of base units (e.g. 5000n), got ${typeof o.price === 'bigint' ? o.price : JSON.stringify(o.price)}`,
+    );
   }
-  if (!UNITS.includes(o.unit)) throw new TypeError(`meter: unit must be one of ${UNITS.join(', ')}, got ${JSON.stringify(o.unit)}`);
+  if (!UNITS.includes(o.unit))
+    throw new TypeError(`meter: unit must be one of ${UNITS.join(', ')}, got ${JSON.stringify(o.unit)}`);
   for (const key of ['sliceTokens', 'sliceSeconds'] as const) {
     const v = o[key];
-    if (v !== undefined && (!Number.isInteger(v) || v <= 0)) throw new TypeError(`meter: ${key} must be a positive whole number`);
+    if (v !== undefined && (!Number.isInteger(v) || v <= 0))
+      throw new TypeError(`meter: ${key} must be a positive whole number`);
   }
   if (o.description !== undefined && (typeof o.description !== 'string' || o.description.length > 1024)) {
     throw new TypeError('meter: description must be a string of at most 1024 characters');

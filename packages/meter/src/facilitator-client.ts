@@ -60,7 +60,8 @@ export class FacilitatorClient {
       throw new FacilitatorUnavailable(`the facilitator at ${this.baseUrl} is unreachable: ${(err as Error).message}`);
     }
     const parsed = safeParse(SupportedResponseSchema, res.ok ? await res.json().catch(() => null) : null);
-    if (!parsed.success) throw new FacilitatorUnavailable(`GET ${this.baseUrl}/supported answered ${res.status} without a valid body`);
+    if (!parsed.success)
+      throw new FacilitatorUnavailable(`GET ${this.baseUrl}/supported answered ${res.status} without a valid body`);
     this.supportedCache = { value: parsed.data, at: Date.now() };
     return parsed.data;
   }
@@ -83,7 +84,12 @@ export class FacilitatorClient {
           if (verdict.success) return { kind: 'verdict', verdict: verdict.data };
           return { kind: 'unreachable', message: 'the facilitator answered /verify with an unexpected body' };
         }
-        return { kind: 'error', status: res.status, body: isErrorBody(json) ? json : null, retryAfter: res.headers.get('retry-after') };
+        return {
+          kind: 'error',
+          status: res.status,
+          body: isErrorBody(json) ? json : null,
+          retryAfter: res.headers.get('retry-after'),
+        };
       } catch (err) {
         last = (err as Error).message;
       }
@@ -107,7 +113,10 @@ export class FacilitatorClient {
   }
 
   /** POST /channels/:id/voucher — a bare voucher, outside any request (streams). */
-  async postVoucher(channelId: string, voucher: { streamId?: string; cumulative: string; signature: string }): Promise<unknown> {
+  async postVoucher(
+    channelId: string,
+    voucher: { streamId?: string; cumulative: string; signature: string },
+  ): Promise<unknown> {
     const res = await this.fetchImpl(`${this.baseUrl}/channels/${encodeURIComponent(channelId)}/voucher`, {
       method: 'POST',
       headers: { 'content-type': 'application/json' },
@@ -128,7 +137,12 @@ function authorization(token: string | null): Record<string, string> {
 }
 
 function isErrorBody(value: unknown): value is ErrorBody {
-  return typeof value === 'object' && value !== null && typeof (value as ErrorBody).error === 'string' && typeof (value as ErrorBody).message === 'string';
+  return (
+    typeof value === 'object' &&
+    value !== null &&
+    typeof (value as ErrorBody).error === 'string' &&
+    typeof (value as ErrorBody).message === 'string'
+  );
 }
 
 export interface OpenedStream {
@@ -163,7 +177,15 @@ export class StreamCalls {
     private readonly sellerToken: string | null = null,
   ) {}
 
-  open(body: { channelId: string; payTo: string; resource: string; unit: 'token' | 'second'; sliceCost: string; initialCharge: string; receiptId: string }): Promise<OpenedStream> {
+  open(body: {
+    channelId: string;
+    payTo: string;
+    resource: string;
+    unit: 'token' | 'second';
+    sliceCost: string;
+    initialCharge: string;
+    receiptId: string;
+  }): Promise<OpenedStream> {
     return this.call<OpenedStream>('POST', '/streams', body, this.timeoutMs);
   }
 
@@ -176,7 +198,13 @@ export class StreamCalls {
     return this.call('DELETE', `/streams/${streamId}`, { reason, units }, this.timeoutMs);
   }
 
-  private async call<T>(method: string, path: string, body: unknown, timeoutMs: number, signal?: AbortSignal): Promise<T> {
+  private async call<T>(
+    method: string,
+    path: string,
+    body: unknown,
+    timeoutMs: number,
+    signal?: AbortSignal,
+  ): Promise<T> {
     const timeout = AbortSignal.timeout(timeoutMs);
     const res = await this.fetchImpl(`${this.baseUrl}${path}`, {
       method,
@@ -187,7 +215,12 @@ export class StreamCalls {
     const json: unknown = await res.json().catch(() => null);
     if (!res.ok) {
       const err = json as { error?: string; message?: string } | null;
-      throw new FacilitatorError(res.status, err?.error ?? 'FACILITATOR_UNAVAILABLE', err?.message ?? `HTTP ${res.status}`, res.headers.get('retry-after'));
+      throw new FacilitatorError(
+        res.status,
+        err?.error ?? 'FACILITATOR_UNAVAILABLE',
+        err?.message ?? `HTTP ${res.status}`,
+        res.headers.get('retry-after'),
+      );
     }
     return json as T;
   }

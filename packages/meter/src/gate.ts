@@ -67,7 +67,15 @@ export class Gate {
     const body: VerifyRequest = {
       x402Version: decoded.value.x402Version,
       // The seller, not the buyer, says which resource and what discovery metadata this is.
-      paymentPayload: { ...(json.value as Record<string, unknown>), resource: { url: resourceUrl, description: this.options.description ?? '', mimeType: mimeTypeOf(this.options.unit) }, extensions: { bazaar } },
+      paymentPayload: {
+        ...(json.value as Record<string, unknown>),
+        resource: {
+          url: resourceUrl,
+          description: this.options.description ?? '',
+          mimeType: mimeTypeOf(this.options.unit),
+        },
+        extensions: { bazaar },
+      },
       paymentRequirements: requirements,
       method: req.method.toUpperCase(),
       requestHash: requestHash(req.method, req.url, req.rawBody ?? null),
@@ -76,19 +84,32 @@ export class Gate {
     if (reply.kind === 'unreachable') return unavailable(reply.message);
     if (reply.kind === 'error') {
       if (reply.status === 429) return passError(429, reply.body, { 'retry-after': reply.retryAfter ?? '60' });
-      if (reply.status === 400) return terms('PAYMENT_MALFORMED', 'facilitator', reply.body?.message ?? DEFAULT_MESSAGES.PAYMENT_MALFORMED);
-      if (reply.status === 503 && reply.body) return passError(503, reply.body, { 'retry-after': reply.retryAfter ?? '5' });
+      if (reply.status === 400)
+        return terms('PAYMENT_MALFORMED', 'facilitator', reply.body?.message ?? DEFAULT_MESSAGES.PAYMENT_MALFORMED);
+      if (reply.status === 503 && reply.body)
+        return passError(503, reply.body, { 'retry-after': reply.retryAfter ?? '5' });
       // 401/403: the facilitator refused this seller's token (sellerToken); say so to whoever reads the log.
-      return unavailable(reply.body ? `the facilitator answered ${reply.status} ${reply.body.error}: ${reply.body.message}` : `the facilitator answered HTTP ${reply.status}`);
+      return unavailable(
+        reply.body
+          ? `the facilitator answered ${reply.status} ${reply.body.error}: ${reply.body.message}`
+          : `the facilitator answered HTTP ${reply.status}`,
+      );
     }
     const { verdict } = reply;
     if (!verdict.isValid) return terms(verdict.invalidReason, 'facilitator', verdict.invalidMessage);
     const { receipt: payment, attestToken: token } = verdict.extra;
-    if (payment.receipt.payee !== this.deps.payTo) return unavailable('the facilitator returned a receipt for another payee');
-    const headers: Record<string, string> = { 'payment-response': encodeJsonHeader(payment), 'access-control-expose-headers': EXPOSED_HEADERS };
+    if (payment.receipt.payee !== this.deps.payTo)
+      return unavailable('the facilitator returned a receipt for another payee');
+    const headers: Record<string, string> = {
+      'payment-response': encodeJsonHeader(payment),
+      'access-control-expose-headers': EXPOSED_HEADERS,
+    };
     if (v2Header === undefined) headers['x-payment-response'] = headers['payment-response']!;
     const receiptId = payment.receipt.id;
-    const attest = this.options.unit === 'request' && token ? (hash: string) => this.deps.facilitator.attest(receiptId, token, hash) : null;
+    const attest =
+      this.options.unit === 'request' && token
+        ? (hash: string) => this.deps.facilitator.attest(receiptId, token, hash)
+        : null;
     return { kind: 'paid', payment, headers, attest };
   }
 }
@@ -108,18 +129,31 @@ function payment402(body: PaymentRequired): GateOutcome {
 }
 
 function unavailable(detail: string): GateOutcome {
-  return passError(503, {
-    error: 'FACILITATOR_UNAVAILABLE',
-    source: 'gateway',
-    message: `${DEFAULT_MESSAGES.FACILITATOR_UNAVAILABLE.replace(/\.$/, '')} (${detail}).`,
-  }, { 'retry-after': '5' });
+  return passError(
+    503,
+    {
+      error: 'FACILITATOR_UNAVAILABLE',
+      source: 'gateway',
+      message: `${DEFAULT_MESSAGES.FACILITATOR_UNAVAILABLE.replace(/\.$/, '')} (${detail}).`,
+    },
+    { 'retry-after': '5' },
+  );
 }
 
 function passError(status: number, body: ErrorBody | null, extra: Record<string, string>): GateOutcome {
   return {
     kind: 'respond',
     status,
-    headers: { 'content-type': 'application/json; charset=utf-8', 'cache-control': 'no-store', 'access-control-expose-headers': EXPOSED_HEADERS, ...extra },
-    body: body ?? { error: 'FACILITATOR_UNAVAILABLE', source: 'gateway', message: DEFAULT_MESSAGES.FACILITATOR_UNAVAILABLE },
+    headers: {
+      'content-type': 'application/json; charset=utf-8',
+      'cache-control': 'no-store',
+      'access-control-expose-headers': EXPOSED_HEADERS,
+      ...extra,
+    },
+    body: body ?? {
+      error: 'FACILITATOR_UNAVAILABLE',
+      source: 'gateway',
+      message: DEFAULT_MESSAGES.FACILITATOR_UNAVAILABLE,
+    },
   };
 }

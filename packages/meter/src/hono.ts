@@ -1,9 +1,9 @@
 // Binding for Hono: a middleware that sets c.var.payment.
 //
 //   app.get('/book', honoMeter(client, { price: 5000n, unit: 'request' }), (c) => c.json(c.var.payment));
-import { createHash } from 'node:crypto';
 import type { MiddlewareHandler } from 'hono';
 import type { PaymentResponse } from '@svc/core';
+import { hashWebResponse } from './attest-web.js';
 import type { SvcClient } from './client.js';
 import type { MeterOptions } from './terms.js';
 
@@ -19,6 +19,9 @@ export function honoMeter(client: SvcClient, options: MeterOptions): MiddlewareH
       method: c.req.method,
       url: client.publicUrl ? `${client.publicUrl}${url.pathname}${url.search}` : url.href,
       header: (name) => c.req.header(name),
+      // The body counts in the receipt's requestHash, as on node:http; read from a copy, so the
+      // handler still reads it.
+      rawBody: await rawBodyOf(c.req.raw),
     });
     if (outcome.kind === 'respond') {
       return new Response(JSON.stringify(outcome.body), { status: outcome.status, headers: outcome.headers });
@@ -27,14 +30,12 @@ export function honoMeter(client: SvcClient, options: MeterOptions): MiddlewareH
     await next();
     for (const [name, value] of Object.entries(outcome.headers)) c.header(name, value);
     const attest = outcome.attest;
-    if (attest) {
-      // The body is read from a copy, after the response is handed back.
-      void c.res
-        .clone()
-        .arrayBuffer()
-        .then((body) => attest(createHash('sha256').update(new Uint8Array(body)).digest('hex')))
-        .catch(() => undefined);
-    }
+    if (attest) hashWebResponse(c.res, (hash) => void attest(hash));
     return undefined;
   };
+}
+
+async function rawBodyOf(req: Request): Promise<Uint8Array | null> {
+  if (req.body === null || req.method === 'GET' || req.method === 'HEAD') return null;
+  return new Uint8Array(await req.clone().arrayBuffer());
 }

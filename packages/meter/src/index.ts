@@ -5,7 +5,17 @@ export type { GateOutcome, GateRequest } from './gate.js';
 export { nodeMiddleware, toGateRequest } from './node.js';
 export type { NodeMiddleware, PaidRequest } from './node.js';
 export { FacilitatorClient, FacilitatorUnavailable } from './facilitator-client.js';
-export { bazaarFor, defineMeter, mimeTypeOf, paymentRequired, requirementsFor, sliceOf, DEFAULT_SLICE_SECONDS, DEFAULT_SLICE_TOKENS, MAX_TIMEOUT_SECONDS } from './terms.js';
+export {
+  bazaarFor,
+  defineMeter,
+  mimeTypeOf,
+  paymentRequired,
+  requirementsFor,
+  sliceOf,
+  DEFAULT_SLICE_SECONDS,
+  DEFAULT_SLICE_TOKENS,
+  MAX_TIMEOUT_SECONDS,
+} from './terms.js';
 export type { MeterOptions } from './terms.js';
 export { FacilitatorError, StreamCalls } from './facilitator-client.js';
 export { openPaidStream, DEFAULT_VOUCHER_TIMEOUT_MS } from './stream.js';

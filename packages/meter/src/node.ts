@@ -36,7 +36,9 @@ function apply(outcome: GateOutcome, req: PaidRequest, res: ServerResponse, next
 export function toGateRequest(req: IncomingMessage, publicUrl: string | undefined): GateRequest {
   const r = req as IncomingMessage & { originalUrl?: string; protocol?: string; body?: unknown; rawBody?: unknown };
   const path = r.originalUrl ?? req.url ?? '/';
-  const origin = publicUrl ?? `${r.protocol ?? ('encrypted' in req.socket && req.socket.encrypted ? 'https' : 'http')}://${req.headers.host ?? 'localhost'}`;
+  const origin =
+    publicUrl ??
+    `${r.protocol ?? ('encrypted' in req.socket && req.socket.encrypted ? 'https' : 'http')}://${req.headers.host ?? 'localhost'}`;
   const raw = r.rawBody ?? r.body;
   return {
     method: req.method ?? 'GET',

@@ -53,7 +53,8 @@ function init(file: string): void {
 async function token(file: string, args: string[]): Promise<void> {
   const seller = read(file);
   const days = args[0] === '--days' ? Number(args[1]) : undefined;
-  if (days !== undefined && (!Number.isInteger(days) || days < 1 || days > 366)) throw new Error('--days must be a whole number from 1 to 366');
+  if (days !== undefined && (!Number.isInteger(days) || days < 1 || days > 366))
+    throw new Error('--days must be a whole number from 1 to 366');
   const facilitator = process.env['SVC_FACILITATOR'] ?? DEFAULT_FACILITATOR;
   const t = await requestSellerToken({ facilitator, secret: seller.secret, ...(days === undefined ? {} : { days }) });
   console.log(`seller token for ${t.payTo} at ${facilitator}, valid until ${t.expiresAt}:`);
@@ -66,10 +67,15 @@ function read(file: string): SellerFile {
     data = JSON.parse(fs.readFileSync(file, 'utf8'));
   } catch (err) {
     const missing = (err as NodeJS.ErrnoException).code === 'ENOENT';
-    throw new Error(missing ? `no seller key in ${file}: run \`svc-seller init\` first (or set SVC_SELLER)` : `${file} is not a seller key file`);
+    throw new Error(
+      missing
+        ? `no seller key in ${file}: run \`svc-seller init\` first (or set SVC_SELLER)`
+        : `${file} is not a seller key file`,
+    );
   }
   const { address, secret } = (data ?? {}) as Partial<SellerFile>;
-  if (typeof secret !== 'string' || typeof address !== 'string' || !isAccountAddress(address)) throw new Error(`${file} is not a seller key file`);
+  if (typeof secret !== 'string' || typeof address !== 'string' || !isAccountAddress(address))
+    throw new Error(`${file} is not a seller key file`);
   if (keypairFromSecret(secret).address !== address) throw new Error(`${file}: the secret does not match the address`);
   return { address, secret };
 }

@@ -5,7 +5,14 @@
 //   const { meter, stream } = svc({ facilitator, payTo, sellerToken: token });
 //
 // The command line does the same: `svc-seller token` (the key stays in its file).
-import { globalFetch, keypairFromSecret, safeParse, SellerTokenSchema, signSellerTokenRequest, SupportedResponseSchema } from '@svc/core';
+import {
+  globalFetch,
+  keypairFromSecret,
+  safeParse,
+  SellerTokenSchema,
+  signSellerTokenRequest,
+  SupportedResponseSchema,
+} from '@svc/core';
 import type { SellerToken } from '@svc/core';
 
 const DAY_MS = 86_400_000;
@@ -25,22 +32,38 @@ export async function requestSellerToken(o: SellerTokenOptions): Promise<SellerT
   const base = o.facilitator.replace(/\/+$/, '');
   const doFetch = o.fetch ?? globalFetch;
   const keys = keypairFromSecret(o.secret);
-  const supported = safeParse(SupportedResponseSchema, await (await doFetch(`${base}/supported`)).json().catch(() => null));
+  const supported = safeParse(
+    SupportedResponseSchema,
+    await (await doFetch(`${base}/supported`)).json().catch(() => null),
+  );
   const kind = supported.success ? supported.data.kinds[0] : undefined;
   const facilitator = kind?.extra?.['receiptSigner'];
-  if (!kind || typeof facilitator !== 'string') throw new Error(`${base}/supported does not name the facilitator's signer`);
+  if (!kind || typeof facilitator !== 'string')
+    throw new Error(`${base}/supported does not name the facilitator's signer`);
   const now = Date.now();
-  const request = { network: kind.network, facilitator, payTo: keys.address, ts: new Date(now).toISOString(), expiresAt: new Date(now + (o.days ?? DEFAULT_DAYS) * DAY_MS).toISOString() };
+  const request = {
+    network: kind.network,
+    facilitator,
+    payTo: keys.address,
+    ts: new Date(now).toISOString(),
+    expiresAt: new Date(now + (o.days ?? DEFAULT_DAYS) * DAY_MS).toISOString(),
+  };
   const res = await doFetch(`${base}/sellers/${keys.address}/token`, {
     method: 'POST',
     headers: { 'content-type': 'application/json' },
-    body: JSON.stringify({ ts: request.ts, expiresAt: request.expiresAt, signature: signSellerTokenRequest(keys, request) }),
+    body: JSON.stringify({
+      ts: request.ts,
+      expiresAt: request.expiresAt,
+      signature: signSellerTokenRequest(keys, request),
+    }),
   });
   const json: unknown = await res.json().catch(() => null);
   const token = safeParse(SellerTokenSchema, json);
   if (!res.ok || !token.success) {
     const err = json as { error?: string; message?: string } | null;
-    throw new Error(`${base} refused the seller token request: ${err?.error ?? res.status} ${err?.message ?? ''}`.trim());
+    throw new Error(
+      `${base} refused the seller token request: ${err?.error ?? res.status} ${err?.message ?? ''}`.trim(),
+    );
   }
   return token.data;
 }

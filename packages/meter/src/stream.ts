@@ -54,9 +54,17 @@ export interface PaidStream {
   end(): Promise<StreamSummary>;
 }
 
-export async function openPaidStream(calls: StreamCalls, req: IncomingMessage, res: ServerResponse, options: StreamOptions): Promise<PaidStream> {
+export async function openPaidStream(
+  calls: StreamCalls,
+  req: IncomingMessage,
+  res: ServerResponse,
+  options: StreamOptions,
+): Promise<PaidStream> {
   const payment = options.payment ?? (req as IncomingMessage & { payment?: PaymentResponse }).payment;
-  if (!payment) throw new Error('stream(): this request was not paid; put meter({ unit: "token" | "second" }) in front of the handler');
+  if (!payment)
+    throw new Error(
+      'stream(): this request was not paid; put meter({ unit: "token" | "second" }) in front of the handler',
+    );
   const slice = sliceOf(options);
   const sliceCost = options.price * BigInt(slice);
   const opened = await calls.open({
@@ -77,7 +85,15 @@ export async function openPaidStream(calls: StreamCalls, req: IncomingMessage, r
   });
   res.flushHeaders();
   res.socket?.setNoDelay(true);
-  const stream = new SseStream(calls, res, opened.streamId, options, slice, BigInt(opened.requiredCumulative), BigInt(opened.deposit));
+  const stream = new SseStream(
+    calls,
+    res,
+    opened.streamId,
+    options,
+    slice,
+    BigInt(opened.requiredCumulative),
+    BigInt(opened.deposit),
+  );
   stream.send('session', {
     streamId: opened.streamId,
     channelId: payment.channelId,
@@ -122,8 +138,12 @@ class SseStream implements PaidStream {
     if (this.inSlice < this.slice) return this.take();
     // The slice is used up. Ask only for what the deposit can cover; the facilitator answers an
     // uncoverable slice with `exhausted` at once, without waiting.
-    if (this.required <= this.deposit) this.send('payment-required', { streamId: this.streamId, requiredCumulative: this.required.toString() });
-    const timeoutMs = Math.min(WAIT_MAX_MS, Math.max(WAIT_MIN_MS, this.options.voucherTimeoutMs ?? DEFAULT_VOUCHER_TIMEOUT_MS));
+    if (this.required <= this.deposit)
+      this.send('payment-required', { streamId: this.streamId, requiredCumulative: this.required.toString() });
+    const timeoutMs = Math.min(
+      WAIT_MAX_MS,
+      Math.max(WAIT_MIN_MS, this.options.voucherTimeoutMs ?? DEFAULT_VOUCHER_TIMEOUT_MS),
+    );
     let reply;
     try {
       reply = await this.calls.wait(this.streamId, timeoutMs, this.gone.signal);
@@ -180,7 +200,12 @@ class SseStream implements PaidStream {
       } catch {
         // The facilitator is unreachable: it ends the session itself (idle timeout).
       }
-      const summary: StreamSummary = { reason, units: this.units, charged: settled?.charged ?? null, vouchers: settled?.vouchers ?? null };
+      const summary: StreamSummary = {
+        reason,
+        units: this.units,
+        charged: settled?.charged ?? null,
+        vouchers: settled?.vouchers ?? null,
+      };
       this.send('done', summary);
       if (!this.res.writableEnded) this.res.end();
       return summary;

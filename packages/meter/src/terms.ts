@@ -28,7 +28,11 @@ export function sliceOf(options: MeterOptions): number {
   return 1;
 }
 
-export function requirementsFor(options: MeterOptions, payTo: string, supported: SupportedResponse): PaymentRequirements {
+export function requirementsFor(
+  options: MeterOptions,
+  payTo: string,
+  supported: SupportedResponse,
+): PaymentRequirements {
   const kind = supported.kinds.find((k) => k.x402Version === X402_VERSION) ?? supported.kinds[0];
   if (!kind) throw new Error('the facilitator supports no payment kind');
   const slice = BigInt(sliceOf(options));

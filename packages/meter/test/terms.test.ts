@@ -8,7 +8,15 @@ const asset = contractFromRaw(new Uint8Array(32).fill(1));
 const channelContract = contractFromRaw(new Uint8Array(32).fill(2));
 const signer = randomKeypair().address;
 const payTo = randomKeypair().address;
-const extra = { asset, assetCode: 'USDC', decimals: 7, channelContract, areFeesSponsored: true, facilitator: 'https://f.example', receiptSigner: signer };
+const extra = {
+  asset,
+  assetCode: 'USDC',
+  decimals: 7,
+  channelContract,
+  areFeesSponsored: true,
+  facilitator: 'https://f.example',
+  receiptSigner: signer,
+};
 const supported: SupportedResponse = {
   kinds: [
     { x402Version: 1, scheme: 'channel', network: 'stellar:local', extra },
@@ -35,18 +43,40 @@ describe('payment terms', () => {
 
   it('per token and per second: slice size and price, a minimum deposit of 100 slices', () => {
     expect(requirementsFor({ price: 200n, unit: 'token', sliceTokens: 50 }, payTo, supported).extra).toEqual({
-      channelContract, minDeposit: '1000000', facilitator: 'https://f.example', areFeesSponsored: true, sliceTokens: 50, sliceAmount: '10000',
+      channelContract,
+      minDeposit: '1000000',
+      facilitator: 'https://f.example',
+      areFeesSponsored: true,
+      sliceTokens: 50,
+      sliceAmount: '10000',
     });
-    expect(requirementsFor({ price: 1000n, unit: 'second' }, payTo, supported).extra).toMatchObject({ sliceSeconds: 10, sliceAmount: '10000', minDeposit: '1000000' });
+    expect(requirementsFor({ price: 1000n, unit: 'second' }, payTo, supported).extra).toMatchObject({
+      sliceSeconds: 10,
+      sliceAmount: '10000',
+      minDeposit: '1000000',
+    });
   });
 
   it('derives discovery metadata from the method and unit, and keeps what the seller gives', () => {
     expect(bazaarFor({ price: 1n, unit: 'request' }, 'GET', new URLSearchParams('q=a&n=2'))).toEqual({
-      info: { input: { type: 'http', method: 'GET', queryParams: { q: 'a', n: '2' } }, output: { type: 'json', mimeType: 'application/json' } },
+      info: {
+        input: { type: 'http', method: 'GET', queryParams: { q: 'a', n: '2' } },
+        output: { type: 'json', mimeType: 'application/json' },
+      },
       schema: {},
     });
-    expect(bazaarFor({ price: 1n, unit: 'second' }, 'GET', new URLSearchParams()).info.output.mimeType).toBe('text/event-stream');
-    const given = bazaarFor({ price: 1n, unit: 'request', bazaar: { info: { output: { type: 'json', mimeType: 'application/geo+json' } }, schema: { type: 'object' } } }, 'POST', new URLSearchParams());
+    expect(bazaarFor({ price: 1n, unit: 'second' }, 'GET', new URLSearchParams()).info.output.mimeType).toBe(
+      'text/event-stream',
+    );
+    const given = bazaarFor(
+      {
+        price: 1n,
+        unit: 'request',
+        bazaar: { info: { output: { type: 'json', mimeType: 'application/geo+json' } }, schema: { type: 'object' } },
+      },
+      'POST',
+      new URLSearchParams(),
+    );
     expect(given.info.output.mimeType).toBe('application/geo+json');
     expect(given.info.input.method).toBe('POST');
     expect(given.schema).toEqual({ type: 'object' });

@@ -15,7 +15,13 @@ export type { SseEvent } from './sse.js';
 export { StellarChannelClient } from './stellar-client.js';
 export type { StellarChannelClientOptions } from './stellar-client.js';
 export { SorobanRpcError } from './soroban-rpc.js';
-export type { AccountPolicy, LedgerAccountView, SmartAccountSigner, SmartAccountView, TxSigner } from './ledger-client.js';
+export type {
+  AccountPolicy,
+  LedgerAccountView,
+  SmartAccountSigner,
+  SmartAccountView,
+  TxSigner,
+} from './ledger-client.js';
 export type { CreditLineView, PoolPositionView, PoolView } from './ledger-client.js';
 export { reportTransaction } from './report.js';
 export type { ReportAnswer, ReportOptions } from './report.js';

@@ -78,7 +78,9 @@ export class ChannelSigner {
   /** Signs a voucher for exactly `cumulative`; refuses to exceed the deposit or to go backwards. */
   sign(cumulative: bigint): ChannelPayload {
     if (cumulative > this.depositValue) {
-      throw new ChannelLimitError(`channel ${this.channelId}: ${cumulative} would exceed the deposit ${this.depositValue}; top up or open a new channel`);
+      throw new ChannelLimitError(
+        `channel ${this.channelId}: ${cumulative} would exceed the deposit ${this.depositValue}; top up or open a new channel`,
+      );
     }
     if (cumulative <= 0n) throw new ChannelLimitError('a voucher must be for a positive cumulative amount');
     return {

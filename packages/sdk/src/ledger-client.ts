@@ -10,13 +10,45 @@
 //   const ledger = new LocalLedgerClient('http://127.0.0.1:4021/ledger');
 //   const { address } = await ledger.createAccount({ owner, policy: { agentKey: agent.address, perTxCap: 10_000_000n, dailyCap: 50_000_000n, payees: [seller], expiresLedger } });
 //   await ledger.openChannel({ payer: { account: address, signer: agent }, payee: seller, deposit: 10_000_000n, voucherKey });
-import { globalFetch, signLedgerTx } from '@svc/core';
-import type { Keypair } from '@svc/core';
-import { AccountSchema, ChannelSchema, InfoSchema, policyArgs, PoolSchema, TxSchema } from './ledger-wire.js';
-import type { AccountPolicy, LedgerAccountView, LedgerChannelWire, LedgerInfoWire, PoolView, TxResultWire } from './ledger-wire.js';
+import {
+  channelToWire,
+  globalFetch,
+  LedgerAccountSchema,
+  LedgerChannelSchema,
+  LedgerInfoSchema,
+  LedgerTxResultSchema,
+  policyToWire,
+  PoolStateSchema,
+  signLedgerTx,
+} from '@svc/core';
+import type {
+  AccountPolicy,
+  Keypair,
+  LedgerAccount,
+  LedgerChannelWire,
+  LedgerInfo,
+  LedgerOpArgsWire,
+  LedgerOpName,
+  PoolState,
+  TxResult,
+} from '@svc/core';
 
-export type { AccountPolicy, LedgerAccountView, LedgerChannelWire, LedgerInfoWire, SmartAccountView, TxResultWire } from './ledger-wire.js';
-export type { CreditLineView, PoolPositionView, PoolView } from './ledger-wire.js';
+// The replies' shapes are @svc/core's ledger wire schemas (ledger-wire.ts), under the names this
+// package has always exported.
+export type { AccountPolicy, LedgerChannelWire } from '@svc/core';
+/** GET /ledger/info. */
+export type LedgerInfoWire = LedgerInfo;
+/** A transaction's result (POST /ledger/tx, /ledger/faucet). */
+export type TxResultWire = TxResult;
+/** GET /ledger/accounts/:address, amounts as bigint; `account` for smart accounts only. */
+export type LedgerAccountView = LedgerAccount;
+export type {
+  SmartAccountState as SmartAccountView,
+  CreditLine as CreditLineView,
+  PoolPosition as PoolPositionView,
+} from '@svc/core';
+/** GET /ledger/pool: the credit pool (the float), amounts as bigint. */
+export type PoolView = PoolState;
 
 const DEFAULT_TIMEOUT_MS = 15_000;
 /** A default channel lifetime: about one day of 5-second ledgers. */
@@ -59,18 +91,22 @@ export class LocalLedgerClient {
   ) {}
 
   async info(): Promise<LedgerInfoWire> {
-    const info = InfoSchema.parse(await this.get('/info'));
+    const info = LedgerInfoSchema.parse(await this.get('/info'));
     this.infoCache = info;
     return info;
   }
 
   async faucet(address: string, amount?: bigint): Promise<TxResultWire> {
-    return this.checked(TxSchema.parse(await this.post('/faucet', { address, ...(amount === undefined ? {} : { amount: amount.toString() }) })));
+    return this.checked(
+      LedgerTxResultSchema.parse(
+        await this.post('/faucet', { address, ...(amount === undefined ? {} : { amount: amount.toString() }) }),
+      ),
+    );
   }
 
   /** The account's seq, balances and, for a smart account, its policy, freeze and today's spend. */
   async account(address: string): Promise<LedgerAccountView> {
-    return AccountSchema.parse(await this.get(`/accounts/${encodeURIComponent(address)}`));
+    return LedgerAccountSchema.parse(await this.get(`/accounts/${encodeURIComponent(address)}`));
   }
 
   /** The balance of `asset` (default: the ledger's asset). */
@@ -81,7 +117,8 @@ export class LocalLedgerClient {
 
   async channel(id: bigint): Promise<LedgerChannelWire | null> {
     try {
-      return ChannelSchema.parse(await this.get(`/channels/${id}`));
+      // The channel as the wire carries it (decimal strings), checked and normalised by the schema.
+      return channelToWire(LedgerChannelSchema.parse(await this.get(`/channels/${id}`)));
     } catch (err) {
       if (err instanceof LedgerError && err.status === 404) return null;
       throw err;
@@ -92,6 +129,11 @@ export class LocalLedgerClient {
   async submit(from: TxSigner, op: string, args: Record<string, unknown>): Promise<TxResultWire> {
     const { source, signer } = sourceOf(from);
     return this.submitAs(source, signer, op, args);
+  }
+
+  /** One of the ledger's own ops, its args typed by @svc/core's schema of them (ledger-ops.ts). */
+  private op<K extends LedgerOpName>(from: TxSigner, op: K, args: LedgerOpArgsWire<K>): Promise<TxResultWire> {
+    return this.submit(from, op, args);
   }
 
   /** Submits as `source` signed by `signer` (a smart account with its agent or owner key). */
@@ -110,67 +152,101 @@ export class LocalLedgerClient {
     return run;
   }
 
-  private async submitNow(source: string, signer: Keypair, op: string, args: Record<string, unknown>): Promise<TxResultWire> {
+  private async submitNow(
+    source: string,
+    signer: Keypair,
+    op: string,
+    args: Record<string, unknown>,
+  ): Promise<TxResultWire> {
     const info = await this.cachedInfo();
     const { seq } = await this.account(source);
     const tx = signLedgerTx(signer, info.passphrase, { source, seq: seq + 1, op, args });
-    return this.checked(TxSchema.parse(await this.post('/tx', tx)));
+    return this.checked(LedgerTxResultSchema.parse(await this.post('/tx', tx)));
   }
 
   async transfer(o: { from: TxSigner; to: string; amount: bigint }): Promise<{ tx: string }> {
-    const res = await this.submit(o.from, 'transfer', { to: o.to, amount: o.amount.toString() });
+    const res = await this.op(o.from, 'transfer', { to: o.to, amount: o.amount.toString() });
     return { tx: res.hash };
   }
 
   /** Creates a smart account owned by `owner` (who submits it); its address is in the result. */
   async createAccount(o: { owner: Keypair; policy: AccountPolicy | null }): Promise<{ address: string; tx: string }> {
-    const res = await this.submit(o.owner, 'account.create', { owner: o.owner.address, policy: policyArgs(o.policy) });
+    const res = await this.op(o.owner, 'account.create', { owner: o.owner.address, policy: policyToWire(o.policy) });
     return { address: String(res.result?.['address']), tx: res.hash };
   }
 
   /** Replaces the policy (null: no agent); submitted by the owner as itself. */
   async setPolicy(o: { owner: Keypair; account: string; policy: AccountPolicy | null }): Promise<{ tx: string }> {
-    const res = await this.submit(o.owner, 'account.set_policy', { account: o.account, policy: policyArgs(o.policy) });
+    const res = await this.op(o.owner, 'account.set_policy', { account: o.account, policy: policyToWire(o.policy) });
     return { tx: res.hash };
   }
 
   /** Freezes (or unfreezes) the agent of `account`; submitted by the owner as itself. */
   async freeze(o: { owner: Keypair; account: string; frozen: boolean }): Promise<{ tx: string }> {
-    const res = await this.submit(o.owner, 'account.freeze', { account: o.account, frozen: o.frozen });
+    const res = await this.op(o.owner, 'account.freeze', { account: o.account, frozen: o.frozen });
     return { tx: res.hash };
   }
 
   /** Sells `amount` of `sell` (an asset contract: info().contracts.asset or .xlm) to the DEX pool. */
-  async swap(o: { from: TxSigner; sell: string; amount: bigint }): Promise<{ sold: bigint; bought: bigint; boughtAsset: string; tx: string }> {
-    const res = await this.submit(o.from, 'dex.swap', { sell: o.sell, amount: o.amount.toString() });
-    return { sold: o.amount, bought: BigInt(String(res.result?.['bought'])), boughtAsset: String(res.result?.['boughtAsset']), tx: res.hash };
+  async swap(o: {
+    from: TxSigner;
+    sell: string;
+    amount: bigint;
+  }): Promise<{ sold: bigint; bought: bigint; boughtAsset: string; tx: string }> {
+    const res = await this.op(o.from, 'dex.swap', { sell: o.sell, amount: o.amount.toString() });
+    return {
+      sold: o.amount,
+      bought: BigInt(String(res.result?.['bought'])),
+      boughtAsset: String(res.result?.['boughtAsset']),
+      tx: res.hash,
+    };
   }
 
-  async openChannel(o: { payer: TxSigner; payee: string; deposit: bigint; voucherKey: Keypair; expiryLedger?: number }): Promise<{ channelId: bigint; tx: string; expiryLedger: number }> {
+  async openChannel(o: {
+    payer: TxSigner;
+    payee: string;
+    deposit: bigint;
+    voucherKey: Keypair;
+    expiryLedger?: number;
+  }): Promise<{ channelId: bigint; tx: string; expiryLedger: number }> {
     const info = await this.info();
     const expiryLedger = o.expiryLedger ?? info.latestLedger + DEFAULT_CHANNEL_LEDGERS;
-    const res = await this.submit(o.payer, 'channel.open', { payee: o.payee, deposit: o.deposit.toString(), voucherKey: o.voucherKey.publicKeyHex, expiryLedger });
+    const res = await this.op(o.payer, 'channel.open', {
+      payee: o.payee,
+      deposit: o.deposit.toString(),
+      voucherKey: o.voucherKey.publicKeyHex,
+      expiryLedger,
+    });
     return { channelId: BigInt(String(res.result?.['channelId'])), tx: res.hash, expiryLedger };
   }
 
-  async topUp(o: { payer: TxSigner; channelId: bigint; amount: bigint; expiryLedger?: number }): Promise<{ deposit: bigint; expiryLedger: number; tx: string }> {
-    const res = await this.submit(o.payer, 'channel.top_up', {
+  async topUp(o: {
+    payer: TxSigner;
+    channelId: bigint;
+    amount: bigint;
+    expiryLedger?: number;
+  }): Promise<{ deposit: bigint; expiryLedger: number; tx: string }> {
+    const res = await this.op(o.payer, 'channel.top_up', {
       channelId: o.channelId.toString(),
       amount: o.amount.toString(),
       ...(o.expiryLedger === undefined ? {} : { expiryLedger: o.expiryLedger }),
     });
-    return { deposit: BigInt(String(res.result?.['deposit'])), expiryLedger: Number(res.result?.['expiryLedger']), tx: res.hash };
+    return {
+      deposit: BigInt(String(res.result?.['deposit'])),
+      expiryLedger: Number(res.result?.['expiryLedger']),
+      tx: res.hash,
+    };
   }
 
   async closeChannel(o: { signer: TxSigner; channelId: bigint }): Promise<{ refunded: bigint; tx: string }> {
-    const res = await this.submit(o.signer, 'channel.close', { channelId: o.channelId.toString() });
+    const res = await this.op(o.signer, 'channel.close', { channelId: o.channelId.toString() });
     return { refunded: BigInt(String(res.result?.['refunded'])), tx: res.hash };
   }
 
   /** The credit pool: size, share price, utilization, open lines with health, positions; null when the ledger has none. */
   async pool(): Promise<PoolView | null> {
     try {
-      return PoolSchema.parse(await this.get('/pool'));
+      return PoolStateSchema.parse(await this.get('/pool'));
     } catch (err) {
       if (err instanceof LedgerError && err.status === 404) return null;
       throw err;
@@ -179,13 +255,13 @@ export class LocalLedgerClient {
 
   /** Invests `amount` in the pool; the shares are `from`'s (a smart account's agent deposit counts against its caps). */
   async poolDeposit(o: { from: TxSigner; amount: bigint }): Promise<{ shares: bigint; tx: string }> {
-    const res = await this.submit(o.from, 'pool.deposit', { amount: o.amount.toString() });
+    const res = await this.op(o.from, 'pool.deposit', { amount: o.amount.toString() });
     return { shares: BigInt(String(res.result?.['shares'])), tx: res.hash };
   }
 
   /** Burns `shares` for their value at the share price, from the pool's idle funds. */
   async poolWithdraw(o: { from: TxSigner; shares: bigint }): Promise<{ amount: bigint; tx: string }> {
-    const res = await this.submit(o.from, 'pool.withdraw', { shares: o.shares.toString() });
+    const res = await this.op(o.from, 'pool.withdraw', { shares: o.shares.toString() });
     return { amount: BigInt(String(res.result?.['amount'])), tx: res.hash };
   }
 
@@ -193,8 +269,12 @@ export class LocalLedgerClient {
    * Opens a credit line of `limit` to the smart account `account`, asked by its owner (who submits
    * it as itself). The account must already hold enough of its own for the line to start healthy.
    */
-  async openLine(o: { owner: Keypair; account: string; limit: bigint }): Promise<{ limit: bigint; fee: bigint; debt: bigint; tx: string }> {
-    const res = await this.submit(o.owner, 'pool.open_line', { account: o.account, limit: o.limit.toString() });
+  async openLine(o: {
+    owner: Keypair;
+    account: string;
+    limit: bigint;
+  }): Promise<{ limit: bigint; fee: bigint; debt: bigint; tx: string }> {
+    const res = await this.op(o.owner, 'pool.open_line', { account: o.account, limit: o.limit.toString() });
     const amount = (key: string) => BigInt(String(res.result?.[key]));
     return { limit: amount('limit'), fee: amount('fee'), debt: amount('debt'), tx: res.hash };
   }
@@ -204,14 +284,18 @@ export class LocalLedgerClient {
    * `{ account, signer }` with the owner or agent key (an agent is held to the policy's caps).
    */
   async closeLine(o: { from: TxSigner; account: string }): Promise<{ repaid: bigint; tx: string }> {
-    const res = await this.submit(o.from, 'pool.close_line', { account: o.account });
+    const res = await this.op(o.from, 'pool.close_line', { account: o.account });
     return { repaid: BigInt(String(res.result?.['repaid'])), tx: res.hash };
   }
 
   /** Liquidates `account`'s line (anyone may, while it is liquidatable): what the pool seized and the shortfall. */
   async liquidate(o: { from: TxSigner; account: string }): Promise<{ seized: bigint; shortfall: bigint; tx: string }> {
-    const res = await this.submit(o.from, 'pool.liquidate', { account: o.account });
-    return { seized: BigInt(String(res.result?.['seized'])), shortfall: BigInt(String(res.result?.['shortfall'])), tx: res.hash };
+    const res = await this.op(o.from, 'pool.liquidate', { account: o.account });
+    return {
+      seized: BigInt(String(res.result?.['seized'])),
+      shortfall: BigInt(String(res.result?.['shortfall'])),
+      tx: res.hash,
+    };
   }
 
   private async cachedInfo(): Promise<LedgerInfoWire> {
@@ -219,7 +303,13 @@ export class LocalLedgerClient {
   }
 
   private checked(res: TxResultWire): TxResultWire {
-    if (res.status === 'FAILED') throw new LedgerError(`transaction failed with code ${res.code ?? '?'}${res.message ? `: ${res.message}` : ''}`, 200, res.code, res.hash);
+    if (res.status === 'FAILED')
+      throw new LedgerError(
+        `transaction failed with code ${res.code ?? '?'}${res.message ? `: ${res.message}` : ''}`,
+        200,
+        res.code,
+        res.hash,
+      );
     return res;
   }
 
@@ -228,15 +318,25 @@ export class LocalLedgerClient {
   }
 
   private post(path: string, body: unknown): Promise<unknown> {
-    return this.request(path, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+    return this.request(path, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify(body),
+    });
   }
 
   private async request(path: string, init: RequestInit): Promise<unknown> {
-    const res = await this.fetchImpl(`${this.baseUrl}${path}`, { ...init, signal: AbortSignal.timeout(DEFAULT_TIMEOUT_MS) });
+    const res = await this.fetchImpl(`${this.baseUrl}${path}`, {
+      ...init,
+      signal: AbortSignal.timeout(DEFAULT_TIMEOUT_MS),
+    });
     const json: unknown = await res.json().catch(() => null);
     if (!res.ok) {
       const body = json as { error?: string; message?: string } | null;
-      throw new LedgerError(`${init.method} ${path}: ${res.status} ${body?.error ?? ''} ${body?.message ?? ''}`.trim(), res.status);
+      throw new LedgerError(
+        `${init.method} ${path}: ${res.status} ${body?.error ?? ''} ${body?.message ?? ''}`.trim(),
+        res.status,
+      );
     }
     return json;
   }

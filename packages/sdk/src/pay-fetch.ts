@@ -4,7 +4,18 @@
 //
 //   const res = await payFetch('http://127.0.0.1:4020/demo/book', {}, { signer });
 //   res.status === 200; res.payment?.receipt.cumulative
-import { ChannelViewSchema, decodeJsonHeader, encodeJsonHeader, globalFetch, PaymentRequiredSchema, readPaymentResponse, safeParse, SupportedResponseSchema, verifyReceipt } from '@svc/core';
+import {
+  ChannelViewSchema,
+  decodeJsonHeader,
+  encodeJsonHeader,
+  globalFetch,
+  owedPerPayment,
+  PaymentRequiredSchema,
+  readPaymentResponse,
+  safeParse,
+  SupportedResponseSchema,
+  verifyReceipt,
+} from '@svc/core';
 import type { PaymentRequired, PaymentRequirements, PaymentResponse } from '@svc/core';
 import type { ChannelSigner } from './channel-signer.js';
 
@@ -33,16 +44,24 @@ export class PaymentError extends Error {
 
 const signerCache = new Map<string, Promise<readonly string[]>>();
 
-export async function payFetch(url: string | URL, init: RequestInit = {}, options: PayFetchOptions): Promise<PaidResponse> {
+export async function payFetch(
+  url: string | URL,
+  init: RequestInit = {},
+  options: PayFetchOptions,
+): Promise<PaidResponse> {
   const doFetch = options.fetch ?? globalFetch;
   const first = await doFetch(url, init);
   if (first.status !== 402) return withPayment(first, null);
   const terms = await readTerms(first);
   const accept = terms.accepts.find((a) => a.scheme === 'channel');
   if (!accept) throw new PaymentError('the seller offers no `channel` payment option', 'NO_CHANNEL_TERMS', first);
-  const owed = BigInt(accept.unit === 'request' ? accept.amount : (accept.extra.sliceAmount ?? accept.amount));
+  const owed = owedPerPayment(accept);
   if (options.maxAmount !== undefined && owed > options.maxAmount) {
-    throw new PaymentError(`the seller asks ${owed}, above the limit of ${options.maxAmount}`, 'PRICE_ABOVE_LIMIT', first);
+    throw new PaymentError(
+      `the seller asks ${owed}, above the limit of ${options.maxAmount}`,
+      'PRICE_ABOVE_LIMIT',
+      first,
+    );
   }
   const signer = typeof options.signer === 'function' ? await options.signer(accept) : options.signer;
   checkChannelFits(signer, accept);
@@ -60,7 +79,15 @@ export async function payFetch(url: string | URL, init: RequestInit = {}, option
   });
 }
 
-async function payOnce(doFetch: typeof fetch, url: string | URL, init: RequestInit, terms: PaymentRequired, accept: PaymentRequirements, signer: ChannelSigner, owed: bigint): Promise<Response> {
+async function payOnce(
+  doFetch: typeof fetch,
+  url: string | URL,
+  init: RequestInit,
+  terms: PaymentRequired,
+  accept: PaymentRequirements,
+  signer: ChannelSigner,
+  owed: bigint,
+): Promise<Response> {
   const payload = signer.next(owed);
   const header = encodeJsonHeader({ x402Version: 2, accepted: accept, payload, resource: terms.resource });
   const headers = new Headers(init.headers);
@@ -72,18 +99,49 @@ async function payOnce(doFetch: typeof fetch, url: string | URL, init: RequestIn
 export async function readTerms(res: Response): Promise<PaymentRequired> {
   const header = res.headers.get('payment-required');
   const fromHeader = header ? decodeJsonHeader(header, 64 * 1024) : null;
-  const candidate: unknown = fromHeader?.ok ? fromHeader.value : await res.clone().json().catch(() => null);
+  const candidate: unknown = fromHeader?.ok
+    ? fromHeader.value
+    : await res
+        .clone()
+        .json()
+        .catch(() => null);
   const parsed = safeParse(PaymentRequiredSchema, candidate);
-  if (!parsed.success) throw new PaymentError('the 402 carries no readable x402 v2 terms', 'BAD_TERMS', res);
+  if (!parsed.success) throw unreadableTerms(candidate, res);
   return parsed.data;
+}
+
+/** Why a 402's terms cannot be paid: another scheme only (named), or no x402 v2 terms at all. */
+function unreadableTerms(candidate: unknown, res: Response): PaymentError {
+  const terms = candidate as { x402Version?: unknown; accepts?: unknown } | null;
+  const accepts =
+    terms?.x402Version === 2 && Array.isArray(terms.accepts)
+      ? (terms.accepts as { scheme?: unknown; network?: unknown }[])
+      : [];
+  const offers = accepts
+    .filter((a) => typeof a?.scheme === 'string')
+    .map((a) => `${String(a.scheme)}${typeof a.network === 'string' ? ` (on ${a.network})` : ''}`);
+  if (offers.length > 0 && !accepts.some((a) => a?.scheme === 'channel')) {
+    const list = offers.slice(0, 8).join(', ');
+    return new PaymentError(
+      `the seller offers the x402 scheme${offers.length === 1 ? '' : 's'} ${list}; svc pays only the \`channel\` scheme`,
+      'UNSUPPORTED_SCHEME',
+      res,
+    );
+  }
+  return new PaymentError('the 402 carries no readable x402 v2 terms', 'BAD_TERMS', res);
 }
 
 function checkChannelFits(signer: ChannelSigner, accept: PaymentRequirements): void {
   const mismatch =
-    signer.payee !== accept.payTo ? `pays ${signer.payee}, the seller is ${accept.payTo}` :
-    signer.network !== accept.network ? `is on ${signer.network}, the seller wants ${accept.network}` :
-    signer.asset !== accept.asset ? `holds ${signer.asset}, the seller wants ${accept.asset}` :
-    signer.channelContract !== accept.extra.channelContract ? 'belongs to another channel contract' : null;
+    signer.payee !== accept.payTo
+      ? `pays ${signer.payee}, the seller is ${accept.payTo}`
+      : signer.network !== accept.network
+        ? `is on ${signer.network}, the seller wants ${accept.network}`
+        : signer.asset !== accept.asset
+          ? `holds ${signer.asset}, the seller wants ${accept.asset}`
+          : signer.channelContract !== accept.extra.channelContract
+            ? 'belongs to another channel contract'
+            : null;
   if (mismatch) throw new PaymentError(`channel ${signer.channelId} ${mismatch}`, 'CHANNEL_MISMATCH');
 }
 
@@ -100,7 +158,13 @@ async function resync(doFetch: typeof fetch, accept: PaymentRequirements, signer
   if (view.success) signer.confirm(BigInt(view.data.lastAccepted));
 }
 
-async function checkReceipt(res: Response, accept: PaymentRequirements, signer: ChannelSigner, options: PayFetchOptions, doFetch: typeof fetch): Promise<PaymentResponse> {
+async function checkReceipt(
+  res: Response,
+  accept: PaymentRequirements,
+  signer: ChannelSigner,
+  options: PayFetchOptions,
+  doFetch: typeof fetch,
+): Promise<PaymentResponse> {
   const header = res.headers.get('payment-response') ?? res.headers.get('x-payment-response');
   const decoded = header ? decodeJsonHeader(header, 64 * 1024) : null;
   const payment = readPaymentResponse(decoded?.ok ? decoded.value : null);
@@ -109,7 +173,11 @@ async function checkReceipt(res: Response, accept: PaymentRequirements, signer: 
   const check = verifyReceipt(payment.receipt, trusted);
   if (!check.ok) throw new PaymentError(`the receipt does not verify: ${check.reason}`, 'BAD_RECEIPT', res);
   const r = payment.receipt;
-  if (r.channelId !== signer.channelId.toString() || r.payee !== accept.payTo || BigInt(r.cumulative) > signer.deposit) {
+  if (
+    r.channelId !== signer.channelId.toString() ||
+    r.payee !== accept.payTo ||
+    BigInt(r.cumulative) > signer.deposit
+  ) {
     throw new PaymentError('the receipt is for another channel, payee or amount', 'BAD_RECEIPT', res);
   }
   return payment;

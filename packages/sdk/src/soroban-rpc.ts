@@ -1,35 +1,23 @@
-// The few Soroban JSON-RPC calls a buyer needs (the facilitator side has its own in @svc/ledger,
-// which the SDK may not import): read an account's sequence number, simulate, send, and poll a
-// transaction. Replies are checked with zod; XDR is decoded with the Stellar SDK's types. `fetch`
-// is injectable, so tests replay recorded exchanges.
-import { z } from 'zod';
+// The few Soroban JSON-RPC calls a buyer needs (the facilitator side has its own client in
+// @svc/ledger, which the SDK may not import): read an account's sequence number, simulate, send,
+// and poll a transaction. Replies are checked with @svc/core's RPC reply schemas, the ones
+// @svc/ledger's client uses; XDR is decoded with the Stellar SDK's types. `fetch` is injectable,
+// so tests replay recorded exchanges.
+import {
+  RpcLatestLedgerSchema,
+  RpcLedgerEntriesSchema,
+  RpcSendSchema,
+  RpcSimulationSchema,
+  RpcTransactionSchema,
+} from '@svc/core';
+import type { RpcSend, RpcSimulation, RpcTransaction } from '@svc/core';
+import type { z } from 'zod';
 import { Keypair, xdr } from '@stellar/stellar-sdk';
 import type { Transaction } from '@stellar/stellar-sdk';
 
+export type { RpcSimulation, RpcTransaction } from '@svc/core';
+
 const DEFAULT_TIMEOUT_MS = 15_000;
-const zUnix = z.union([z.number().int(), z.string().regex(/^[0-9]{1,15}$/).transform(Number)]);
-
-const LatestLedgerSchema = z.object({ sequence: z.number().int().nonnegative() });
-const EntriesSchema = z.object({ entries: z.array(z.object({ xdr: z.string() })).nullish() });
-export const SimulationSchema = z.looseObject({
-  latestLedger: z.number().int(),
-  error: z.string().optional(),
-  transactionData: z.string().optional(),
-  minResourceFee: z.string().optional(),
-  results: z.array(z.object({ xdr: z.string(), auth: z.array(z.string()).optional() })).optional(),
-  restorePreamble: z.unknown().optional(),
-});
-const SendSchema = z.object({ status: z.enum(['PENDING', 'DUPLICATE', 'TRY_AGAIN_LATER', 'ERROR']), hash: z.string(), errorResultXdr: z.string().optional() });
-const TransactionSchema = z.object({
-  status: z.enum(['SUCCESS', 'FAILED', 'NOT_FOUND']),
-  latestLedgerCloseTime: zUnix,
-  ledger: z.number().int().optional(),
-  resultMetaXdr: z.string().optional(),
-  diagnosticEventsXdr: z.array(z.string()).optional(),
-});
-
-export type RpcSimulation = z.output<typeof SimulationSchema>;
-export type RpcTransaction = z.output<typeof TransactionSchema>;
 
 /** The RPC did not answer properly (no connection, timeout, JSON-RPC error, malformed reply). */
 export class SorobanRpcError extends Error {
@@ -49,29 +37,36 @@ export class BuyerRpc {
   ) {}
 
   async latestLedger(): Promise<number> {
-    return (await this.call('getLatestLedger', undefined, LatestLedgerSchema)).sequence;
+    return (await this.call('getLatestLedger', undefined, RpcLatestLedgerSchema)).sequence;
   }
 
   /** The account's current sequence number, or null when it does not exist. */
   async sequence(address: string): Promise<string | null> {
-    const key = xdr.LedgerKey.account(new xdr.LedgerKeyAccount({ accountId: Keypair.fromPublicKey(address).xdrAccountId() }));
-    const entry = (await this.call('getLedgerEntries', { keys: [key.toXDR('base64')] }, EntriesSchema)).entries?.[0];
+    const key = xdr.LedgerKey.account(
+      new xdr.LedgerKeyAccount({ accountId: Keypair.fromPublicKey(address).xdrAccountId() }),
+    );
+    const entry = (await this.call('getLedgerEntries', { keys: [key.toXDR('base64')] }, RpcLedgerEntriesSchema))
+      .entries[0];
     return entry ? xdr.LedgerEntryData.fromXDR(entry.xdr, 'base64').account().seqNum().toString() : null;
   }
 
   simulate(tx: Transaction): Promise<RpcSimulation> {
-    return this.call('simulateTransaction', { transaction: tx.toEnvelope().toXDR('base64') }, SimulationSchema);
+    return this.call('simulateTransaction', { transaction: tx.toEnvelope().toXDR('base64') }, RpcSimulationSchema);
   }
 
-  send(tx: Transaction) {
-    return this.call('sendTransaction', { transaction: tx.toEnvelope().toXDR('base64') }, SendSchema);
+  send(tx: Transaction): Promise<RpcSend> {
+    return this.call('sendTransaction', { transaction: tx.toEnvelope().toXDR('base64') }, RpcSendSchema);
   }
 
   transaction(hash: string): Promise<RpcTransaction> {
-    return this.call('getTransaction', { hash }, TransactionSchema);
+    return this.call('getTransaction', { hash }, RpcTransactionSchema);
   }
 
-  async call<S extends z.ZodType>(method: string, params: Record<string, unknown> | undefined, schema: S): Promise<z.output<S>> {
+  async call<S extends z.ZodType>(
+    method: string,
+    params: Record<string, unknown> | undefined,
+    schema: S,
+  ): Promise<z.output<S>> {
     let reply: { result?: unknown; error?: { code?: unknown; message?: unknown } };
     try {
       const res = await this.fetchImpl(this.url, {
@@ -83,9 +78,15 @@ export class BuyerRpc {
       if (res.status !== 200) throw new Error(`HTTP ${res.status}`);
       reply = (await res.json()) as typeof reply;
     } catch (err) {
-      throw new SorobanRpcError(`Soroban RPC ${method} at ${this.url} did not answer: ${err instanceof Error ? err.message : String(err)}`, { cause: err });
+      throw new SorobanRpcError(
+        `Soroban RPC ${method} at ${this.url} did not answer: ${err instanceof Error ? err.message : String(err)}`,
+        { cause: err },
+      );
     }
-    if (reply.error) throw new SorobanRpcError(`Soroban RPC ${method} failed: ${typeof reply.error.message === 'string' ? reply.error.message : 'no message'}`);
+    if (reply.error)
+      throw new SorobanRpcError(
+        `Soroban RPC ${method} failed: ${typeof reply.error.message === 'string' ? reply.error.message : 'no message'}`,
+      );
     const parsed = schema.safeParse(reply.result);
     if (!parsed.success) throw new SorobanRpcError(`Soroban RPC ${method} sent a malformed result`);
     return parsed.data;
@@ -116,7 +117,10 @@ export function refusalCode(text: string | undefined, events: readonly string[] 
     const topics = xdr.DiagnosticEvent.fromXDR(raw, 'base64').event().body().v0().topics();
     const error = topics.find((t) => t.switch() === xdr.ScValType.scvError())?.error();
     if (!error) continue;
-    const code = error.switch() === xdr.ScErrorType.sceContract() ? codeOf('Contract', String(error.contractCode())) : codeOf(error.switch().name.replace(/^sce/, ''), '');
+    const code =
+      error.switch() === xdr.ScErrorType.sceContract()
+        ? codeOf('Contract', String(error.contractCode()))
+        : codeOf(error.switch().name.replace(/^sce/, ''), '');
     if (code !== undefined) return code;
   }
   return undefined;

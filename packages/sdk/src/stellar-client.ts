@@ -9,7 +9,17 @@
 // The contract's refusals are LedgerError with the PROTOCOL.md §7 code (nothing is sent when the
 // simulation refuses). A transaction not yet in a ledger after polling is a LedgerError with its
 // hash: look it up (transaction(hash)) before sending anything else for the same purpose.
-import { Account, Address, Keypair as StellarKeypair, nativeToScVal, Operation, rpc, scValToNative, TransactionBuilder, xdr } from '@stellar/stellar-sdk';
+import {
+  Account,
+  Address,
+  Keypair as StellarKeypair,
+  nativeToScVal,
+  Operation,
+  rpc,
+  scValToNative,
+  TransactionBuilder,
+  xdr,
+} from '@stellar/stellar-sdk';
 import { fromHex, globalFetch, isContractAddress, LEDGER_CODES, networkOfPassphrase, NETWORKS } from '@svc/core';
 import type { Keypair, LedgerCode } from '@svc/core';
 import { DEFAULT_CHANNEL_LEDGERS, LedgerError } from './ledger-client.js';
@@ -57,7 +67,8 @@ export class StellarChannelClient {
   constructor(options: StellarChannelClientOptions) {
     this.passphrase = options.networkPassphrase ?? NETWORKS[TESTNET].passphrase;
     // PROTOCOL.md §1: test networks only; the public network's passphrase throws here.
-    if (networkOfPassphrase(this.passphrase) !== TESTNET) throw new Error(`StellarChannelClient runs on ${TESTNET} only`);
+    if (networkOfPassphrase(this.passphrase) !== TESTNET)
+      throw new Error(`StellarChannelClient runs on ${TESTNET} only`);
     if (!isContractAddress(options.channelContract)) throw new Error('channelContract must be a contract address (C…)');
     this.channelContract = options.channelContract;
     this.#rpc = new BuyerRpc(options.rpcUrl, options.fetch ?? globalFetch, options.timeoutMs);
@@ -72,19 +83,53 @@ export class StellarChannelClient {
   }
 
   /** `open(payer, payee, deposit, voucher_key, expiry_ledger) -> u64`; the deposit moves from the payer to the contract. */
-  async openChannel(o: { payer: Keypair; payee: string; deposit: bigint; voucherKey: Keypair | string; expiryLedger?: number }): Promise<{ channelId: bigint; tx: string; expiryLedger: number }> {
+  async openChannel(o: {
+    payer: Keypair;
+    payee: string;
+    deposit: bigint;
+    voucherKey: Keypair | string;
+    expiryLedger?: number;
+  }): Promise<{ channelId: bigint; tx: string; expiryLedger: number }> {
     const expiryLedger = o.expiryLedger ?? (await this.latestLedger()) + DEFAULT_CHANNEL_LEDGERS;
     const key = typeof o.voucherKey === 'string' ? o.voucherKey : o.voucherKey.publicKeyHex;
-    const args = [address(o.payer.address), address(o.payee), i128(o.deposit), xdr.ScVal.scvBytes(Buffer.from(fromHex(key, 32))), xdr.ScVal.scvU32(expiryLedger)];
+    const args = [
+      address(o.payer.address),
+      address(o.payee),
+      i128(o.deposit),
+      xdr.ScVal.scvBytes(Buffer.from(fromHex(key, 32))),
+      xdr.ScVal.scvU32(expiryLedger),
+    ];
     const done = await this.#invoke(o.payer, 'open', args);
-    return { channelId: this.#decode(done, 'open', (v): v is bigint => typeof v === 'bigint'), tx: done.tx, expiryLedger };
+    return {
+      channelId: this.#decode(done, 'open', (v): v is bigint => typeof v === 'bigint'),
+      tx: done.tx,
+      expiryLedger,
+    };
   }
 
   /** `top_up(payer, channel_id, amount, expiry_ledger: Option<u32>) -> Channel`. */
-  async topUp(o: { payer: Keypair; channelId: bigint; amount: bigint; expiryLedger?: number }): Promise<{ deposit: bigint; expiryLedger: number; tx: string }> {
+  async topUp(o: {
+    payer: Keypair;
+    channelId: bigint;
+    amount: bigint;
+    expiryLedger?: number;
+  }): Promise<{ deposit: bigint; expiryLedger: number; tx: string }> {
     const expiry = o.expiryLedger === undefined ? xdr.ScVal.scvVoid() : xdr.ScVal.scvU32(o.expiryLedger);
-    const done = await this.#invoke(o.payer, 'top_up', [address(o.payer.address), u64(o.channelId), i128(o.amount), expiry]);
-    const channel = this.#decode(done, 'top_up', (v): v is { deposit: bigint; expiry_ledger: number } => typeof v === 'object' && v !== null && typeof (v as { deposit?: unknown }).deposit === 'bigint' && typeof (v as { expiry_ledger?: unknown }).expiry_ledger === 'number');
+    const done = await this.#invoke(o.payer, 'top_up', [
+      address(o.payer.address),
+      u64(o.channelId),
+      i128(o.amount),
+      expiry,
+    ]);
+    const channel = this.#decode(
+      done,
+      'top_up',
+      (v): v is { deposit: bigint; expiry_ledger: number } =>
+        typeof v === 'object' &&
+        v !== null &&
+        typeof (v as { deposit?: unknown }).deposit === 'bigint' &&
+        typeof (v as { expiry_ledger?: unknown }).expiry_ledger === 'number',
+    );
     return { deposit: channel.deposit, expiryLedger: channel.expiry_ledger, tx: done.tx };
   }
 
@@ -111,14 +156,25 @@ export class StellarChannelClient {
 
   async #submit(signer: Keypair, fn: string, args: xdr.ScVal[]): Promise<Submitted> {
     const seq = await this.#rpc.sequence(signer.address);
-    if (seq === null) throw new LedgerError(`the account ${signer.address} does not exist on ${TESTNET}: fund it first (friendbot)`, 404);
+    if (seq === null)
+      throw new LedgerError(
+        `the account ${signer.address} does not exist on ${TESTNET}: fund it first (friendbot)`,
+        404,
+      );
     const maxTime = Math.floor(this.#now() / 1000) + this.#txTimeout;
-    const unsigned = new TransactionBuilder(new Account(signer.address, seq), { fee: INCLUSION_FEE, networkPassphrase: this.passphrase, timebounds: { minTime: 0, maxTime } })
+    const unsigned = new TransactionBuilder(new Account(signer.address, seq), {
+      fee: INCLUSION_FEE,
+      networkPassphrase: this.passphrase,
+      timebounds: { minTime: 0, maxTime },
+    })
       .addOperation(Operation.invokeContractFunction({ contract: this.channelContract, function: fn, args }))
       .build();
     const simulation = await this.#rpc.simulate(unsigned);
-    if (simulation.error !== undefined) throw refused(fn, refusalCode(simulation.error), 'in simulation; nothing was sent', undefined);
-    const tx = rpc.assembleTransaction(unsigned, simulation as unknown as rpc.Api.RawSimulateTransactionResponse).build();
+    if (simulation.error !== undefined)
+      throw refused(fn, refusalCode(simulation.error), 'in simulation; nothing was sent', undefined);
+    const tx = rpc
+      .assembleTransaction(unsigned, simulation as unknown as rpc.Api.RawSimulateTransactionResponse)
+      .build();
     tx.sign(StellarKeypair.fromSecret(signer.secret()));
     const hash = tx.hash().toString('hex');
     const sent = await this.#rpc.send(tx).catch((err: unknown) => {
@@ -126,7 +182,13 @@ export class StellarChannelClient {
       if (err instanceof SorobanRpcError) return null;
       throw err;
     });
-    if (sent?.status === 'ERROR' || sent?.status === 'TRY_AGAIN_LATER') throw new LedgerError(`the network did not take transaction ${hash} (${sent.status}); nothing was applied`, 503, undefined, hash);
+    if (sent?.status === 'ERROR' || sent?.status === 'TRY_AGAIN_LATER')
+      throw new LedgerError(
+        `the network did not take transaction ${hash} (${sent.status}); nothing was applied`,
+        503,
+        undefined,
+        hash,
+      );
     return this.#poll(fn, hash, maxTime);
   }
 
@@ -135,18 +197,36 @@ export class StellarChannelClient {
       await sleep(this.#pollMs);
       const reply = await this.#rpc.transaction(hash).catch(() => null);
       if (!reply || reply.status === 'NOT_FOUND') {
-        if (reply && reply.latestLedgerCloseTime > maxTime) throw new LedgerError(`transaction ${hash} expired without being included; nothing was applied`, 504, undefined, hash);
+        if (reply && reply.latestLedgerCloseTime > maxTime)
+          throw new LedgerError(
+            `transaction ${hash} expired without being included; nothing was applied`,
+            504,
+            undefined,
+            hash,
+          );
         continue;
       }
-      if (reply.status === 'FAILED') throw refused(fn, refusalCode(undefined, reply.diagnosticEventsXdr), 'on chain', hash);
+      if (reply.status === 'FAILED')
+        throw refused(fn, refusalCode(undefined, reply.diagnosticEventsXdr), 'on chain', hash);
       return { tx: hash, returnValue: returnValueOf(reply.resultMetaXdr) };
     }
-    throw new LedgerError(`transaction ${hash} is not in a ledger yet: look it up with transaction(hash) before sending it again`, 504, undefined, hash);
+    throw new LedgerError(
+      `transaction ${hash} is not in a ledger yet: look it up with transaction(hash) before sending it again`,
+      504,
+      undefined,
+      hash,
+    );
   }
 
   #decode<T>(done: Submitted, fn: string, check: (v: unknown) => v is T): T {
     const value: unknown = done.returnValue ? scValToNative(done.returnValue) : undefined;
-    if (!check(value)) throw new LedgerError(`the channel contract's ${fn} returned an unexpected value (tx ${done.tx})`, 502, undefined, done.tx);
+    if (!check(value))
+      throw new LedgerError(
+        `the channel contract's ${fn} returned an unexpected value (tx ${done.tx})`,
+        502,
+        undefined,
+        done.tx,
+      );
     return value;
   }
 }

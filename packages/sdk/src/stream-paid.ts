@@ -5,7 +5,15 @@
 //
 //   const run = await streamPaid({ url: 'http://127.0.0.1:4020/demo/ticker/stream', signer, onEvent: (e) => console.log(e) });
 //   run.ended.reason; run.paid
-import { decodeJsonHeader, encodeJsonHeader, globalFetch, PaymentResponseSchema, readPaymentResponse, safeParse, verifyReceipt } from '@svc/core';
+import {
+  decodeJsonHeader,
+  encodeJsonHeader,
+  globalFetch,
+  PaymentResponseSchema,
+  readPaymentResponse,
+  safeParse,
+  verifyReceipt,
+} from '@svc/core';
 import type { PaymentRequirements, PaymentResponse } from '@svc/core';
 import type { ChannelSigner } from './channel-signer.js';
 import { PaymentError, facilitatorSigners, readTerms } from './pay-fetch.js';
@@ -49,20 +57,40 @@ interface SessionInfo {
 
 export async function streamPaid(o: StreamPaidOptions): Promise<StreamPaidResult> {
   const doFetch = o.fetch ?? globalFetch;
-  const init = { method: o.method ?? 'GET', headers: { accept: 'text/event-stream', ...(o.body !== undefined ? { 'content-type': 'application/json' } : {}), ...o.headers }, ...(o.body !== undefined ? { body: o.body } : {}), ...(o.signal ? { signal: o.signal } : {}) };
+  const init = {
+    method: o.method ?? 'GET',
+    headers: {
+      accept: 'text/event-stream',
+      ...(o.body !== undefined ? { 'content-type': 'application/json' } : {}),
+      ...o.headers,
+    },
+    ...(o.body !== undefined ? { body: o.body } : {}),
+    ...(o.signal ? { signal: o.signal } : {}),
+  };
   const first = await doFetch(o.url, init);
-  if (first.status !== 402) throw new PaymentError(`expected 402 with stream terms, got ${first.status}`, 'NOT_METERED', first);
+  if (first.status !== 402)
+    throw new PaymentError(`expected 402 with stream terms, got ${first.status}`, 'NOT_METERED', first);
   const terms = await readTerms(first);
   const accept = terms.accepts.find((a) => a.scheme === 'channel' && a.unit !== 'request');
-  if (!accept?.extra.sliceAmount) throw new PaymentError('the seller offers no `channel` stream (token or second) terms', 'NO_STREAM_TERMS', first);
+  if (!accept?.extra.sliceAmount)
+    throw new PaymentError('the seller offers no `channel` stream (token or second) terms', 'NO_STREAM_TERMS', first);
   const slice = BigInt(accept.extra.sliceAmount);
   const signer = typeof o.signer === 'function' ? await o.signer(accept) : o.signer;
   const trusted = o.trustedSigners ?? (await facilitatorSigners(doFetch, accept.extra.facilitator));
-  const run: StreamPaidResult = { streamId: null, events: [], paid: 0n, vouchers: 0, ended: { reason: 'disconnected' } };
+  const run: StreamPaidResult = {
+    streamId: null,
+    events: [],
+    paid: 0n,
+    vouchers: 0,
+    ended: { reason: 'disconnected' },
+  };
 
   const payload = signer.next(slice);
   const headers = new Headers(init.headers);
-  headers.set('PAYMENT-SIGNATURE', encodeJsonHeader({ x402Version: 2, accepted: accept, payload, resource: terms.resource }));
+  headers.set(
+    'PAYMENT-SIGNATURE',
+    encodeJsonHeader({ x402Version: 2, accepted: accept, payload, resource: terms.resource }),
+  );
   const res = await doFetch(o.url, { ...init, headers });
   if (!res.ok || !res.body) {
     const body = (await res.json().catch(() => null)) as { error?: string; message?: string } | null;
@@ -85,13 +113,21 @@ export async function streamPaid(o: StreamPaidOptions): Promise<StreamPaidResult
         o.onEvent?.(event);
         const d = event.data as Record<string, unknown>;
         if (event.event === 'session') {
-          const sliceAmount = typeof d['sliceAmount'] === 'string' && /^[0-9]{1,39}$/.test(d['sliceAmount']) ? BigInt(d['sliceAmount']) : slice;
+          const sliceAmount =
+            typeof d['sliceAmount'] === 'string' && /^[0-9]{1,39}$/.test(d['sliceAmount'])
+              ? BigInt(d['sliceAmount'])
+              : slice;
           session = { streamId: String(d['streamId']), voucherUrl: String(d['voucherUrl']), sliceAmount };
           run.streamId = session.streamId;
         } else if (event.event === 'payment-required' && session) {
           await payNextSlice(doFetch, session, signer, BigInt(String(d['requiredCumulative'])), accept, trusted, run);
         } else if (event.event === 'done') {
-          run.ended = { reason: String(d['reason']), units: Number(d['units']), charged: (d['charged'] as string | null) ?? null, vouchers: (d['vouchers'] as number | null) ?? null };
+          run.ended = {
+            reason: String(d['reason']),
+            units: Number(d['units']),
+            charged: (d['charged'] as string | null) ?? null,
+            vouchers: (d['vouchers'] as number | null) ?? null,
+          };
           return run;
         }
       }
@@ -106,14 +142,27 @@ export async function streamPaid(o: StreamPaidOptions): Promise<StreamPaidResult
 }
 
 /** Pays exactly `required` — or nothing, when that would be more than one slice ahead or beyond the deposit. */
-async function payNextSlice(doFetch: typeof fetch, session: SessionInfo, signer: ChannelSigner, required: bigint, accept: PaymentRequirements, trusted: readonly string[], run: StreamPaidResult): Promise<void> {
-  if (required > signer.deposit || required - signer.cumulative > session.sliceAmount || required <= signer.cumulative) return;
+async function payNextSlice(
+  doFetch: typeof fetch,
+  session: SessionInfo,
+  signer: ChannelSigner,
+  required: bigint,
+  accept: PaymentRequirements,
+  trusted: readonly string[],
+  run: StreamPaidResult,
+): Promise<void> {
+  if (required > signer.deposit || required - signer.cumulative > session.sliceAmount || required <= signer.cumulative)
+    return;
   await signer.exclusive(async () => {
     const voucher = signer.sign(required);
     const res = await doFetch(session.voucherUrl, {
       method: 'POST',
       headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ streamId: session.streamId, cumulative: voucher.cumulative, signature: voucher.signature }),
+      body: JSON.stringify({
+        streamId: session.streamId,
+        cumulative: voucher.cumulative,
+        signature: voucher.signature,
+      }),
     });
     if (!res.ok) return; // refused: the seller's wait ends the stream
     const body = (await res.json()) as { receipt?: unknown };
@@ -125,7 +174,13 @@ async function payNextSlice(doFetch: typeof fetch, session: SessionInfo, signer:
   });
 }
 
-function checked(payment: PaymentResponse | null, accept: PaymentRequirements, signer: ChannelSigner, trusted: readonly string[], cumulative: bigint): PaymentResponse {
+function checked(
+  payment: PaymentResponse | null,
+  accept: PaymentRequirements,
+  signer: ChannelSigner,
+  trusted: readonly string[],
+  cumulative: bigint,
+): PaymentResponse {
   if (!payment) throw new PaymentError('the stream carries no readable PAYMENT-RESPONSE', 'BAD_RECEIPT');
   const check = verifyReceipt(payment.receipt, trusted);
   if (!check.ok) throw new PaymentError(`the receipt does not verify: ${check.reason}`, 'BAD_RECEIPT');

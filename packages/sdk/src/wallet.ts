@@ -3,7 +3,7 @@
 // The file holds secrets: it is written with mode 0600.
 import fs from 'node:fs';
 import path from 'node:path';
-import { randomKeypair, keypairFromSecret } from '@svc/core';
+import { owedPerPayment, randomKeypair, keypairFromSecret } from '@svc/core';
 import type { Keypair, PaymentRequirements } from '@svc/core';
 import { ChannelSigner } from './channel-signer.js';
 import type { SignerState } from './channel-signer.js';
@@ -37,7 +37,11 @@ export class Wallet {
   static open(options: WalletOptions = {}): Wallet {
     if (options.file && fs.existsSync(options.file)) {
       const data = JSON.parse(fs.readFileSync(options.file, 'utf8')) as WalletFile;
-      return new Wallet(keypairFromSecret(data.buyer), data.channels.map((c) => ChannelSigner.fromState(c)), options);
+      return new Wallet(
+        keypairFromSecret(data.buyer),
+        data.channels.map((c) => ChannelSigner.fromState(c)),
+        options,
+      );
     }
     const wallet = new Wallet(randomKeypair(), [], options);
     wallet.save();
@@ -50,7 +54,7 @@ export class Wallet {
 
   /** A channel able to pay these terms `count` times, opening one if none fits. */
   async signerFor(terms: PaymentRequirements, count = 1n): Promise<ChannelSigner> {
-    const owed = BigInt(terms.unit === 'request' ? terms.amount : (terms.extra.sliceAmount ?? terms.amount));
+    const owed = owedPerPayment(terms);
     const ledger = this.ledgerFor(terms);
     for (const signer of this.signers) {
       if (!fits(signer, terms) || signer.remaining < owed) continue;
@@ -82,7 +86,9 @@ export class Wallet {
     }
     const voucherKey = randomKeypair();
     const opened = await ledger.openChannel({ payer: this.buyer, payee: terms.payTo, deposit, voucherKey });
-    this.options.log?.(`opened channel ${opened.channelId} to ${terms.payTo} with a deposit of ${deposit} (tx ${opened.tx.slice(0, 12)}…)`);
+    this.options.log?.(
+      `opened channel ${opened.channelId} to ${terms.payTo} with a deposit of ${deposit} (tx ${opened.tx.slice(0, 12)}…)`,
+    );
     const signer = new ChannelSigner({
       channelId: opened.channelId,
       deposit,
@@ -109,5 +115,10 @@ export class Wallet {
 }
 
 function fits(signer: ChannelSigner, terms: PaymentRequirements): boolean {
-  return signer.payee === terms.payTo && signer.network === terms.network && signer.asset === terms.asset && signer.channelContract === terms.extra.channelContract;
+  return (
+    signer.payee === terms.payTo &&
+    signer.network === terms.network &&
+    signer.asset === terms.asset &&
+    signer.channelContract === terms.extra.channelContract
+  );
 }

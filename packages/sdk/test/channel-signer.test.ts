@@ -8,8 +8,15 @@ const contract = contractFromRaw(new Uint8Array(32).fill(2));
 function signer(deposit = 10_000n, cumulative = 0n) {
   const voucherKey = randomKeypair();
   const s = new ChannelSigner({
-    channelId: 7n, deposit, cumulative, voucherKey, networkPassphrase: PASSPHRASE, channelContract: contract,
-    network: 'stellar:local', payee: randomKeypair().address, asset: contractFromRaw(new Uint8Array(32).fill(1)),
+    channelId: 7n,
+    deposit,
+    cumulative,
+    voucherKey,
+    networkPassphrase: PASSPHRASE,
+    channelContract: contract,
+    network: 'stellar:local',
+    payee: randomKeypair().address,
+    asset: contractFromRaw(new Uint8Array(32).fill(1)),
   });
   return { s, voucherKey };
 }
@@ -19,7 +26,9 @@ describe('ChannelSigner', () => {
     const { s, voucherKey } = signer();
     const v = s.next(5000n);
     expect(v).toMatchObject({ channelId: '7', cumulative: '5000' });
-    expect(voucherContext(PASSPHRASE, contract).verify(voucherKey.publicKey, 7n, 5000n, fromHex(v.signature, 64))).toBe(true);
+    expect(voucherContext(PASSPHRASE, contract).verify(voucherKey.publicKey, 7n, 5000n, fromHex(v.signature, 64))).toBe(
+      true,
+    );
   });
 
   it('only moves forward on confirmation, and never backwards', () => {
@@ -45,18 +54,21 @@ describe('ChannelSigner', () => {
 
   it('round-trips through its saved state', () => {
     const { s } = signer(10_000n, 2_000n);
-    const copy = ChannelSigner.fromState(JSON.parse(JSON.stringify(s.toState())) as ReturnType<ChannelSigner['toState']>);
+    const copy = ChannelSigner.fromState(
+      JSON.parse(JSON.stringify(s.toState())) as ReturnType<ChannelSigner['toState']>,
+    );
     expect(copy.next(1n)).toEqual(s.next(1n));
   });
 
   it('runs payments of one channel one at a time', async () => {
     const { s } = signer();
     const order: string[] = [];
-    const slow = (name: string, ms: number) => s.exclusive(async () => {
-      order.push(`${name}+`);
-      await new Promise((r) => setTimeout(r, ms));
-      order.push(`${name}-`);
-    });
+    const slow = (name: string, ms: number) =>
+      s.exclusive(async () => {
+        order.push(`${name}+`);
+        await new Promise((r) => setTimeout(r, ms));
+        order.push(`${name}-`);
+      });
     await Promise.all([slow('a', 20), slow('b', 1)]);
     expect(order).toEqual(['a+', 'a-', 'b+', 'b-']);
   });

@@ -32,7 +32,13 @@ describe('LocalLedgerClient: smart accounts and the DEX', () => {
     client = new LocalLedgerClient(server.url);
     info = await client.info();
     [owner, agent, seller] = [randomKeypair(), randomKeypair(), randomKeypair()];
-    policy = { agentKey: agent.address, perTxCap: 1_000n, dailyCap: 2_500n, payees: [seller.address], expiresLedger: info.latestLedger + 1_000 };
+    policy = {
+      agentKey: agent.address,
+      perTxCap: 1_000n,
+      dailyCap: 2_500n,
+      payees: [seller.address],
+      expiresLedger: info.latestLedger + 1_000,
+    };
     address = (await client.createAccount({ owner, policy })).address;
     asAgent = { account: address, signer: agent };
     await client.faucet(address, 1_000_000n);
@@ -43,7 +49,11 @@ describe('LocalLedgerClient: smart accounts and the DEX', () => {
     fs.rmSync(dir, { recursive: true, force: true });
   });
 
-  const code = (p: Promise<unknown>) => p.then(() => 'SUCCESS', (err: unknown) => (err instanceof LedgerError ? (err.code ?? err.status) : err));
+  const code = (p: Promise<unknown>) =>
+    p.then(
+      () => 'SUCCESS',
+      (err: unknown) => (err instanceof LedgerError ? (err.code ?? err.status) : err),
+    );
 
   it('creates a smart account and reads it back with exact bigints', async () => {
     expect(address).toMatch(/^C[A-Z2-7]{55}$/);
@@ -71,10 +81,20 @@ describe('LocalLedgerClient: smart accounts and the DEX', () => {
   it('a smart account opens and tops up a channel signed by its agent, within its caps', async () => {
     const voucherKey = randomKeypair();
     const opened = await client.openChannel({ payer: asAgent, payee: seller.address, deposit: 1_000n, voucherKey });
-    expect(await client.channel(opened.channelId)).toMatchObject({ payer: address, payee: seller.address, deposit: '1000', voucherKey: voucherKey.publicKeyHex, open: true });
-    expect(await client.topUp({ payer: asAgent, channelId: opened.channelId, amount: 1_000n })).toMatchObject({ deposit: 2_000n });
+    expect(await client.channel(opened.channelId)).toMatchObject({
+      payer: address,
+      payee: seller.address,
+      deposit: '1000',
+      voucherKey: voucherKey.publicKeyHex,
+      open: true,
+    });
+    expect(await client.topUp({ payer: asAgent, channelId: opened.channelId, amount: 1_000n })).toMatchObject({
+      deposit: 2_000n,
+    });
     expect(await code(client.topUp({ payer: asAgent, channelId: opened.channelId, amount: 501n }))).toBe(7);
-    expect(await code(client.openChannel({ payer: asAgent, payee: randomKeypair().address, deposit: 1n, voucherKey }))).toBe(5);
+    expect(
+      await code(client.openChannel({ payer: asAgent, payee: randomKeypair().address, deposit: 1n, voucherKey })),
+    ).toBe(5);
     expect(await client.balance(address)).toBe(1_000_000n - 2_000n);
   });
 
@@ -88,7 +108,11 @@ describe('LocalLedgerClient: smart accounts and the DEX', () => {
     expect(await client.balance(other)).toBe(5_000n);
     await client.freeze({ owner, account: address, frozen: false });
     await client.setPolicy({ owner, account: address, policy: { ...policy, payees: [other] } });
-    expect((await client.account(address)).account).toMatchObject({ frozen: false, policy: { payees: [other] }, spentToday: 0n });
+    expect((await client.account(address)).account).toMatchObject({
+      frozen: false,
+      policy: { payees: [other] },
+      spentToday: 0n,
+    });
     await client.transfer({ from: asAgent, to: other, amount: 10n });
     expect(await client.balance(other)).toBe(5_010n);
     // Agent-signed changes to the account are the owner's only: 1 BAD_SIGNATURE.
@@ -98,14 +122,18 @@ describe('LocalLedgerClient: smart accounts and the DEX', () => {
   it('submits concurrent transactions of one source one at a time: none takes another one’s seq', async () => {
     // Found by the HTTP fuzz of POST /demo/owner/freeze: reads of seq raced and the ledger refused the losers.
     const before = (await client.account(owner.address)).seq;
-    const results = await Promise.allSettled(Array.from({ length: 12 }, (_v, i) => client.freeze({ owner, account: address, frozen: i % 2 === 0 })));
+    const results = await Promise.allSettled(
+      Array.from({ length: 12 }, (_v, i) => client.freeze({ owner, account: address, frozen: i % 2 === 0 })),
+    );
     expect(results.filter((r) => r.status === 'rejected')).toEqual([]);
     expect((await client.account(owner.address)).seq).toBe(before + 12);
     expect((await client.account(address)).account?.frozen).toBe(false);
   });
 
   it('a key that is neither the owner’s nor the agent’s is refused outright (400, no effect)', async () => {
-    const err = await client.transfer({ from: { account: address, signer: randomKeypair() }, to: seller.address, amount: 1n }).catch((e: unknown) => e);
+    const err = await client
+      .transfer({ from: { account: address, signer: randomKeypair() }, to: seller.address, amount: 1n })
+      .catch((e: unknown) => e);
     expect(err).toBeInstanceOf(LedgerError);
     expect(err).toMatchObject({ status: 400, code: undefined });
     expect(await client.account(address)).toMatchObject({ seq: 0, balances: [{ amount: 1_000_000n }] });
@@ -115,8 +143,15 @@ describe('LocalLedgerClient: smart accounts and the DEX', () => {
     const xlm = info.contracts.xlm!;
     const buyer = randomKeypair();
     await client.faucet(buyer.address, 500n);
-    expect(await client.swap({ from: buyer, sell: info.contracts.asset, amount: 123n })).toMatchObject({ sold: 123n, bought: 1_230n, boughtAsset: xlm });
-    expect(await client.swap({ from: buyer, sell: xlm, amount: 1_229n })).toMatchObject({ bought: 122n, boughtAsset: info.contracts.asset });
+    expect(await client.swap({ from: buyer, sell: info.contracts.asset, amount: 123n })).toMatchObject({
+      sold: 123n,
+      bought: 1_230n,
+      boughtAsset: xlm,
+    });
+    expect(await client.swap({ from: buyer, sell: xlm, amount: 1_229n })).toMatchObject({
+      bought: 122n,
+      boughtAsset: info.contracts.asset,
+    });
     expect([await client.balance(buyer.address), await client.balance(buyer.address, xlm)]).toEqual([499n, 1n]);
     expect(await code(client.swap({ from: asAgent, sell: info.contracts.asset, amount: 1_001n }))).toBe(6);
     expect((await client.swap({ from: asAgent, sell: info.contracts.asset, amount: 1_000n })).bought).toBe(10_000n);

@@ -3,7 +3,17 @@
 // build the contract invocations of docs/channel-contract.md, signed by the buyer's key.
 import { afterEach, describe, expect, it } from 'vitest';
 import { LedgerError, StellarChannelClient } from '../src/index.js';
-import { CHANNEL_CONTRACT, CLOCK_MS, OPENED, PASSPHRASE, PAYEE, PAYER, PUBNET_PASSPHRASE, RPC_URL, VOUCHER_KEY } from '../../ledger/test/fixtures/soroban/scenario.js';
+import {
+  CHANNEL_CONTRACT,
+  CLOCK_MS,
+  OPENED,
+  PASSPHRASE,
+  PAYEE,
+  PAYER,
+  PUBNET_PASSPHRASE,
+  RPC_URL,
+  VOUCHER_KEY,
+} from '../../ledger/test/fixtures/soroban/scenario.js';
 import { closeCall, openCall, topUpCall } from '../../ledger/test/fixtures/soroban/world.js';
 import { describeTx, SorobanReplay } from '../../ledger/test/helpers/soroban-replay.js';
 
@@ -17,7 +27,14 @@ afterEach(() => {
 function clientFor(name: string): { client: StellarChannelClient; replay: SorobanReplay } {
   const replay = SorobanReplay.load(name);
   replays.push(replay);
-  const client = new StellarChannelClient({ rpcUrl: RPC_URL, channelContract: CHANNEL_CONTRACT, fetch: replay.fetch, now: () => CLOCK_MS, pollIntervalMs: 0, maxPolls: 2 });
+  const client = new StellarChannelClient({
+    rpcUrl: RPC_URL,
+    channelContract: CHANNEL_CONTRACT,
+    fetch: replay.fetch,
+    now: () => CLOCK_MS,
+    pollIntervalMs: 0,
+    maxPolls: 2,
+  });
   return { client, replay };
 }
 
@@ -30,13 +47,24 @@ function sent(replay: SorobanReplay) {
 describe('StellarChannelClient', () => {
   it('opens a channel: open(payer, payee, deposit, voucher key, expiry) signed by the payer, expiry defaulting to a day of ledgers', async () => {
     const { client, replay } = clientFor('sdk-open');
-    const opened = await client.openChannel({ payer: PAYER, payee: PAYEE.address, deposit: OPENED.deposit, voucherKey: VOUCHER_KEY });
+    const opened = await client.openChannel({
+      payer: PAYER,
+      payee: PAYEE.address,
+      deposit: OPENED.deposit,
+      voucherKey: VOUCHER_KEY,
+    });
     expect(opened).toEqual({ channelId: OPENED.channelId, tx: openCall.hash, expiryLedger: OPENED.expiryLedger });
     const tx = sent(replay);
     expect(tx.invoke).toEqual({
       contract: CHANNEL_CONTRACT,
       function: 'open',
-      args: [{ address: PAYER.address }, { address: PAYEE.address }, { i128: '1000000' }, { bytes: VOUCHER_KEY.publicKeyHex }, { u32: OPENED.expiryLedger }],
+      args: [
+        { address: PAYER.address },
+        { address: PAYEE.address },
+        { i128: '1000000' },
+        { bytes: VOUCHER_KEY.publicKeyHex },
+        { u32: OPENED.expiryLedger },
+      ],
     });
     expect(tx.source).toBe(PAYER.address);
     expect(tx.verifies(PAYER.address)).toBe(true);
@@ -47,13 +75,25 @@ describe('StellarChannelClient', () => {
   it('tops a channel up: top_up(payer, id, amount, None) and reads the new deposit from the returned record', async () => {
     const { client, replay } = clientFor('sdk-top-up');
     const res = await client.topUp({ payer: PAYER, channelId: OPENED.channelId, amount: OPENED.topUp });
-    expect(res).toEqual({ deposit: OPENED.deposit + OPENED.topUp, expiryLedger: OPENED.expiryLedger, tx: topUpCall.hash });
-    expect(sent(replay).invoke?.args).toEqual([{ address: PAYER.address }, { u64: '7' }, { i128: '500' }, { void: null }]);
+    expect(res).toEqual({
+      deposit: OPENED.deposit + OPENED.topUp,
+      expiryLedger: OPENED.expiryLedger,
+      tx: topUpCall.hash,
+    });
+    expect(sent(replay).invoke?.args).toEqual([
+      { address: PAYER.address },
+      { u64: '7' },
+      { i128: '500' },
+      { void: null },
+    ]);
   });
 
   it('closes a channel as the payee: close(caller, id) and the refund', async () => {
     const { client, replay } = clientFor('sdk-close');
-    expect(await client.closeChannel({ signer: PAYEE, channelId: OPENED.channelId })).toEqual({ refunded: OPENED.deposit + OPENED.topUp, tx: closeCall.hash });
+    expect(await client.closeChannel({ signer: PAYEE, channelId: OPENED.channelId })).toEqual({
+      refunded: OPENED.deposit + OPENED.topUp,
+      tx: closeCall.hash,
+    });
     const tx = sent(replay);
     expect(tx.invoke?.args).toEqual([{ address: PAYEE.address }, { u64: '7' }]);
     expect(tx.verifies(PAYEE.address)).toBe(true);
@@ -63,11 +103,23 @@ describe('StellarChannelClient', () => {
     const { client } = clientFor('sdk-close-refused');
     const attempt = client.closeChannel({ signer: PAYER, channelId: OPENED.channelId });
     await expect(attempt).rejects.toBeInstanceOf(LedgerError);
-    await expect(attempt).rejects.toMatchObject({ code: 25, message: expect.stringMatching(/^NOT_EXPIRED: .*nothing was sent/) as unknown });
+    await expect(attempt).rejects.toMatchObject({
+      code: 25,
+      message: expect.stringMatching(/^NOT_EXPIRED: .*nothing was sent/) as unknown,
+    });
   });
 
   it('refuses the public network and a channel contract that is not a contract address', () => {
-    expect(() => new StellarChannelClient({ rpcUrl: RPC_URL, channelContract: CHANNEL_CONTRACT, networkPassphrase: PUBNET_PASSPHRASE })).toThrow(/test networks only/);
-    expect(() => new StellarChannelClient({ rpcUrl: RPC_URL, channelContract: PAYER.address })).toThrow(/channelContract/);
+    expect(
+      () =>
+        new StellarChannelClient({
+          rpcUrl: RPC_URL,
+          channelContract: CHANNEL_CONTRACT,
+          networkPassphrase: PUBNET_PASSPHRASE,
+        }),
+    ).toThrow(/test networks only/);
+    expect(() => new StellarChannelClient({ rpcUrl: RPC_URL, channelContract: PAYER.address })).toThrow(
+      /channelContract/,
+    );
   });
 });

@@ -8,15 +8,22 @@
 // after the paid request with the decoded PAYMENT-RESPONSE (or the 402 terms). A payment refused
 // as VOUCHER_NOT_INCREASING (our books were behind: a lost answer, another device) resyncs from
 // the facilitator and asks @x402/fetch to retry once with a fresh voucher.
-import { ChannelPayloadSchema, ChannelViewSchema, globalFetch, safeParse, SCHEME } from '@svc/core';
+import { ChannelPayloadSchema, ChannelViewSchema, globalFetch, owedPerPayment, safeParse, SCHEME } from '@svc/core';
 import type { ChannelPayload } from '@svc/core';
 import type { PaymentResponseContext } from '@x402/core/client';
-import type { Network, PaymentPayloadContext, PaymentPayloadResult, PaymentRequirements as X402Requirements, SchemeClientHooks, SchemeNetworkClient } from '@x402/core/types';
+import type {
+  Network,
+  PaymentPayloadContext,
+  PaymentPayloadResult,
+  PaymentRequirements as X402Requirements,
+  SchemeClientHooks,
+  SchemeNetworkClient,
+} from '@x402/core/types';
 import { assetsFromSupported, fetchSupported, findAsset } from './asset.js';
 import type { ChannelAsset } from './asset.js';
 import { Hold } from './hold.js';
 import type { Release } from './hold.js';
-import { TermsError, channelTerms, owedFor } from './requirements.js';
+import { TermsError, channelTerms } from './requirements.js';
 import { channelMismatch } from './signer.js';
 import type { ChannelSource, VoucherSigner } from './signer.js';
 
@@ -56,19 +63,28 @@ export class ChannelSchemeClient implements SchemeNetworkClient {
   }
 
   /** A client that accepts the asset of the facilitator at `facilitator` (read from its /supported). */
-  static async fromFacilitator(facilitator: string, source: ChannelSource, options: ChannelSchemeClientOptions = {}): Promise<ChannelSchemeClient> {
+  static async fromFacilitator(
+    facilitator: string,
+    source: ChannelSource,
+    options: ChannelSchemeClientOptions = {},
+  ): Promise<ChannelSchemeClient> {
     const supported = await fetchSupported(facilitator, options.fetch);
     const assets = [...(options.assets ?? []), ...assetsFromSupported(supported)];
     return new ChannelSchemeClient(source, { ...options, facilitator: options.facilitator ?? facilitator, assets });
   }
 
   /** @x402/core's spend controls only pay in assets a scheme client recognises here. */
-  readonly findDefaultAsset = (asset: string, network: Network): ChannelAsset | undefined => findAsset(this.assets, asset, network);
+  readonly findDefaultAsset = (asset: string, network: Network): ChannelAsset | undefined =>
+    findAsset(this.assets, asset, network);
 
-  async createPaymentPayload(x402Version: number, requirements: X402Requirements, context?: PaymentPayloadContext): Promise<PaymentPayloadResult> {
+  async createPaymentPayload(
+    x402Version: number,
+    requirements: X402Requirements,
+    context?: PaymentPayloadContext,
+  ): Promise<PaymentPayloadResult> {
     if (x402Version !== 1 && x402Version !== 2) throw new TermsError(`x402 version ${x402Version} is not supported`);
     const terms = channelTerms(x402Version, requirements);
-    const owed = owedFor(terms);
+    const owed = owedPerPayment(terms);
     const cap = context?.maxAmountPerPayment;
     if (cap !== undefined && /^[0-9]+$/.test(cap) && owed > BigInt(cap)) {
       throw new TermsError(`the seller asks ${owed} per payment, above the spend limit of ${cap}`);
@@ -82,7 +98,12 @@ export class ChannelSchemeClient implements SchemeNetworkClient {
       // up as VOUCHER_NOT_INCREASING on a later one).
       const payload = signer.next(owed);
       signer.confirm(BigInt(payload.cumulative));
-      const flat: PaymentPayloadResult & { scheme: string; network: string } = { x402Version: 1, scheme: SCHEME, network: terms.network, payload };
+      const flat: PaymentPayloadResult & { scheme: string; network: string } = {
+        x402Version: 1,
+        scheme: SCHEME,
+        network: terms.network,
+        payload,
+      };
       return flat;
     }
 
@@ -91,7 +112,11 @@ export class ChannelSchemeClient implements SchemeNetworkClient {
     const release = await hold.acquire();
     try {
       const payload = signer.next(owed);
-      this.pending.set(keyOf(payload), { signer, release, facilitator: this.options.facilitator ?? terms.extra.facilitator });
+      this.pending.set(keyOf(payload), {
+        signer,
+        release,
+        facilitator: this.options.facilitator ?? terms.extra.facilitator,
+      });
       return { x402Version: 2, payload };
     } catch (err) {
       release();
@@ -111,7 +136,8 @@ export class ChannelSchemeClient implements SchemeNetworkClient {
         pending.signer.confirm(BigInt(sent.data.cumulative));
         return;
       }
-      if (ctx.paymentRequired?.error === 'VOUCHER_NOT_INCREASING' && (await this.resync(pending))) return { recovered: true };
+      if (ctx.paymentRequired?.error === 'VOUCHER_NOT_INCREASING' && (await this.resync(pending)))
+        return { recovered: true };
     } finally {
       pending.release();
     }
@@ -123,7 +149,8 @@ export class ChannelSchemeClient implements SchemeNetworkClient {
     try {
       const res = await this.doFetch(`${p.facilitator.replace(/\/+$/, '')}/channels/${p.signer.channelId}`);
       const view = safeParse(ChannelViewSchema, await res.json());
-      if (view.success && view.data.id === p.signer.channelId.toString()) p.signer.confirm(BigInt(view.data.lastAccepted));
+      if (view.success && view.data.id === p.signer.channelId.toString())
+        p.signer.confirm(BigInt(view.data.lastAccepted));
     } catch {
       return false;
     }

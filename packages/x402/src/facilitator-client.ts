@@ -13,7 +13,10 @@ export class SvcFacilitatorClient extends HTTPFacilitatorClient {
     super(config);
   }
 
-  override async settle(paymentPayload: PaymentPayload, paymentRequirements: PaymentRequirements): Promise<SettleResponse> {
+  override async settle(
+    paymentPayload: PaymentPayload,
+    paymentRequirements: PaymentRequirements,
+  ): Promise<SettleResponse> {
     const { headers: auth } = await this.createAuthHeaders('settle');
     const signal = AbortSignal.timeout(this.timeoutMs);
     let res: Response;
@@ -38,11 +41,13 @@ export class SvcFacilitatorClient extends HTTPFacilitatorClient {
       throw new FacilitatorResponseError(`Facilitator settle returned invalid JSON (HTTP ${res.status})`);
     }
     if (!res.ok) {
-      if (typeof data === 'object' && data !== null && 'success' in data) throw new SettleError(res.status, data as SettleResponse);
+      if (typeof data === 'object' && data !== null && 'success' in data)
+        throw new SettleError(res.status, data as SettleResponse);
       throw new Error(`Facilitator settle failed (${res.status}): ${text.slice(0, 200)}`);
     }
     const parsed = safeParse(SettleResponseSchema, data);
-    if (!parsed.success) throw new FacilitatorResponseError(`Facilitator settle returned invalid data: ${text.slice(0, 200)}`);
+    if (!parsed.success)
+      throw new FacilitatorResponseError(`Facilitator settle returned invalid data: ${text.slice(0, 200)}`);
     return parsed.data as SettleResponse;
   }
 }

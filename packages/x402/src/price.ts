@@ -34,11 +34,14 @@ export function priceToUnits(price: unknown, options: { decimals?: number; symbo
   if (typeof price === 'bigint') {
     value = price;
   } else if (typeof price === 'number') {
-    throw new PriceError(`a price must be a bigint or a string, not the number ${price}: write "${price}" for base units or "$${price}" for asset units`);
+    throw new PriceError(
+      `a price must be a bigint or a string, not the number ${price}: write "${price}" for base units or "$${price}" for asset units`,
+    );
   } else if (typeof price === 'string') {
     value = fromString(price.trim(), decimals, symbol);
   } else if (isPricedAsset(price)) {
-    if (!BASE_UNITS_RE.test(price.amount)) throw new PriceError(`an asset amount must be a decimal string of base units, not "${price.amount}"`);
+    if (!BASE_UNITS_RE.test(price.amount))
+      throw new PriceError(`an asset amount must be a decimal string of base units, not "${price.amount}"`);
     value = guarded(() => parseUnits(price.amount));
   } else {
     throw new PriceError('a price must be a bigint, a string or { amount, asset }');
@@ -53,10 +56,13 @@ function fromString(text: string, decimals: number, symbol: string): bigint {
   const dollars = DOLLARS_RE.exec(text);
   if (dollars?.[1] !== undefined) return guarded(() => parseDisplayAmount(dollars[1]!, decimals));
   const withSymbol = SYMBOL_RE.exec(text);
-  if (withSymbol?.[1] !== undefined && withSymbol[2]?.toUpperCase() === symbol) return guarded(() => parseDisplayAmount(withSymbol[1]!, decimals));
+  if (withSymbol?.[1] !== undefined && withSymbol[2]?.toUpperCase() === symbol)
+    return guarded(() => parseDisplayAmount(withSymbol[1]!, decimals));
   if (text.startsWith('-')) throw new PriceError(`a price must be positive, not "${text}"`);
   if (/^[0-9]*\.[0-9]+$/.test(text)) {
-    throw new PriceError(`"${text}" is ambiguous: write base units without a point, or asset units as "$${text}" or "${text} ${symbol}"`);
+    throw new PriceError(
+      `"${text}" is ambiguous: write base units without a point, or asset units as "$${text}" or "${text} ${symbol}"`,
+    );
   }
   throw new PriceError(`not a price: "${text}"`);
 }
@@ -71,5 +77,10 @@ function guarded(parse: () => bigint): bigint {
 }
 
 function isPricedAsset(price: unknown): price is PricedAsset {
-  return typeof price === 'object' && price !== null && typeof (price as PricedAsset).amount === 'string' && typeof (price as PricedAsset).asset === 'string';
+  return (
+    typeof price === 'object' &&
+    price !== null &&
+    typeof (price as PricedAsset).amount === 'string' &&
+    typeof (price as PricedAsset).asset === 'string'
+  );
 }

@@ -26,8 +26,3 @@ export function channelTerms(x402Version: number, raw: unknown): PaymentRequirem
   }
   return parsed.data;
 }
-
-/** What one payment must add: the price for `request`, one slice for `token` and `second`. */
-export function owedFor(terms: PaymentRequirements): bigint {
-  return BigInt(terms.unit === 'request' ? terms.amount : (terms.extra.sliceAmount ?? terms.amount));
-}

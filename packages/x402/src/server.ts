@@ -7,7 +7,15 @@
 // The price is per request (the official middlewares hold the body back until settlement, so
 // metered streams are not for them). Flow "authorization": /verify before the handler (svc
 // accepts the voucher there), /settle after it (svc confirms the accepted voucher).
-import { ASSET_DECIMALS, PaymentRequirementsSchema, SCHEME, SupportedKindSchema, formatUnits, isUnits, parseUnits } from '@svc/core';
+import {
+  ASSET_DECIMALS,
+  PaymentRequirementsSchema,
+  SCHEME,
+  SupportedKindSchema,
+  formatUnits,
+  isUnits,
+  parseUnits,
+} from '@svc/core';
 import type { Unit } from '@svc/core';
 import type {
   AssetAmount,
@@ -56,8 +64,11 @@ export class ChannelSchemeServer implements SchemeNetworkServer {
   /** Base units: a bigint or a base-unit string; "$0.0005" or "0.0005 USDC" in asset units. */
   parsePrice(price: Price, _network: Network): Promise<AssetAmount> {
     return new Promise((resolve) => {
-      const amount = formatUnits(priceToUnits(price, { decimals: ASSET_DECIMALS, symbol: this.options.symbol ?? 'USDC' }));
-      if (typeof price === 'object') resolve({ amount, asset: price.asset, ...(price.extra ? { extra: price.extra } : {}) });
+      const amount = formatUnits(
+        priceToUnits(price, { decimals: ASSET_DECIMALS, symbol: this.options.symbol ?? 'USDC' }),
+      );
+      if (typeof price === 'object')
+        resolve({ amount, asset: price.asset, ...(price.extra ? { extra: price.extra } : {}) });
       else resolve({ amount, asset: '' });
     });
   }
@@ -67,18 +78,24 @@ export class ChannelSchemeServer implements SchemeNetworkServer {
   }
 
   /** Fills in the asset and `extra` from the facilitator's /supported kind, and `unit: "request"`. */
-  enhancePaymentRequirements(requirements: X402Requirements, supportedKind: SupportedKind, _facilitatorExtensions: string[]): Promise<X402Requirements> {
+  enhancePaymentRequirements(
+    requirements: X402Requirements,
+    supportedKind: SupportedKind,
+    _facilitatorExtensions: string[],
+  ): Promise<X402Requirements> {
     return new Promise((resolve) => resolve(this.enhance(requirements, supportedKind)));
   }
 
   validateFacilitatorSupport(_network: Network, supportedKind: SupportedKind): string | void {
     const kind = SupportedKindSchema.safeParse(supportedKind);
-    if (!kind.success) return `the facilitator's kind is not a svc channel kind (${kind.error.issues[0]?.path.join('.') ?? 'extra'})`;
+    if (!kind.success)
+      return `the facilitator's kind is not a svc channel kind (${kind.error.issues[0]?.path.join('.') ?? 'extra'})`;
   }
 
   private enhance(requirements: X402Requirements, supportedKind: SupportedKind): ChannelRequirements {
     const kind = SupportedKindSchema.safeParse(supportedKind);
-    if (!kind.success) throw new Error(`the facilitator's /supported kind for ${supportedKind.network} is not a svc channel kind`);
+    if (!kind.success)
+      throw new Error(`the facilitator's /supported kind for ${supportedKind.network} is not a svc channel kind`);
     const k = kind.data.extra;
     const given = requirements.asset.trim();
     if (given !== '' && given !== k.asset && given.toUpperCase() !== k.assetCode.toUpperCase()) {
@@ -86,13 +103,21 @@ export class ChannelSchemeServer implements SchemeNetworkServer {
     }
     const price = parseUnits(requirements.amount);
     const { minDeposit: routeMinDeposit, ...routeExtra } = requirements.extra;
-    if (routeMinDeposit !== undefined && !isUnits(routeMinDeposit)) throw new Error('extra.minDeposit must be a decimal string of base units');
-    const minDeposit = routeMinDeposit ?? formatUnits(price * (this.options.minDepositUnits ?? DEFAULT_MIN_DEPOSIT_UNITS));
+    if (routeMinDeposit !== undefined && !isUnits(routeMinDeposit))
+      throw new Error('extra.minDeposit must be a decimal string of base units');
+    const minDeposit =
+      routeMinDeposit ?? formatUnits(price * (this.options.minDepositUnits ?? DEFAULT_MIN_DEPOSIT_UNITS));
     const out: ChannelRequirements = {
       ...requirements,
       asset: k.asset,
       unit: 'request',
-      extra: { ...routeExtra, channelContract: k.channelContract, minDeposit, facilitator: k.facilitator, areFeesSponsored: k.areFeesSponsored },
+      extra: {
+        ...routeExtra,
+        channelContract: k.channelContract,
+        minDeposit,
+        facilitator: k.facilitator,
+        areFeesSponsored: k.areFeesSponsored,
+      },
     };
     const check = PaymentRequirementsSchema.safeParse(out);
     if (!check.success) {

@@ -28,9 +28,13 @@ export function singleChannel(signer: VoucherSigner): ChannelSource {
 
 /** Why a channel cannot pay these terms, or null when it can. */
 export function channelMismatch(signer: VoucherSigner, terms: PaymentRequirements): string | null {
-  if (signer.payee !== terms.payTo) return `channel ${signer.channelId} pays ${signer.payee}, the seller is ${terms.payTo}`;
-  if (signer.network !== terms.network) return `channel ${signer.channelId} is on ${signer.network}, the seller wants ${terms.network}`;
-  if (signer.asset !== terms.asset) return `channel ${signer.channelId} holds ${signer.asset}, the seller wants ${terms.asset}`;
-  if (signer.channelContract !== terms.extra.channelContract) return `channel ${signer.channelId} belongs to another channel contract`;
+  if (signer.payee !== terms.payTo)
+    return `channel ${signer.channelId} pays ${signer.payee}, the seller is ${terms.payTo}`;
+  if (signer.network !== terms.network)
+    return `channel ${signer.channelId} is on ${signer.network}, the seller wants ${terms.network}`;
+  if (signer.asset !== terms.asset)
+    return `channel ${signer.channelId} holds ${signer.asset}, the seller wants ${terms.asset}`;
+  if (signer.channelContract !== terms.extra.channelContract)
+    return `channel ${signer.channelId} belongs to another channel contract`;
   return null;
 }

@@ -12,11 +12,22 @@ export function decorateForSvcBuyers(ctx: SchemePaymentRequiredContext): void {
   const res = ctx.paymentRequiredResponse as typeof ctx.paymentRequiredResponse & Decorated;
   const code = isReasonCode(res.error) ? res.error : null;
   res.source = code !== null && code !== 'PAYMENT_REQUIRED' ? 'facilitator' : 'gateway';
-  res.message = code !== null ? DEFAULT_MESSAGES[code] : res.error === undefined || /^payment required$/i.test(res.error) ? DEFAULT_MESSAGES.PAYMENT_REQUIRED : res.error;
+  res.message =
+    code !== null
+      ? DEFAULT_MESSAGES[code]
+      : res.error === undefined || /^payment required$/i.test(res.error)
+        ? DEFAULT_MESSAGES.PAYMENT_REQUIRED
+        : res.error;
   if (res.extensions?.['bazaar'] === undefined) {
     res.extensions = {
       ...res.extensions,
-      bazaar: { info: { input: { type: 'http', method: methodOf(ctx.transportContext) }, output: { type: 'json', mimeType: 'application/json' } }, schema: {} },
+      bazaar: {
+        info: {
+          input: { type: 'http', method: methodOf(ctx.transportContext) },
+          output: { type: 'json', mimeType: 'application/json' },
+        },
+        schema: {},
+      },
     };
   }
 }

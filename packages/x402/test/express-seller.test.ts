@@ -1,7 +1,14 @@
 // An @x402/express seller paid through the svc facilitator: by the svc SDK's payFetch and by an
 // @x402/fetch buyer; a rejected payment is a 402 with the reason, never a 5xx.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { PaymentResponseSchema, SupportedResponseSchema, decodeJsonHeader, encodeJsonHeader, randomKeypair, verifyReceipt } from '@svc/core';
+import {
+  PaymentResponseSchema,
+  SupportedResponseSchema,
+  decodeJsonHeader,
+  encodeJsonHeader,
+  randomKeypair,
+  verifyReceipt,
+} from '@svc/core';
 import { ChannelSigner, payFetch } from '@svc/sdk';
 import { HTTPFacilitatorClient } from '@x402/core/server';
 import { decodePaymentResponseHeader, wrapFetchWithPayment, x402Client } from '@x402/fetch';
@@ -25,13 +32,19 @@ describe('@x402/express seller + svc facilitator', () => {
   let official: Seller; // the stock HTTPFacilitatorClient
   let keeping: Seller; // SvcFacilitatorClient: the svc receipt reaches the buyer
   let signers: string[];
-  const x402Buyer = async (signer: VoucherSigner) => wrapFetchWithPayment(fetch, new x402Client().register('stellar:*', await ChannelSchemeClient.fromFacilitator(h.url, singleChannel(signer))));
+  const x402Buyer = async (signer: VoucherSigner) =>
+    wrapFetchWithPayment(
+      fetch,
+      new x402Client().register('stellar:*', await ChannelSchemeClient.fromFacilitator(h.url, singleChannel(signer))),
+    );
 
   beforeAll(async () => {
     h = await startHarness();
     official = await startSeller(new HTTPFacilitatorClient({ url: h.url }), randomKeypair().address);
     keeping = await startSeller(new SvcFacilitatorClient({ url: h.url }), randomKeypair().address);
-    signers = Object.values(SupportedResponseSchema.parse(await (await fetch(`${h.url}/supported`)).json()).signers).flat();
+    signers = Object.values(
+      SupportedResponseSchema.parse(await (await fetch(`${h.url}/supported`)).json()).signers,
+    ).flat();
   });
   afterAll(async () => {
     await official.close();
@@ -45,10 +58,23 @@ describe('@x402/express seller + svc facilitator', () => {
     const terms = decodeHeader(res, 'payment-required') as { x402Version: number; accepts: Record<string, unknown>[] };
     const info = await h.ledger.info();
     expect(terms.x402Version).toBe(2);
-    expect(terms.accepts).toEqual([{
-      scheme: 'channel', network: 'stellar:local', asset: info.contracts.asset, payTo: official.payTo, amount: '5000', unit: 'request', maxTimeoutSeconds: 300,
-      extra: { channelContract: info.contracts.channel, minDeposit: '5000000', facilitator: h.url, areFeesSponsored: true },
-    }]);
+    expect(terms.accepts).toEqual([
+      {
+        scheme: 'channel',
+        network: 'stellar:local',
+        asset: info.contracts.asset,
+        payTo: official.payTo,
+        amount: '5000',
+        unit: 'request',
+        maxTimeoutSeconds: 300,
+        extra: {
+          channelContract: info.contracts.channel,
+          minDeposit: '5000000',
+          facilitator: h.url,
+          areFeesSponsored: true,
+        },
+      },
+    ]);
     expect(official.served()).toBe(0);
   });
 
@@ -59,11 +85,20 @@ describe('@x402/express seller + svc facilitator', () => {
       const res = await pay(`${official.url}/weather`);
       expect(res.status).toBe(200);
       expect(await res.json()).toEqual({ city: 'Lisbon', forecast: 'sunny' });
-      expect(decodePaymentResponseHeader(res.headers.get('payment-response')!)).toMatchObject({ success: true, transaction: '', network: 'stellar:local', payer: b.keys.address });
+      expect(decodePaymentResponseHeader(res.headers.get('payment-response')!)).toMatchObject({
+        success: true,
+        transaction: '',
+        network: 'stellar:local',
+        payer: b.keys.address,
+      });
       expect(b.signer.cumulative).toBe(5000n * BigInt(i));
     }
     expect(official.served()).toBe(3);
-    const view = (await (await fetch(`${h.url}/channels/${b.channelId}`)).json()) as { lastAccepted: string; vouchers: number; payee: string };
+    const view = (await (await fetch(`${h.url}/channels/${b.channelId}`)).json()) as {
+      lastAccepted: string;
+      vouchers: number;
+      payee: string;
+    };
     expect(view).toMatchObject({ lastAccepted: '15000', vouchers: 3, payee: official.payTo });
   });
 
@@ -76,7 +111,13 @@ describe('@x402/express seller + svc facilitator', () => {
       expect(await res.json()).toEqual({ city: 'Lisbon', forecast: 'sunny' });
       const payment = PaymentResponseSchema.parse(decodeHeader(res, 'payment-response'));
       expect(verifyReceipt(payment.receipt, signers)).toEqual({ ok: true });
-      expect(payment.receipt).toMatchObject({ payee: keeping.payTo, resource: `${keeping.url}/weather`, amount: '5000', cumulative: String(5000 * i), channelId: b.channelId.toString() });
+      expect(payment.receipt).toMatchObject({
+        payee: keeping.payTo,
+        resource: `${keeping.url}/weather`,
+        amount: '5000',
+        cumulative: String(5000 * i),
+        channelId: b.channelId.toString(),
+      });
     }
   });
 
@@ -107,9 +148,17 @@ describe('@x402/express seller + svc facilitator', () => {
 
   describe('a rejected payment is a 402 with the reason, never a 5xx', () => {
     const payRaw = async (seller: Seller, signer: ChannelSigner, cumulative: bigint) => {
-      const terms = decodeHeader(await fetch(`${seller.url}/weather`), 'payment-required') as { accepts: Record<string, unknown>[]; resource: unknown };
+      const terms = decodeHeader(await fetch(`${seller.url}/weather`), 'payment-required') as {
+        accepts: Record<string, unknown>[];
+        resource: unknown;
+      };
       const payload = signer.sign(cumulative);
-      const header = encodeJsonHeader({ x402Version: 2, accepted: terms.accepts[0], payload, resource: terms.resource });
+      const header = encodeJsonHeader({
+        x402Version: 2,
+        accepted: terms.accepts[0],
+        payload,
+        resource: terms.resource,
+      });
       return fetch(`${seller.url}/weather`, { headers: { 'PAYMENT-SIGNATURE': header } });
     };
 
@@ -126,7 +175,16 @@ describe('@x402/express seller + svc facilitator', () => {
       const b = await h.buyer({ payee: official.payTo, deposit: 5000n });
       // A signer that believes the deposit is larger than it is.
       const info = await h.ledger.info();
-      const liar = new ChannelSigner({ channelId: b.channelId, deposit: 1_000_000n, voucherKey: b.voucherKey, networkPassphrase: PASSPHRASE, channelContract: info.contracts.channel, network: info.network, payee: official.payTo, asset: info.contracts.asset });
+      const liar = new ChannelSigner({
+        channelId: b.channelId,
+        deposit: 1_000_000n,
+        voucherKey: b.voucherKey,
+        networkPassphrase: PASSPHRASE,
+        channelContract: info.contracts.channel,
+        network: info.network,
+        payee: official.payTo,
+        asset: info.contracts.asset,
+      });
       const before = official.served();
       const raw = await payRaw(official, liar, 10_000n);
       expect(raw.status).toBe(402);
@@ -143,7 +201,16 @@ describe('@x402/express seller + svc facilitator', () => {
     it('a forged signature: VOUCHER_BAD_SIGNATURE', async () => {
       const b = await h.buyer({ payee: keeping.payTo });
       const info = await h.ledger.info();
-      const forger = new ChannelSigner({ channelId: b.channelId, deposit: b.signer.deposit, voucherKey: randomKeypair(), networkPassphrase: PASSPHRASE, channelContract: info.contracts.channel, network: info.network, payee: keeping.payTo, asset: info.contracts.asset });
+      const forger = new ChannelSigner({
+        channelId: b.channelId,
+        deposit: b.signer.deposit,
+        voucherKey: randomKeypair(),
+        networkPassphrase: PASSPHRASE,
+        channelContract: info.contracts.channel,
+        network: info.network,
+        payee: keeping.payTo,
+        asset: info.contracts.asset,
+      });
       const res = await payRaw(keeping, forger, 5000n);
       expect(res.status).toBe(402);
       expect(decodeHeader(res, 'payment-required')['error']).toBe('VOUCHER_BAD_SIGNATURE');

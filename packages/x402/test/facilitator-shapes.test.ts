@@ -20,14 +20,24 @@ describe('svc facilitator ↔ @x402/core HTTPFacilitatorClient', () => {
 
   const asX402 = (r: SvcRequirements) => r as unknown as PaymentRequirements;
   const payloadFor = (reqs: SvcRequirements, payload: Record<string, unknown>): PaymentPayload => ({
-    x402Version: 2, accepted: asX402(reqs), payload, resource: { url: `${h.url}/paid/thing`, description: '', mimeType: '' },
+    x402Version: 2,
+    accepted: asX402(reqs),
+    payload,
+    resource: { url: `${h.url}/paid/thing`, description: '', mimeType: '' },
   });
 
   it('GET /supported parses: kinds, extensions, signers', async () => {
     const supported = await client.getSupported();
     const info = await h.ledger.info();
-    expect(supported.kinds).toContainEqual(expect.objectContaining({ x402Version: 2, scheme: 'channel', network: 'stellar:local' }));
-    expect(supported.kinds[0]!.extra).toMatchObject({ asset: info.contracts.asset, assetCode: 'USDC', decimals: 7, channelContract: info.contracts.channel });
+    expect(supported.kinds).toContainEqual(
+      expect.objectContaining({ x402Version: 2, scheme: 'channel', network: 'stellar:local' }),
+    );
+    expect(supported.kinds[0]!.extra).toMatchObject({
+      asset: info.contracts.asset,
+      assetCode: 'USDC',
+      decimals: 7,
+      channelContract: info.contracts.channel,
+    });
     expect(supported.signers['stellar:*']).toEqual([h.f.services.keys.address]);
     expect(Array.isArray(supported.extensions)).toBe(true);
   });
@@ -42,8 +52,13 @@ describe('svc facilitator ↔ @x402/core HTTPFacilitatorClient', () => {
   it('POST /verify: a rejected payment is 200 with isValid false and the reason, not an error', async () => {
     const b = await h.buyer({ payee: randomKeypair().address });
     const reqs = h.requirements();
-    await expect(client.verify(payloadFor(reqs, b.signer.next(5000n)), asX402(reqs))).resolves.toMatchObject({ isValid: false, invalidReason: 'WRONG_PAYEE' });
-    await expect(client.verify(payloadFor(reqs, { channelId: '1', cumulative: '1.5', signature: 'zz' }), asX402(reqs))).resolves.toMatchObject({ isValid: false, invalidReason: 'PAYMENT_MALFORMED' });
+    await expect(client.verify(payloadFor(reqs, b.signer.next(5000n)), asX402(reqs))).resolves.toMatchObject({
+      isValid: false,
+      invalidReason: 'WRONG_PAYEE',
+    });
+    await expect(
+      client.verify(payloadFor(reqs, { channelId: '1', cumulative: '1.5', signature: 'zz' }), asX402(reqs)),
+    ).resolves.toMatchObject({ isValid: false, invalidReason: 'PAYMENT_MALFORMED' });
   });
 
   it('POST /verify: the official client keeps the svc receipt in `extra`, and the attest token for the seller’s side (issue 15.2)', async () => {
@@ -57,24 +72,51 @@ describe('svc facilitator ↔ @x402/core HTTPFacilitatorClient', () => {
     const token = h.sellerToken(reqs.payTo);
     const asSeller = new HTTPFacilitatorClient({
       url: h.url,
-      createAuthHeaders: () => Promise.resolve({ verify: { authorization: `Bearer ${token}` }, settle: { authorization: `Bearer ${token}` }, supported: {} }),
+      createAuthHeaders: () =>
+        Promise.resolve({
+          verify: { authorization: `Bearer ${token}` },
+          settle: { authorization: `Bearer ${token}` },
+          supported: {},
+        }),
     });
     const signed = await asSeller.verify(payloadFor(reqs, b.signer.sign(10_000n)), asX402(reqs));
-    expect(signed.extra).toMatchObject({ receipt: { cumulative: '10000' }, attestToken: expect.stringMatching(/^[0-9a-f]{64}$/) });
+    expect(signed.extra).toMatchObject({
+      receipt: { cumulative: '10000' },
+      attestToken: expect.stringMatching(/^[0-9a-f]{64}$/),
+    });
   });
 
   it('requests the official client can build but svc does not take are refusals it understands, not errors (issue 15.3)', async () => {
     const b = await h.buyer();
     const reqs = h.requirements();
     const exact = { ...asX402(reqs), scheme: 'exact', extra: {} };
-    await expect(client.verify(payloadFor(reqs, b.signer.next(5000n)), exact)).resolves.toMatchObject({ isValid: false, invalidReason: 'UNSUPPORTED_SCHEME' });
-    await expect(client.settle(payloadFor(reqs, b.signer.next(5000n)), exact)).resolves.toMatchObject({ success: false, errorReason: 'UNSUPPORTED_SCHEME' });
+    await expect(client.verify(payloadFor(reqs, b.signer.next(5000n)), exact)).resolves.toMatchObject({
+      isValid: false,
+      invalidReason: 'UNSUPPORTED_SCHEME',
+    });
+    await expect(client.settle(payloadFor(reqs, b.signer.next(5000n)), exact)).resolves.toMatchObject({
+      success: false,
+      errorReason: 'UNSUPPORTED_SCHEME',
+    });
     const v3 = { ...payloadFor(reqs, b.signer.next(5000n)), x402Version: 3 };
-    await expect(client.verify(v3, asX402(reqs))).resolves.toMatchObject({ isValid: false, invalidReason: 'UNSUPPORTED_VERSION' });
+    await expect(client.verify(v3, asX402(reqs))).resolves.toMatchObject({
+      isValid: false,
+      invalidReason: 'UNSUPPORTED_VERSION',
+    });
     const { extra: _extra, ...noExtra } = reqs;
-    await expect(client.verify(payloadFor(reqs, b.signer.next(5000n)), noExtra as unknown as PaymentRequirements)).resolves.toMatchObject({ isValid: false, invalidReason: 'PAYMENT_MALFORMED', invalidMessage: expect.stringMatching(/extra/) });
+    await expect(
+      client.verify(payloadFor(reqs, b.signer.next(5000n)), noExtra as unknown as PaymentRequirements),
+    ).resolves.toMatchObject({
+      isValid: false,
+      invalidReason: 'PAYMENT_MALFORMED',
+      invalidMessage: expect.stringMatching(/extra/),
+    });
     // A body that is not a verify request at all stays a 400.
-    const junk = await fetch(`${h.url}/verify`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ hello: 'world' }) });
+    const junk = await fetch(`${h.url}/verify`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ hello: 'world' }),
+    });
     expect(junk.status).toBe(400);
   });
 
@@ -87,15 +129,26 @@ describe('svc facilitator ↔ @x402/core HTTPFacilitatorClient', () => {
     expect(settled).toMatchObject({ success: true, transaction: '', network: 'stellar:local', payer: b.keys.address });
     // The stock client keeps only the x402 fields and `extra`: the svc receipt travels in `extra`.
     expect(settled).not.toHaveProperty('receipt');
-    expect(settled).toMatchObject({ amount: '5000', extra: { scheme: 'channel', cumulative: '5000', receipt: { payer: b.keys.address } } });
+    expect(settled).toMatchObject({
+      amount: '5000',
+      extra: { scheme: 'channel', cumulative: '5000', receipt: { payer: b.keys.address } },
+    });
   });
 
   it('POST /settle: a rejected payment is 200 with success false and the reason', async () => {
     const b = await h.buyer();
     const reqs = h.requirements();
     const tampered = { ...b.signer.sign(5000n), cumulative: '10000' };
-    await expect(client.settle(payloadFor(reqs, tampered), asX402(reqs))).resolves.toMatchObject({ success: false, errorReason: 'VOUCHER_BAD_SIGNATURE', transaction: '', network: 'stellar:local' });
-    await expect(client.settle(payloadFor(reqs, b.signer.sign(5000n)), asX402(reqs))).resolves.toMatchObject({ success: true, payer: b.keys.address });
+    await expect(client.settle(payloadFor(reqs, tampered), asX402(reqs))).resolves.toMatchObject({
+      success: false,
+      errorReason: 'VOUCHER_BAD_SIGNATURE',
+      transaction: '',
+      network: 'stellar:local',
+    });
+    await expect(client.settle(payloadFor(reqs, b.signer.sign(5000n)), asX402(reqs))).resolves.toMatchObject({
+      success: true,
+      payer: b.keys.address,
+    });
   });
 
   it('SvcFacilitatorClient.settle keeps the svc receipt, which verifies offline', async () => {
@@ -106,7 +159,13 @@ describe('svc facilitator ↔ @x402/core HTTPFacilitatorClient', () => {
     expect((await svc.verify(payload, asX402(reqs))).isValid).toBe(true);
     const settled = PaymentResponseSchema.parse(await svc.settle(payload, asX402(reqs)));
     expect(verifyReceipt(settled.receipt, [h.f.services.keys.address])).toEqual({ ok: true });
-    expect(settled.receipt).toMatchObject({ resource: `${h.url}/paid/thing`, cumulative: '5000', payer: b.keys.address });
-    await expect(svc.settle(payloadFor(reqs, { ...b.signer.sign(5000n), channelId: '999999' }), asX402(reqs))).resolves.toMatchObject({ success: false, errorReason: 'CHANNEL_NOT_FOUND' });
+    expect(settled.receipt).toMatchObject({
+      resource: `${h.url}/paid/thing`,
+      cumulative: '5000',
+      payer: b.keys.address,
+    });
+    await expect(
+      svc.settle(payloadFor(reqs, { ...b.signer.sign(5000n), channelId: '999999' }), asX402(reqs)),
+    ).resolves.toMatchObject({ success: false, errorReason: 'CHANNEL_NOT_FOUND' });
   });
 });

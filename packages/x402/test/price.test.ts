@@ -59,7 +59,11 @@ describe('ChannelSchemeServer.parsePrice', () => {
   it('answers a decimal string of base units and leaves the asset to the facilitator', async () => {
     await expect(server.parsePrice('$0.0005', 'stellar:local')).resolves.toEqual({ amount: '5000', asset: '' });
     await expect(server.parsePrice('5000', 'stellar:local')).resolves.toEqual({ amount: '5000', asset: '' });
-    await expect(server.parsePrice({ amount: '7', asset: 'USDC', extra: { a: 1 } }, 'stellar:local')).resolves.toEqual({ amount: '7', asset: 'USDC', extra: { a: 1 } });
+    await expect(server.parsePrice({ amount: '7', asset: 'USDC', extra: { a: 1 } }, 'stellar:local')).resolves.toEqual({
+      amount: '7',
+      asset: 'USDC',
+      extra: { a: 1 },
+    });
   });
 
   it('rejects floats and negative prices', async () => {
@@ -68,6 +72,9 @@ describe('ChannelSchemeServer.parsePrice', () => {
   });
 
   it('accepts a bigint at runtime, as JavaScript sellers may pass one', async () => {
-    await expect(server.parsePrice(5000n as unknown as string, 'stellar:local')).resolves.toEqual({ amount: '5000', asset: '' });
+    await expect(server.parsePrice(5000n as unknown as string, 'stellar:local')).resolves.toEqual({
+      amount: '5000',
+      asset: '',
+    });
   });
 });

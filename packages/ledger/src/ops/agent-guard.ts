@@ -39,12 +39,17 @@ export class AgentGuard {
     const account = this.#account();
     if (account.frozen) fail(3, `smart account ${account.address} is frozen: its agent key may not act`);
     const policy = this.#policy(account);
-    if (this.ctx.ledger > policy.expiresLedger) fail(2, `the policy of ${account.address} expired after ledger ${policy.expiresLedger} (latest is ${this.ctx.ledger})`);
+    if (this.ctx.ledger > policy.expiresLedger)
+      fail(
+        2,
+        `the policy of ${account.address} expired after ledger ${policy.expiresLedger} (latest is ${this.ctx.ledger})`,
+      );
   }
 
   requirePayee(payee: string): void {
     const account = this.#account();
-    if (!this.#policy(account).payees.includes(payee)) fail(5, `${payee} is not a payee of the policy of ${account.address}`);
+    if (!this.#policy(account).payees.includes(payee))
+      fail(5, `${payee} is not a payee of the policy of ${account.address}`);
   }
 
   /** Counts `amount` of `asset` leaving the account against the caps, and records the spend. */
@@ -53,9 +58,11 @@ export class AgentGuard {
     const policy = this.#policy(account);
     const value = assetValue(this.ctx.env.contracts, asset, amount);
     const inTx = this.#spentInTx + value;
-    if (inTx > policy.perTxCap) fail(6, `${inTx} exceeds the per-transaction cap ${policy.perTxCap} of ${account.address}`);
+    if (inTx > policy.perTxCap)
+      fail(6, `${inTx} exceeds the per-transaction cap ${policy.perTxCap} of ${account.address}`);
     const today = (account.day === this.ctx.day ? account.spentToday : 0n) + value;
-    if (today > policy.dailyCap) fail(7, `${today} spent on ${this.ctx.day} would exceed the daily cap ${policy.dailyCap} of ${account.address}`);
+    if (today > policy.dailyCap)
+      fail(7, `${today} spent on ${this.ctx.day} would exceed the daily cap ${policy.dailyCap} of ${account.address}`);
     this.#spentInTx = inTx;
     this.ctx.state.smartAccounts.update({ ...account, spentToday: today, day: this.ctx.day });
   }

@@ -7,11 +7,9 @@
 // 6/7, no payee check: the pool is not a payee) and its balance (27).
 //
 //   { op: 'dex.swap', args: { sell: contracts.asset, amount: '10000000' } }   // 1 USDC → 10 XLM
-import { z } from 'zod';
 import { DEX_RATE } from '../contracts.js';
 import type { LocalContracts } from '../contracts.js';
-import { zAddressArg, zAmountArg } from './args.js';
-import { defineOp, fail } from './registry.js';
+import { defineLedgerOp, fail } from './registry.js';
 
 type PoolContracts = Pick<LocalContracts, 'asset' | 'xlm'>;
 
@@ -30,15 +28,24 @@ export function assetValue(contracts: PoolContracts, asset: string, amount: bigi
   return asset === contracts.xlm ? (amount + DEX_RATE - 1n) / DEX_RATE : amount;
 }
 
-export const dexSwapOp = defineOp('dex.swap', z.strictObject({ sell: zAddressArg, amount: zAmountArg }), (ctx, args) => {
+export const dexSwapOp = defineLedgerOp('dex.swap', (ctx, args) => {
   const { asset, xlm, dex } = ctx.env.contracts;
   if (args.amount <= 0n) fail(27, 'amount must be positive');
-  const { buy, bought } = quote(ctx.env.contracts, args.sell, args.amount) ?? fail(27, `the pool trades ${asset} and ${xlm} only, not ${args.sell}`);
+  const { buy, bought } =
+    quote(ctx.env.contracts, args.sell, args.amount) ??
+    fail(27, `the pool trades ${asset} and ${xlm} only, not ${args.sell}`);
   if (bought === 0n) fail(27, `${args.amount} base units of ${args.sell} buy nothing at 1:${DEX_RATE}`);
   const reserve = ctx.balance(dex, buy);
-  if (reserve < bought) fail(27, `insufficient reserves: the pool holds ${reserve} base units of ${buy}, ${bought} needed`);
+  if (reserve < bought)
+    fail(27, `insufficient reserves: the pool holds ${reserve} base units of ${buy}, ${bought} needed`);
   ctx.transfer(ctx.source, dex, args.amount, args.sell);
   ctx.transfer(dex, ctx.source, bought, buy);
-  ctx.emit('dex.swapped', { account: ctx.source, sold: args.amount.toString(), soldAsset: args.sell, bought: bought.toString(), boughtAsset: buy });
+  ctx.emit('dex.swapped', {
+    account: ctx.source,
+    sold: args.amount.toString(),
+    soldAsset: args.sell,
+    bought: bought.toString(),
+    boughtAsset: buy,
+  });
   return { sold: args.amount.toString(), bought: bought.toString(), boughtAsset: buy };
 });

@@ -89,5 +89,9 @@ export function utilizationBps(book: PoolBook): bigint {
 
 /** The pool as it stands after an op, for that op's event (decimal strings). */
 export function bookEventData(book: PoolBook): { size: string; totalShares: string; sharePrice: string } {
-  return { size: book.size.toString(), totalShares: book.totalShares.toString(), sharePrice: sharePrice(book).toString() };
+  return {
+    size: book.size.toString(),
+    totalShares: book.totalShares.toString(),
+    sharePrice: sharePrice(book).toString(),
+  };
 }

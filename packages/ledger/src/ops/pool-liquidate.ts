@@ -6,13 +6,11 @@
 // DEX's reserve cannot buy). Whatever the account holds beyond the debt stays its own. The line
 // closes either way; the pool's idle grows by what was seized, so the share price moves by
 // (seized − principal) × 10^7 / totalShares: down when less than the principal came back.
-import { z } from 'zod';
 import { DEX_RATE } from '../contracts.js';
-import { zAddressArg } from './args.js';
 import type { OpContext } from './context.js';
 import { accountValue, bookEventData, healthBps, isLiquidatable, readBook } from './pool-book.js';
 import { requireLine } from './pool-lines.js';
-import { defineOp, fail } from './registry.js';
+import { defineLedgerOp, fail } from './registry.js';
 
 function min(...values: bigint[]): bigint {
   return values.reduce((a, b) => (b < a ? b : a));
@@ -27,15 +25,22 @@ function seizeXlm(ctx: OpContext, account: string, owed: bigint): bigint {
   ctx.transfer(account, creditPool, sold, xlm);
   ctx.transfer(creditPool, dex, sold, xlm);
   ctx.transfer(dex, creditPool, bought, asset);
-  ctx.emit('dex.swapped', { account: creditPool, sold: sold.toString(), soldAsset: xlm, bought: bought.toString(), boughtAsset: asset });
+  ctx.emit('dex.swapped', {
+    account: creditPool,
+    sold: sold.toString(),
+    soldAsset: xlm,
+    bought: bought.toString(),
+    boughtAsset: asset,
+  });
   return bought;
 }
 
-export const poolLiquidateOp = defineOp('pool.liquidate', z.strictObject({ account: zAddressArg }), (ctx, args) => {
+export const poolLiquidateOp = defineLedgerOp('pool.liquidate', (ctx, args) => {
   const line = requireLine(ctx, args.account);
   const { asset, creditPool } = ctx.env.contracts;
   const value = accountValue(ctx.state, ctx.env.contracts, line.account);
-  if (!isLiquidatable(value, line.debt)) fail(27, `the line of ${line.account} is healthy: ${healthBps(value, line.debt)} bps is not below the threshold`);
+  if (!isLiquidatable(value, line.debt))
+    fail(27, `the line of ${line.account} is healthy: ${healthBps(value, line.debt)} bps is not below the threshold`);
   const usdc = min(ctx.balance(line.account, asset), line.debt);
   ctx.transfer(line.account, creditPool, usdc);
   const seized = usdc + seizeXlm(ctx, line.account, line.debt - usdc);

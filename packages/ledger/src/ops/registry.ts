@@ -3,10 +3,13 @@
 // function (account.create, pool.deposit, dex.swap, …) is one more definition in ops/index.ts and
 // nothing else changes.
 //
-//   export const transferOp = defineOp('transfer', z.strictObject({ to: zAddressArg, amount: zAmountArg }),
-//     (ctx, args) => { ctx.transfer(ctx.source, args.to, args.amount); return undefined; });
+//   export const transferOp = defineLedgerOp('transfer', (ctx, args) => {
+//     ctx.transfer(ctx.source, args.to, args.amount);
+//     return undefined;
+//   });
 import type { z } from 'zod';
-import type { LedgerCode } from '@svc/core';
+import { LEDGER_OP_ARGS } from '@svc/core';
+import type { LedgerCode, LedgerOpArgs, LedgerOpName } from '@svc/core';
 import type { OpContext } from './context.js';
 
 /** What an op returns as the tx's `result`: JSON-safe (amounts and ids as decimal strings). */
@@ -23,8 +26,23 @@ export interface OpDefinition<S extends z.ZodType = z.ZodType> {
   apply(ctx: OpContext, args: z.output<S>): OpResult;
 }
 
-export function defineOp<S extends z.ZodType>(name: string, args: S, apply: (ctx: OpContext, args: z.output<S>) => OpResult): OpDefinition<S> {
+export function defineOp<S extends z.ZodType>(
+  name: string,
+  args: S,
+  apply: (ctx: OpContext, args: z.output<S>) => OpResult,
+): OpDefinition<S> {
   return { name, args, apply };
+}
+
+/** The table of @svc/core's op schemas, typed by name, so that one op's schema can be looked up generically. */
+const LEDGER_OP_SCHEMAS: { readonly [K in LedgerOpName]: z.ZodType<LedgerOpArgs<K>> } = LEDGER_OP_ARGS;
+
+/** One of the local ledger's own ops, its args the schema @svc/core declares for it (ledger-ops.ts). */
+export function defineLedgerOp<K extends LedgerOpName>(
+  name: K,
+  apply: (ctx: OpContext, args: LedgerOpArgs<K>) => OpResult,
+): OpDefinition<z.ZodType<LedgerOpArgs<K>>> {
+  return defineOp(name, LEDGER_OP_SCHEMAS[name], apply);
 }
 
 export type OpRegistry = ReadonlyMap<string, OpDefinition>;

@@ -1,9 +1,7 @@
 // The asset contract's `transfer` as a transaction (PROTOCOL.md §9): { to, amount } → —.
-import { z } from 'zod';
-import { zAddressArg, zAmountArg } from './args.js';
-import { defineOp, fail } from './registry.js';
+import { defineLedgerOp, fail } from './registry.js';
 
-export const transferOp = defineOp('transfer', z.strictObject({ to: zAddressArg, amount: zAmountArg }), (ctx, args) => {
+export const transferOp = defineLedgerOp('transfer', (ctx, args) => {
   if (args.amount <= 0n) fail(27, 'amount must be positive');
   ctx.agent?.requirePayee(args.to);
   ctx.transfer(ctx.source, args.to, args.amount);

@@ -12,7 +12,12 @@ export const CHANNEL_FUNCTIONS = ['open', 'top_up', 'claim', 'close'] as const;
 export type ChannelFunction = (typeof CHANNEL_FUNCTIONS)[number];
 
 /** The contract's event name (first topic) → the port's event type (what the ledger watcher reads). */
-export const EVENT_TYPES = { opened: 'channel.opened', topped_up: 'channel.topped_up', claimed: 'channel.claimed', closed: 'channel.closed' } as const;
+export const EVENT_TYPES = {
+  opened: 'channel.opened',
+  topped_up: 'channel.topped_up',
+  claimed: 'channel.claimed',
+  closed: 'channel.closed',
+} as const;
 type EventName = keyof typeof EVENT_TYPES;
 
 /** Storage: `DataKey::Channel(u64)` in persistent storage, a `Channel` struct (a map by field name). */
@@ -70,7 +75,10 @@ const ChannelValSchema = z.object({
 function parse<S extends z.ZodType>(schema: S, value: unknown, what: string): z.output<S> {
   const parsed = schema.safeParse(value);
   if (!parsed.success) {
-    const issues = parsed.error.issues.slice(0, 3).map((i) => `${i.path.join('.') || 'value'}: ${i.message}`).join('; ');
+    const issues = parsed.error.issues
+      .slice(0, 3)
+      .map((i) => `${i.path.join('.') || 'value'}: ${i.message}`)
+      .join('; ');
     throw new LedgerUnavailable(`the channel contract's ${what} does not match docs/channel-contract.md (${issues})`);
   }
   return parsed.data;
@@ -83,11 +91,27 @@ function native(value: xdr.ScVal): unknown {
 /** A channel record read from the contract's storage (the value of `DataKey::Channel(id)`). */
 export function decodeChannel(id: bigint, value: xdr.ScVal, asset: string): LedgerChannel {
   const c = parse(ChannelValSchema, native(value), `record of channel ${id}`);
-  return { id, payer: c.payer, payee: c.payee, asset, deposit: c.deposit, claimed: c.claimed, voucherKey: toHex(c.voucher_key), expiryLedger: c.expiry_ledger, open: c.open };
+  return {
+    id,
+    payer: c.payer,
+    payee: c.payee,
+    asset,
+    deposit: c.deposit,
+    claimed: c.claimed,
+    voucherKey: toHex(c.voucher_key),
+    expiryLedger: c.expiry_ledger,
+    open: c.open,
+  };
 }
 
 const EVENT_DATA = {
-  opened: z.object({ payer: z.string(), payee: z.string(), deposit: z.bigint(), expiry_ledger: zU32, voucher_key: zBytes(32) }),
+  opened: z.object({
+    payer: z.string(),
+    payee: z.string(),
+    deposit: z.bigint(),
+    expiry_ledger: zU32,
+    voucher_key: zBytes(32),
+  }),
   topped_up: z.object({ amount: z.bigint(), deposit: z.bigint(), expiry_ledger: zU32 }),
   claimed: z.object({ payee: z.string(), amount: z.bigint(), cumulative: z.bigint() }),
   closed: z.object({ refunded: z.bigint(), claimed: z.bigint() }),
@@ -114,15 +138,32 @@ export function decodeChannelEvent(topics: xdr.ScVal[], value: xdr.ScVal, asset:
   switch (event) {
     case 'opened': {
       const d = parse(EVENT_DATA.opened, native(value), 'opened event');
-      return { type, data: { channelId, payer: d.payer, payee: d.payee, asset, deposit: d.deposit.toString(), expiryLedger: d.expiry_ledger, voucherKey: toHex(d.voucher_key) } };
+      return {
+        type,
+        data: {
+          channelId,
+          payer: d.payer,
+          payee: d.payee,
+          asset,
+          deposit: d.deposit.toString(),
+          expiryLedger: d.expiry_ledger,
+          voucherKey: toHex(d.voucher_key),
+        },
+      };
     }
     case 'topped_up': {
       const d = parse(EVENT_DATA.topped_up, native(value), 'topped_up event');
-      return { type, data: { channelId, amount: d.amount.toString(), deposit: d.deposit.toString(), expiryLedger: d.expiry_ledger } };
+      return {
+        type,
+        data: { channelId, amount: d.amount.toString(), deposit: d.deposit.toString(), expiryLedger: d.expiry_ledger },
+      };
     }
     case 'claimed': {
       const d = parse(EVENT_DATA.claimed, native(value), 'claimed event');
-      return { type, data: { channelId, payee: d.payee, amount: d.amount.toString(), cumulative: d.cumulative.toString() } };
+      return {
+        type,
+        data: { channelId, payee: d.payee, amount: d.amount.toString(), cumulative: d.cumulative.toString() },
+      };
     }
     case 'closed': {
       const d = parse(EVENT_DATA.closed, native(value), 'closed event');
@@ -132,13 +173,20 @@ export function decodeChannelEvent(topics: xdr.ScVal[], value: xdr.ScVal, asset:
 }
 
 /** A function's return value as the local ledger's `result` (PROTOCOL.md §9 table). */
-export function decodeReturn(fn: ChannelFunction, value: xdr.ScVal | undefined): Record<string, string | number> | undefined {
+export function decodeReturn(
+  fn: ChannelFunction,
+  value: xdr.ScVal | undefined,
+): Record<string, string | number> | undefined {
   if (value === undefined) return undefined;
   switch (fn) {
     case 'open':
       return { channelId: parse(z.bigint(), native(value), 'open return value').toString() };
     case 'top_up': {
-      const c = parse(ChannelValSchema.pick({ deposit: true, expiry_ledger: true }), native(value), 'top_up return value');
+      const c = parse(
+        ChannelValSchema.pick({ deposit: true, expiry_ledger: true }),
+        native(value),
+        'top_up return value',
+      );
       return { deposit: c.deposit.toString(), expiryLedger: c.expiry_ledger };
     }
     case 'claim':

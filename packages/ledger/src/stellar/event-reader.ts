@@ -3,12 +3,12 @@
 // One getEvents call scans at most 10,000 ledgers: a page that comes back short may only mean the
 // window ended, so this keeps scanning until the page is full or the window reaches the latest
 // ledger. A page shorter than `limit` therefore means "caught up", as with the local ledger.
+import { MAX_LEDGER_EVENTS_PAGE } from '@svc/core';
 import { xdr } from '@stellar/stellar-sdk';
 import type { EventsPage, LedgerEvent } from '../port.js';
 import { LedgerUnavailable } from '../port.js';
-import { MAX_EVENTS_PAGE } from '../wire.js';
 import { decodeChannelEvent } from './contract-interface.js';
-import type { RpcEvent } from './rpc-schemas.js';
+import type { RpcEvent } from '@svc/core';
 import { RpcError } from './soroban-rpc.js';
 import type { EventsRequest, SorobanRpc } from './soroban-rpc.js';
 
@@ -35,13 +35,15 @@ export class EventReader {
   ) {}
 
   async page(cursor: string | null, limit: number): Promise<EventsPage> {
-    const count = Number.isFinite(limit) ? Math.min(MAX_EVENTS_PAGE, Math.max(0, Math.floor(limit))) : 0;
+    const count = Number.isFinite(limit) ? Math.min(MAX_LEDGER_EVENTS_PAGE, Math.max(0, Math.floor(limit))) : 0;
     if (count === 0) return { events: [], cursor };
     const events: LedgerEvent[] = [];
     let at = cursor;
     for (let window = 0; window < MAX_WINDOWS && events.length < count; window++) {
       const wanted = count - events.length;
-      const reply = await this.#fetch(at === null ? { startLedger: await this.#start(), limit: wanted } : { cursor: at, limit: wanted });
+      const reply = await this.#fetch(
+        at === null ? { startLedger: await this.#start(), limit: wanted } : { cursor: at, limit: wanted },
+      );
       for (const raw of reply.events) {
         const event = this.#toEvent(raw);
         if (event) events.push(event);
@@ -75,10 +77,21 @@ export class EventReader {
 
   #toEvent(raw: RpcEvent): LedgerEvent | null {
     // Events of failed calls are not facts (older RPCs still list them, flagged).
-    if (raw.type !== 'contract' || raw.contractId !== this.options.channelContract || raw.inSuccessfulContractCall === false) return null;
+    if (
+      raw.type !== 'contract' ||
+      raw.contractId !== this.options.channelContract ||
+      raw.inSuccessfulContractCall === false
+    )
+      return null;
     const topics = (raw.topic ?? []).map((t) => xdr.ScVal.fromXDR(t, 'base64'));
     const decoded = decodeChannelEvent(topics, xdr.ScVal.fromXDR(raw.value, 'base64'), this.options.asset);
     if (!decoded) return null;
-    return { id: raw.id, ledger: raw.ledger, tx: raw.txHash.toLowerCase(), ts: new Date(raw.ledgerClosedAt).toISOString(), ...decoded };
+    return {
+      id: raw.id,
+      ledger: raw.ledger,
+      tx: raw.txHash.toLowerCase(),
+      ts: new Date(raw.ledgerClosedAt).toISOString(),
+      ...decoded,
+    };
   }
 }

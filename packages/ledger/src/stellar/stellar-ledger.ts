@@ -15,11 +15,25 @@
 //   events             getHealth (a fresh start only) → getEvents…
 //   submit             nothing: refused, Stellar transactions are built here (or by the buyer SDK)
 import { Account, Address, Keypair as StellarKeypair, scValToNative, xdr } from '@stellar/stellar-sdk';
-import { isAccountAddress, isAddress, isContractAddress, NETWORKS, networkOfPassphrase, SvcError, U64_MAX } from '@svc/core';
+import {
+  isAccountAddress,
+  isAddress,
+  isContractAddress,
+  NETWORKS,
+  networkOfPassphrase,
+  SvcError,
+  U64_MAX,
+} from '@svc/core';
 import type { Keypair, NetworkName, SignedLedgerTx } from '@svc/core';
 import { LedgerTxRefused, LedgerUnavailable } from '../port.js';
 import type { ClaimArgs, EventsPage, Ledger, LedgerAccount, LedgerChannel, LedgerInfo, TxResult } from '../port.js';
-import { hostErrorFromText, hostErrorsFromEvents, ledgerCodeOf, pickHostError, refusalMessage } from './contract-errors.js';
+import {
+  hostErrorFromText,
+  hostErrorsFromEvents,
+  ledgerCodeOf,
+  pickHostError,
+  refusalMessage,
+} from './contract-errors.js';
 import { channelStorageKey, claimArgsVal, decodeChannel, opName } from './contract-interface.js';
 import { EventReader } from './event-reader.js';
 import { SorobanRpc } from './soroban-rpc.js';
@@ -62,7 +76,8 @@ export interface StellarLedgerOptions {
 function testnetOnly(passphrase: string): void {
   // networkOfPassphrase refuses the public network with its own message (PROTOCOL.md §1).
   const network = networkOfPassphrase(passphrase);
-  if (network !== STELLAR_NETWORK) throw new Error(`StellarLedger runs on ${STELLAR_NETWORK} only; ${network} is the embedded local ledger`);
+  if (network !== STELLAR_NETWORK)
+    throw new Error(`StellarLedger runs on ${STELLAR_NETWORK} only; ${network} is the embedded local ledger`);
 }
 
 export class StellarLedger implements Ledger {
@@ -101,10 +116,18 @@ export class StellarLedger implements Ledger {
   static async create(options: StellarLedgerOptions): Promise<StellarLedger> {
     const passphrase = options.networkPassphrase ?? NETWORKS[STELLAR_NETWORK].passphrase;
     testnetOnly(passphrase);
-    for (const [name, value] of [['channelContract', options.channelContract], ['assetContract', options.assetContract]] as const) {
-      if (!isContractAddress(value)) throw new Error(`${name} must be a contract address (C…), not ${JSON.stringify(value)}`);
+    for (const [name, value] of [
+      ['channelContract', options.channelContract],
+      ['assetContract', options.assetContract],
+    ] as const) {
+      if (!isContractAddress(value))
+        throw new Error(`${name} must be a contract address (C…), not ${JSON.stringify(value)}`);
     }
-    const rpc = new SorobanRpc({ url: options.rpcUrl, ...(options.fetch ? { fetch: options.fetch } : {}), ...(options.timeoutMs ? { timeoutMs: options.timeoutMs } : {}) });
+    const rpc = new SorobanRpc({
+      url: options.rpcUrl,
+      ...(options.fetch ? { fetch: options.fetch } : {}),
+      ...(options.timeoutMs ? { timeoutMs: options.timeoutMs } : {}),
+    });
     const served = (await rpc.getNetwork()).passphrase;
     if (served !== passphrase) {
       testnetOnly(served);
@@ -135,12 +158,17 @@ export class StellarLedger implements Ledger {
     const { entries } = await this.#rpc.getLedgerEntries([channelStorageKey(this.contracts.channel, id)]);
     const entry = entries[0];
     if (!entry) return null;
-    return decodeChannel(id, xdr.LedgerEntryData.fromXDR(entry.xdr, 'base64').contractData().val(), this.contracts.asset);
+    return decodeChannel(
+      id,
+      xdr.LedgerEntryData.fromXDR(entry.xdr, 'base64').contractData().val(),
+      this.contracts.asset,
+    );
   }
 
   async getAccount(address: string): Promise<LedgerAccount> {
     this.#assertOpen();
-    if (!isAddress(address)) throw new SvcError('BAD_REQUEST', 'address must be a G… or C… address', { source: 'ledger' });
+    if (!isAddress(address))
+      throw new SvcError('BAD_REQUEST', 'address must be a G… or C… address', { source: 'ledger' });
     const seq = isAccountAddress(address) ? await this.#sequence(address) : 0;
     const amount = await this.#balance(address);
     return { address, seq, balances: amount > 0n ? [{ asset: this.contracts.asset, amount }] : [] };
@@ -167,7 +195,11 @@ export class StellarLedger implements Ledger {
     this.#assertOpen();
     const keys = StellarKeypair.fromSecret(signer.secret());
     const tag = `claim:${args.channelId}:${args.cumulative}:${args.signature.toLowerCase()}`;
-    const outcome = await this.#submitter.submit(keys, { contract: this.contracts.channel, fn: 'claim', args: claimArgsVal(args) }, tag);
+    const outcome = await this.#submitter.submit(
+      keys,
+      { contract: this.contracts.channel, fn: 'claim', args: claimArgsVal(args) },
+      tag,
+    );
     return this.#claimResult(outcome, signer.address);
   }
 
@@ -193,7 +225,9 @@ export class StellarLedger implements Ledger {
         source,
         op: opName('claim'),
         ...(code !== undefined ? { code } : {}),
-        message: error ? `${refusalMessage('claim', error, 'in simulation')}; nothing was submitted` : `the claim was not submitted: ${outcome.error.split('\n')[0] ?? ''}`,
+        message: error
+          ? `${refusalMessage('claim', error, 'in simulation')}; nothing was submitted`
+          : `the claim was not submitted: ${outcome.error.split('\n')[0] ?? ''}`,
         events: [],
         ts: isoFromUnix(Math.floor(this.#now() / 1000)),
       };
@@ -209,7 +243,9 @@ export class StellarLedger implements Ledger {
   }
 
   async #sequence(address: string): Promise<number> {
-    const key = xdr.LedgerKey.account(new xdr.LedgerKeyAccount({ accountId: StellarKeypair.fromPublicKey(address).xdrAccountId() }));
+    const key = xdr.LedgerKey.account(
+      new xdr.LedgerKeyAccount({ accountId: StellarKeypair.fromPublicKey(address).xdrAccountId() }),
+    );
     const entry = (await this.#rpc.getLedgerEntries([key])).entries[0];
     if (!entry) return 0;
     // Stellar sequence numbers are int64 (the creation ledger << 32) and the port's is a JS number:
@@ -220,15 +256,24 @@ export class StellarLedger implements Ledger {
 
   /** The asset's `balance(id)`, by a read-only simulation. */
   async #balance(address: string): Promise<bigint> {
-    const tx = this.#submitter.build(new Account(SIMULATION_SOURCE, '0'), { contract: this.contracts.asset, fn: 'balance', args: [new Address(address).toScVal()] });
+    const tx = this.#submitter.build(new Account(SIMULATION_SOURCE, '0'), {
+      contract: this.contracts.asset,
+      fn: 'balance',
+      args: [new Address(address).toScVal()],
+    });
     const sim = await this.#rpc.simulateTransaction(tx);
     if (sim.error !== undefined) {
       // A token refusing to answer (a Stellar Asset Contract without a trustline) holds nothing for it.
       if (hostErrorFromText(sim.error)?.type === 'Contract') return 0n;
-      throw new LedgerUnavailable(`the asset contract did not report the balance of ${address}: ${sim.error.split('\n')[0] ?? ''}`);
+      throw new LedgerUnavailable(
+        `the asset contract did not report the balance of ${address}: ${sim.error.split('\n')[0] ?? ''}`,
+      );
     }
-    const value: unknown = sim.results?.[0] ? scValToNative(xdr.ScVal.fromXDR(sim.results[0].xdr, 'base64')) : undefined;
-    if (typeof value !== 'bigint') throw new LedgerUnavailable(`the asset contract reported a balance that is not an i128 for ${address}`);
+    const value: unknown = sim.results?.[0]
+      ? scValToNative(xdr.ScVal.fromXDR(sim.results[0].xdr, 'base64'))
+      : undefined;
+    if (typeof value !== 'bigint')
+      throw new LedgerUnavailable(`the asset contract reported a balance that is not an i128 for ${address}`);
     return value;
   }
 
@@ -240,4 +285,3 @@ export class StellarLedger implements Ledger {
     if (this.#closed) throw new LedgerUnavailable('the Stellar ledger adapter is closed');
   }
 }
-

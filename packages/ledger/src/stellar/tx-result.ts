@@ -8,7 +8,7 @@ import type { LedgerEvent, TxResult } from '../port.js';
 import { hostErrorsFromEvents, ledgerCodeOf, pickHostError, refusalMessage } from './contract-errors.js';
 import { decodeChannelEvent, decodeReturn, isChannelFunction, opName } from './contract-interface.js';
 import type { ChannelFunction } from './contract-interface.js';
-import type { RpcTransaction } from './rpc-schemas.js';
+import type { RpcTransaction } from '@svc/core';
 
 export interface TxContext {
   passphrase: string;
@@ -23,7 +23,9 @@ export function channelCall(tx: Transaction, channelContract: string): ChannelFu
   if (op.func.switch() !== xdr.HostFunctionType.hostFunctionTypeInvokeContract()) return null;
   const call = op.func.invokeContract();
   const fn = call.functionName().toString();
-  return Address.fromScAddress(call.contractAddress()).toString() === channelContract && isChannelFunction(fn) ? fn : null;
+  return Address.fromScAddress(call.contractAddress()).toString() === channelContract && isChannelFunction(fn)
+    ? fn
+    : null;
 }
 
 function innerTx(envelopeXdr: string, passphrase: string): Transaction {
@@ -44,11 +46,17 @@ function metaParts(resultMetaXdr: string | undefined): MetaParts {
   switch (meta.switch()) {
     case 3: {
       const soroban = meta.v3().sorobanMeta();
-      return soroban ? { returnValue: soroban.returnValue(), events: soroban.events(), diagnostics: soroban.diagnosticEvents() } : none;
+      return soroban
+        ? { returnValue: soroban.returnValue(), events: soroban.events(), diagnostics: soroban.diagnosticEvents() }
+        : none;
     }
     case 4: {
       const v4 = meta.v4();
-      return { returnValue: v4.sorobanMeta()?.returnValue() ?? undefined, events: v4.operations()[0]?.events() ?? [], diagnostics: v4.diagnosticEvents() };
+      return {
+        returnValue: v4.sorobanMeta()?.returnValue() ?? undefined,
+        events: v4.operations()[0]?.events() ?? [],
+        diagnostics: v4.diagnosticEvents(),
+      };
     }
     default:
       return none;
@@ -70,11 +78,18 @@ function failureName(resultXdr: string | undefined): string {
   if (!resultXdr) return 'no result';
   const result = xdr.TransactionResult.fromXDR(resultXdr, 'base64').result();
   const ops = result.switch() === xdr.TransactionResultCode.txFailed() ? result.results() : [];
-  const inner = ops[0]?.switch() === xdr.OperationResultCode.opInner() ? ops[0].tr().invokeHostFunctionResult().switch().name : undefined;
+  const inner =
+    ops[0]?.switch() === xdr.OperationResultCode.opInner()
+      ? ops[0].tr().invokeHostFunctionResult().switch().name
+      : undefined;
   return inner ? `${result.switch().name} (${inner})` : result.switch().name;
 }
 
-export function txResultOf(reply: RpcTransaction & { status: 'SUCCESS' | 'FAILED' }, hash: string, ctx: TxContext): TxResult {
+export function txResultOf(
+  reply: RpcTransaction & { status: 'SUCCESS' | 'FAILED' },
+  hash: string,
+  ctx: TxContext,
+): TxResult {
   const tx = innerTx(reply.envelopeXdr ?? '', ctx.passphrase);
   const fn = channelCall(tx, ctx.channelContract);
   const meta = metaParts(reply.resultMetaXdr);
@@ -83,20 +98,37 @@ export function txResultOf(reply: RpcTransaction & { status: 'SUCCESS' | 'FAILED
   const events: LedgerEvent[] = [];
   meta.events.forEach((event, index) => {
     const contractId = event.contractId();
-    if (!contractId || contractFromRaw(Uint8Array.from(contractId as unknown as Uint8Array)) !== ctx.channelContract || event.type() !== xdr.ContractEventType.contract()) return;
+    if (
+      !contractId ||
+      contractFromRaw(Uint8Array.from(contractId as unknown as Uint8Array)) !== ctx.channelContract ||
+      event.type() !== xdr.ContractEventType.contract()
+    )
+      return;
     const body = event.body().v0();
     const decoded = decodeChannelEvent(body.topics(), body.data(), ctx.asset);
     const ts = isoFromUnix(reply.createdAt ?? 0);
     if (decoded) events.push({ id: eventId(ledger, order, index), ledger, tx: hash, ts, ...decoded });
   });
-  const base = { hash, ledger, source: tx.source, op: fn ? opName(fn) : 'stellar.tx', ts: isoFromUnix(reply.createdAt ?? 0) };
+  const base = {
+    hash,
+    ledger,
+    source: tx.source,
+    op: fn ? opName(fn) : 'stellar.tx',
+    ts: isoFromUnix(reply.createdAt ?? 0),
+  };
   if (reply.status === 'SUCCESS') {
     const result = fn ? decodeReturn(fn, meta.returnValue) : undefined;
     return { ...base, status: 'SUCCESS', ...(result ? { result } : {}), events };
   }
-  const diagnostics = [...(reply.diagnosticEventsXdr ?? []).map((e) => xdr.DiagnosticEvent.fromXDR(e, 'base64')), ...meta.diagnostics];
+  const diagnostics = [
+    ...(reply.diagnosticEventsXdr ?? []).map((e) => xdr.DiagnosticEvent.fromXDR(e, 'base64')),
+    ...meta.diagnostics,
+  ];
   const error = pickHostError(hostErrorsFromEvents(diagnostics));
   const code = fn ? ledgerCodeOf(fn, error) : undefined;
-  const message = fn && error ? refusalMessage(fn, error, 'on chain') : `the transaction failed on chain: ${failureName(reply.resultXdr)}`;
+  const message =
+    fn && error
+      ? refusalMessage(fn, error, 'on chain')
+      : `the transaction failed on chain: ${failureName(reply.resultXdr)}`;
   return { ...base, status: 'FAILED', ...(code !== undefined ? { code } : {}), message, events: [] };
 }

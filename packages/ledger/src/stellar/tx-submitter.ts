@@ -12,7 +12,7 @@
 import { Account, Keypair, Operation, rpc as sdkRpc, TransactionBuilder, xdr } from '@stellar/stellar-sdk';
 import type { Transaction } from '@stellar/stellar-sdk';
 import { LedgerUnavailable } from '../port.js';
-import type { RpcSend, RpcSimulation, RpcTransaction } from './rpc-schemas.js';
+import type { RpcSend, RpcSimulation, RpcTransaction } from '@svc/core';
 import { SubmissionQueue } from './submission-queue.js';
 import type { SorobanRpc } from './soroban-rpc.js';
 
@@ -76,11 +76,23 @@ export class TxSubmitter {
     const simulation = await this.rpc.simulateTransaction(unsigned);
     if (simulation.error !== undefined) return this.#refused(unsigned, simulation, simulation.error);
     if (simulation.restorePreamble) {
-      return this.#refused(unsigned, simulation, 'the invocation reads archived contract state, which must be restored (RestoreFootprint) first');
+      return this.#refused(
+        unsigned,
+        simulation,
+        'the invocation reads archived contract state, which must be restored (RestoreFootprint) first',
+      );
     }
-    const prepared = sdkRpc.assembleTransaction(unsigned, simulation as unknown as sdkRpc.Api.RawSimulateTransactionResponse).build();
+    const prepared = sdkRpc
+      .assembleTransaction(unsigned, simulation as unknown as sdkRpc.Api.RawSimulateTransactionResponse)
+      .build();
     prepared.sign(signer);
-    const pending: Pending = { tag, unsigned, signed: prepared, hash: prepared.hash().toString('hex'), maxTime: Number(prepared.timeBounds?.maxTime ?? 0) };
+    const pending: Pending = {
+      tag,
+      unsigned,
+      signed: prepared,
+      hash: prepared.hash().toString('hex'),
+      maxTime: Number(prepared.timeBounds?.maxTime ?? 0),
+    };
     // Remembered before it leaves: from here on its outcome must be known before anything new is built.
     this.#pending.set(signer.publicKey(), pending);
     return this.#send(signer.publicKey(), pending, true);
@@ -89,8 +101,18 @@ export class TxSubmitter {
   /** An unsigned invocation from `account` (whose sequence number it takes), bounded in time. */
   build(account: Account, invocation: Invocation): Transaction {
     const maxTime = Math.floor(this.options.now() / 1000) + this.options.txTimeoutSeconds;
-    return new TransactionBuilder(account, { fee: this.options.inclusionFee, networkPassphrase: this.options.passphrase, timebounds: { minTime: 0, maxTime } })
-      .addOperation(Operation.invokeContractFunction({ contract: invocation.contract, function: invocation.fn, args: invocation.args }))
+    return new TransactionBuilder(account, {
+      fee: this.options.inclusionFee,
+      networkPassphrase: this.options.passphrase,
+      timebounds: { minTime: 0, maxTime },
+    })
+      .addOperation(
+        Operation.invokeContractFunction({
+          contract: invocation.contract,
+          function: invocation.fn,
+          args: invocation.args,
+        }),
+      )
       .build();
   }
 
@@ -105,10 +127,15 @@ export class TxSubmitter {
   }
 
   async #account(source: string): Promise<Account> {
-    const key = xdr.LedgerKey.account(new xdr.LedgerKeyAccount({ accountId: Keypair.fromPublicKey(source).xdrAccountId() }));
+    const key = xdr.LedgerKey.account(
+      new xdr.LedgerKeyAccount({ accountId: Keypair.fromPublicKey(source).xdrAccountId() }),
+    );
     const { entries } = await this.rpc.getLedgerEntries([key]);
     const entry = entries[0];
-    if (!entry) throw new LedgerUnavailable(`the account ${source} does not exist on the network: fund it (testnet: friendbot) before it submits transactions`);
+    if (!entry)
+      throw new LedgerUnavailable(
+        `the account ${source} does not exist on the network: fund it (testnet: friendbot) before it submits transactions`,
+      );
     return new Account(source, xdr.LedgerEntryData.fromXDR(entry.xdr, 'base64').account().seqNum().toString());
   }
 
@@ -129,10 +156,13 @@ export class TxSubmitter {
     if (reply?.status === 'ERROR' && fresh) {
       // Refused outright, never queued: nothing can land and the sequence number is still free.
       this.#pending.delete(source);
-      throw new LedgerUnavailable(`the network refused transaction ${pending.hash}: ${resultName(reply.errorResultXdr)}`);
+      throw new LedgerUnavailable(
+        `the network refused transaction ${pending.hash}: ${resultName(reply.errorResultXdr)}`,
+      );
     }
     // Not taken now: it stays remembered and the same envelope is sent again next time.
-    if (reply?.status === 'TRY_AGAIN_LATER') throw new LedgerUnavailable(`the network asked to send transaction ${pending.hash} again later`);
+    if (reply?.status === 'TRY_AGAIN_LATER')
+      throw new LedgerUnavailable(`the network asked to send transaction ${pending.hash} again later`);
     // PENDING, DUPLICATE, no answer at all, or a resend refused because the first copy landed
     // meanwhile (its sequence number is used): polling tells which.
     return this.#poll(source, pending);
@@ -171,7 +201,12 @@ export class TxSubmitter {
 
   #included(source: string, pending: Pending, reply: RpcTransaction): SubmitOutcome {
     this.#pending.delete(source);
-    return { kind: 'included', hash: pending.hash, unsigned: pending.unsigned, reply: reply as RpcTransaction & { status: 'SUCCESS' | 'FAILED' } };
+    return {
+      kind: 'included',
+      hash: pending.hash,
+      unsigned: pending.unsigned,
+      reply: reply as RpcTransaction & { status: 'SUCCESS' | 'FAILED' },
+    };
   }
 }
 

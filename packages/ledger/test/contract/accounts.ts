@@ -11,7 +11,12 @@ export function accountCases(f: ContractFixture): void {
   describe('network and clock', () => {
     it('describes stellar:local, its derived contracts and the USDC asset', async () => {
       const info = await f.ledger.info();
-      expect(info).toMatchObject({ network: 'stellar:local', passphrase: NETWORKS['stellar:local'].passphrase, ledgerSeconds: LEDGER_SECONDS, asset: { code: 'USDC', decimals: 7 } });
+      expect(info).toMatchObject({
+        network: 'stellar:local',
+        passphrase: NETWORKS['stellar:local'].passphrase,
+        ledgerSeconds: LEDGER_SECONDS,
+        asset: { code: 'USDC', decimals: 7 },
+      });
       expect(info.contracts).toEqual(CONTRACTS);
       const addresses = [info.contracts.channel, info.contracts.asset, info.contracts.creditPool];
       expect(addresses.every(isContractAddress)).toBe(true);
@@ -33,17 +38,32 @@ export function accountCases(f: ContractFixture): void {
   describe('accounts and faucet', () => {
     it('every address exists implicitly with seq 0 and no balances; a bad address is BAD_REQUEST', async () => {
       expect(await f.ledger.getAccount(f.payer.address)).toEqual({ address: f.payer.address, seq: 0, balances: [] });
-      expect(await f.ledger.getAccount(CONTRACTS.creditPool)).toEqual({ address: CONTRACTS.creditPool, seq: 0, balances: [] });
+      expect(await f.ledger.getAccount(CONTRACTS.creditPool)).toEqual({
+        address: CONTRACTS.creditPool,
+        seq: 0,
+        balances: [],
+      });
       await expect(f.ledger.getAccount('GNOTANADDRESS')).rejects.toMatchObject({ code: 'BAD_REQUEST' });
     });
 
     it('the faucet mints 10,000 units by default, as a tx with an asset.minted event', async () => {
       const grant = await f.ledger.faucet(f.payer.address);
-      expect(grant).toMatchObject({ status: 'SUCCESS', op: 'faucet', source: ASSET, result: { amount: GRANT.toString() } });
+      expect(grant).toMatchObject({
+        status: 'SUCCESS',
+        op: 'faucet',
+        source: ASSET,
+        result: { amount: GRANT.toString() },
+      });
       expect(grant.hash).toMatch(/^[0-9a-f]{64}$/);
-      expect(grant.events.map((e) => [e.type, e.data])).toEqual([['asset.minted', { asset: ASSET, to: f.payer.address, amount: GRANT.toString() }]]);
+      expect(grant.events.map((e) => [e.type, e.data])).toEqual([
+        ['asset.minted', { asset: ASSET, to: f.payer.address, amount: GRANT.toString() }],
+      ]);
       expect(await f.ledger.getTx(grant.hash)).toEqual(grant);
-      expect(await f.ledger.getAccount(f.payer.address)).toEqual({ address: f.payer.address, seq: 0, balances: [{ asset: ASSET, amount: GRANT }] });
+      expect(await f.ledger.getAccount(f.payer.address)).toEqual({
+        address: f.payer.address,
+        seq: 0,
+        balances: [{ asset: ASSET, amount: GRANT }],
+      });
     });
 
     it('the faucet grants an explicit amount up to its maximum and refuses more, zero or a bad address', async () => {
@@ -72,5 +92,4 @@ export function accountCases(f: ContractFixture): void {
       expect(await balanceOf(f.ledger, a)).toBe(2n * GRANT);
     });
   });
-
 }

@@ -14,15 +14,38 @@ export function channelCases(f: ContractFixture): void {
     it('moves the deposit into the contract and records the channel under ids from 1', async () => {
       await f.ledger.faucet(f.payer.address);
       const latest = await f.ledger.latestLedger();
-      const res = await f.payer.send('channel.open', { payee: f.payee.address, deposit: '1000000', voucherKey: f.voucherKeys.publicKeyHex.toUpperCase(), expiryLedger: latest + 500 });
+      const res = await f.payer.send('channel.open', {
+        payee: f.payee.address,
+        deposit: '1000000',
+        voucherKey: f.voucherKeys.publicKeyHex.toUpperCase(),
+        expiryLedger: latest + 500,
+      });
       expect(res).toMatchObject({ status: 'SUCCESS', result: { channelId: '1' } });
       expect(res.events.map((e) => [e.type, e.data])).toEqual([
         ['asset.transferred', { asset: ASSET, from: f.payer.address, to: CONTRACTS.channel, amount: '1000000' }],
-        ['channel.opened', { channelId: '1', payer: f.payer.address, payee: f.payee.address, asset: ASSET, deposit: '1000000', expiryLedger: latest + 500, voucherKey: f.voucherKeys.publicKeyHex }],
+        [
+          'channel.opened',
+          {
+            channelId: '1',
+            payer: f.payer.address,
+            payee: f.payee.address,
+            asset: ASSET,
+            deposit: '1000000',
+            expiryLedger: latest + 500,
+            voucherKey: f.voucherKeys.publicKeyHex,
+          },
+        ],
       ]);
       expect(await f.ledger.getChannel(1n)).toEqual({
-        id: 1n, payer: f.payer.address, payee: f.payee.address, asset: ASSET, deposit: 1_000_000n, claimed: 0n,
-        voucherKey: f.voucherKeys.publicKeyHex, expiryLedger: latest + 500, open: true,
+        id: 1n,
+        payer: f.payer.address,
+        payee: f.payee.address,
+        asset: ASSET,
+        deposit: 1_000_000n,
+        claimed: 0n,
+        voucherKey: f.voucherKeys.publicKeyHex,
+        expiryLedger: latest + 500,
+        open: true,
       });
       expect(await f.payer.balance()).toBe(GRANT - 1_000_000n);
       expect(await balanceOf(f.ledger, CONTRACTS.channel)).toBe(1_000_000n);
@@ -36,7 +59,10 @@ export function channelCases(f: ContractFixture): void {
       const keys = [...SMALL_ORDER_ENCODINGS.map(toHex), aboveP];
       expect(keys[0]).toBe('01' + '00'.repeat(31)); // the identity point
       for (const key of keys) {
-        const res = await f.expectCode(f.payer.send('channel.open', { payee: f.payee.address, deposit: '10', voucherKey: key, expiryLedger: 1000 }), 27);
+        const res = await f.expectCode(
+          f.payer.send('channel.open', { payee: f.payee.address, deposit: '10', voucherKey: key, expiryLedger: 1000 }),
+          27,
+        );
         expect(res.message).toMatch(/voucherKey/);
       }
       expect(await f.payer.balance()).toBe(GRANT);
@@ -48,7 +74,12 @@ export function channelCases(f: ContractFixture): void {
       await f.ledger.faucet(f.payer.address, 1000n);
       f.h.advance(10);
       const latest = await f.ledger.latestLedger();
-      const args = { payee: f.payee.address, deposit: '10', voucherKey: f.voucherKeys.publicKeyHex, expiryLedger: latest + 10 };
+      const args = {
+        payee: f.payee.address,
+        deposit: '10',
+        voucherKey: f.voucherKeys.publicKeyHex,
+        expiryLedger: latest + 10,
+      };
       await f.expectCode(f.payer.send('channel.open', { ...args, expiryLedger: latest }), 27);
       await f.expectCode(f.payer.send('channel.open', { ...args, expiryLedger: latest - 5 }), 27);
       await f.expectCode(f.payer.send('channel.open', { ...args, deposit: '0' }), 27);
@@ -56,7 +87,9 @@ export function channelCases(f: ContractFixture): void {
       const poor = await f.expectCode(f.payer.send('channel.open', { ...args, deposit: '1001' }), 27);
       expect(poor.message).toMatch(/insufficient balance/);
       expect(await f.payer.balance()).toBe(1000n);
-      expect((await f.payer.send('channel.open', { ...args, deposit: '1000', expiryLedger: latest + 1 })).status).toBe('SUCCESS');
+      expect((await f.payer.send('channel.open', { ...args, deposit: '1000', expiryLedger: latest + 1 })).status).toBe(
+        'SUCCESS',
+      );
     });
   });
 
@@ -66,11 +99,18 @@ export function channelCases(f: ContractFixture): void {
       const { expiryLedger } = (await f.ledger.getChannel(id))!;
       const res = await f.payer.send('channel.top_up', { channelId: id.toString(), amount: '500' });
       expect(res.result).toEqual({ deposit: '1500', expiryLedger });
-      const ext = await f.payer.send('channel.top_up', { channelId: id.toString(), amount: '1', expiryLedger: expiryLedger + 50 });
+      const ext = await f.payer.send('channel.top_up', {
+        channelId: id.toString(),
+        amount: '1',
+        expiryLedger: expiryLedger + 50,
+      });
       expect(ext.result).toEqual({ deposit: '1501', expiryLedger: expiryLedger + 50 });
       expect(ext.events.map((e) => [e.type, e.data])).toEqual([
         ['asset.transferred', { asset: ASSET, from: f.payer.address, to: CONTRACTS.channel, amount: '1' }],
-        ['channel.topped_up', { channelId: id.toString(), amount: '1', deposit: '1501', expiryLedger: expiryLedger + 50 }],
+        [
+          'channel.topped_up',
+          { channelId: id.toString(), amount: '1', deposit: '1501', expiryLedger: expiryLedger + 50 },
+        ],
       ]);
       expect(await f.ledger.getChannel(id)).toMatchObject({ deposit: 1501n, expiryLedger: expiryLedger + 50 });
       expect(await balanceOf(f.ledger, CONTRACTS.channel)).toBe(1501n);
@@ -81,7 +121,10 @@ export function channelCases(f: ContractFixture): void {
       const { expiryLedger } = (await f.ledger.getChannel(id))!;
       await f.ledger.faucet(f.payee.address);
       await f.expectCode(f.payee.send('channel.top_up', { channelId: id.toString(), amount: '5' }), 26);
-      await f.expectCode(f.payer.send('channel.top_up', { channelId: id.toString(), amount: '5', expiryLedger: expiryLedger - 1 }), 27);
+      await f.expectCode(
+        f.payer.send('channel.top_up', { channelId: id.toString(), amount: '5', expiryLedger: expiryLedger - 1 }),
+        27,
+      );
       await f.expectCode(f.payer.send('channel.top_up', { channelId: id.toString(), amount: '0' }), 27);
       await f.expectCode(f.payer.send('channel.top_up', { channelId: '99', amount: '5' }), 20);
       await f.payee.send('channel.close', { channelId: id.toString() });
@@ -140,7 +183,14 @@ export function channelCases(f: ContractFixture): void {
       // The hazard is real: lax verifiers take this signature.
       expect(ed25519.verify(forged.signature, forged.hash, MIXED_ORDER_KEY, { zip215: true })).toBe(true);
       const spki = Buffer.concat([Buffer.from('302a300506032b6570032100', 'hex'), MIXED_ORDER_KEY]);
-      expect(crypto.verify(null, forged.hash, crypto.createPublicKey({ key: spki, format: 'der', type: 'spki' }), forged.signature)).toBe(true);
+      expect(
+        crypto.verify(
+          null,
+          forged.hash,
+          crypto.createPublicKey({ key: spki, format: 'der', type: 'spki' }),
+          forged.signature,
+        ),
+      ).toBe(true);
       await f.expectCode(f.claim(f.stranger, id, forged.cumulative, toHex(forged.signature)), 22);
       expect(await f.ledger.getChannel(id)).toMatchObject({ claimed: 0n });
     });
@@ -195,5 +245,4 @@ export function channelCases(f: ContractFixture): void {
       expect(await f.ledger.getChannel(id)).toMatchObject({ open: true });
     });
   });
-
 }

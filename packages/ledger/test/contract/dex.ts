@@ -23,8 +23,13 @@ export function dexCases(f: ContractFixture): void {
       const info = await f.ledger.info();
       expect({ dex: info.contracts.dex, xlm: info.contracts.xlm }).toEqual({ dex: POOL, xlm: XLM });
       expect(isContractAddress(POOL) && isContractAddress(XLM)).toBe(true);
-      expect(new Set([info.contracts.channel, info.contracts.asset, info.contracts.creditPool, POOL, XLM]).size).toBe(5);
-      expect(await holdings(f.ledger, POOL)).toEqual({ usdc: DEX_GENESIS_RESERVES.asset, xlm: DEX_GENESIS_RESERVES.xlm });
+      expect(new Set([info.contracts.channel, info.contracts.asset, info.contracts.creditPool, POOL, XLM]).size).toBe(
+        5,
+      );
+      expect(await holdings(f.ledger, POOL)).toEqual({
+        usdc: DEX_GENESIS_RESERVES.asset,
+        xlm: DEX_GENESIS_RESERVES.xlm,
+      });
       expect((await f.ledger.getAccount(POOL)).seq).toBe(0);
       expect(await allEvents(f.ledger)).toEqual([]);
       expect(DEX_RATE).toBe(10n);
@@ -44,16 +49,31 @@ export function dexCases(f: ContractFixture): void {
       expect(buy.events.map((e) => [e.type, e.data])).toEqual([
         ['asset.transferred', { asset: ASSET, from: f.payer.address, to: POOL, amount: '123457' }],
         ['asset.transferred', { asset: XLM, from: POOL, to: f.payer.address, amount: '1234570' }],
-        ['dex.swapped', { account: f.payer.address, sold: '123457', soldAsset: ASSET, bought: '1234570', boughtAsset: XLM }],
+        [
+          'dex.swapped',
+          { account: f.payer.address, sold: '123457', soldAsset: ASSET, bought: '1234570', boughtAsset: XLM },
+        ],
       ]);
       expect(await holdings(f.ledger, f.payer.address)).toEqual({ usdc: 876_543n, xlm: 1_234_570n });
       expect(await total()).toEqual(before);
 
       const sell = await f.payer.send('dex.swap', { sell: XLM, amount: '1234569' });
-      expect(sell).toMatchObject({ status: 'SUCCESS', result: { sold: '1234569', bought: '123456', boughtAsset: ASSET } });
-      expect(sell.events.at(-1)?.data).toEqual({ account: f.payer.address, sold: '1234569', soldAsset: XLM, bought: '123456', boughtAsset: ASSET });
+      expect(sell).toMatchObject({
+        status: 'SUCCESS',
+        result: { sold: '1234569', bought: '123456', boughtAsset: ASSET },
+      });
+      expect(sell.events.at(-1)?.data).toEqual({
+        account: f.payer.address,
+        sold: '1234569',
+        soldAsset: XLM,
+        bought: '123456',
+        boughtAsset: ASSET,
+      });
       expect(await holdings(f.ledger, f.payer.address)).toEqual({ usdc: 999_999n, xlm: 1n });
-      expect(await holdings(f.ledger, POOL)).toEqual({ usdc: DEX_GENESIS_RESERVES.asset + 1n, xlm: DEX_GENESIS_RESERVES.xlm - 1n });
+      expect(await holdings(f.ledger, POOL)).toEqual({
+        usdc: DEX_GENESIS_RESERVES.asset + 1n,
+        xlm: DEX_GENESIS_RESERVES.xlm - 1n,
+      });
       expect(await total()).toEqual(before);
       expect(await f.ledger.getTx(sell.hash)).toEqual(sell);
     });
@@ -80,10 +100,17 @@ export function dexCases(f: ContractFixture): void {
 
     it('a smart account’s agent swaps within its caps but needs no payee; XLM counts at the rate, rounded up', async () => {
       const latest = await f.ledger.latestLedger();
-      const policy = (agent: { address: string }) => ({ agentKey: agent.address, perTxCap: '1000', dailyCap: '2500', payees: [f.payee.address], expiresLedger: latest + 1000 });
+      const policy = (agent: { address: string }) => ({
+        agentKey: agent.address,
+        perTxCap: '1000',
+        dailyCap: '2500',
+        payees: [f.payee.address],
+        expiresLedger: latest + 1000,
+      });
       const sa = await SmartActor.create(f.ledger, f.payer, policy);
       await f.ledger.faucet(sa.address, 1_000_000n);
-      const swap = (by: 'agent' | 'owner', sell: string, amount: number) => sa.send(by === 'agent' ? sa.agent : f.payer.keys, 'dex.swap', { sell, amount: amount.toString() });
+      const swap = (by: 'agent' | 'owner', sell: string, amount: number) =>
+        sa.send(by === 'agent' ? sa.agent : f.payer.keys, 'dex.swap', { sell, amount: amount.toString() });
       expect((await swap('owner', ASSET, 10_000)).status).toBe('SUCCESS'); // the owner: not limited, not counted
       await f.expectCode(swap('agent', ASSET, 1_001), 6);
       expect((await swap('agent', ASSET, 1_000)).status).toBe('SUCCESS');
@@ -92,7 +119,10 @@ export function dexCases(f: ContractFixture): void {
       await f.expectCode(swap('agent', XLM, 5_001), 7);
       expect((await swap('agent', XLM, 5_000)).status).toBe('SUCCESS');
       expect(await sa.state()).toMatchObject({ spentToday: 2_500n });
-      expect(await holdings(f.ledger, sa.address)).toEqual({ usdc: 1_000_000n - 11_000n + 999n + 500n, xlm: 110_000n - 9_991n - 5_000n });
+      expect(await holdings(f.ledger, sa.address)).toEqual({
+        usdc: 1_000_000n - 11_000n + 999n + 500n,
+        xlm: 110_000n - 9_991n - 5_000n,
+      });
     });
   });
 }

@@ -57,13 +57,23 @@ export class ContractFixture {
   async openChannel(deposit = 1_000_000n, expiryIn = 1000, key = this.voucherKeys.publicKeyHex): Promise<bigint> {
     if ((await this.payer.balance()) < deposit) await this.ledger.faucet(this.payer.address);
     const latest = await this.ledger.latestLedger();
-    const res = await this.payer.send('channel.open', { payee: this.payee.address, deposit: deposit.toString(), voucherKey: key, expiryLedger: latest + expiryIn });
+    const res = await this.payer.send('channel.open', {
+      payee: this.payee.address,
+      deposit: deposit.toString(),
+      voucherKey: key,
+      expiryLedger: latest + expiryIn,
+    });
     expect(res.status).toBe('SUCCESS');
     return BigInt(String(res.result?.['channelId']));
   }
 
   /** `by` submits a claim of the voucher for `cumulative` (signed with the channel's key unless given). */
-  claim(by: Actor, channelId: bigint, cumulative: bigint, signature = voucher(this.voucherKeys, channelId, cumulative)): Promise<TxResult> {
+  claim(
+    by: Actor,
+    channelId: bigint,
+    cumulative: bigint,
+    signature = voucher(this.voucherKeys, channelId, cumulative),
+  ): Promise<TxResult> {
     return by.send('channel.claim', { channelId: channelId.toString(), cumulative: cumulative.toString(), signature });
   }
 }

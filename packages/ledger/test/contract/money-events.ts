@@ -21,7 +21,8 @@ export function moneyAndEventCases(f: ContractFixture): void {
         }
         expect(await balanceOf(f.ledger, CONTRACTS.channel)).toBe(held);
       };
-      for (const p of [f.payer, f.stranger]) minted += BigInt(String((await f.ledger.faucet(p.address, 1_000_000n)).result?.['amount']));
+      for (const p of [f.payer, f.stranger])
+        minted += BigInt(String((await f.ledger.faucet(p.address, 1_000_000n)).result?.['amount']));
       await check();
       const a = await f.openChannel(400_000n);
       await check();
@@ -49,7 +50,10 @@ export function moneyAndEventCases(f: ContractFixture): void {
     });
 
     it('events are strictly increasing, carry f.ledger, tx and ts, match their txs and replay to the balances', async () => {
-      const txs: TxResult[] = [await f.ledger.faucet(f.payer.address), await f.ledger.faucet(f.stranger.address, 1234n)];
+      const txs: TxResult[] = [
+        await f.ledger.faucet(f.payer.address),
+        await f.ledger.faucet(f.stranger.address, 1234n),
+      ];
       const id = await f.openChannel(50_000n);
       f.h.advance(3);
       txs.push(await f.claim(f.stranger, id, 20_000n));
@@ -68,8 +72,17 @@ export function moneyAndEventCases(f: ContractFixture): void {
       }
       for (const tx of txs) expect(paged.filter((e) => e.tx === tx.hash)).toEqual(tx.events);
       expect(paged.map((e) => e.type)).toEqual([
-        'asset.minted', 'asset.minted', 'asset.transferred', 'channel.opened', 'asset.transferred', 'channel.claimed',
-        'asset.transferred', 'channel.topped_up', 'asset.transferred', 'asset.transferred', 'channel.closed',
+        'asset.minted',
+        'asset.minted',
+        'asset.transferred',
+        'channel.opened',
+        'asset.transferred',
+        'channel.claimed',
+        'asset.transferred',
+        'channel.topped_up',
+        'asset.transferred',
+        'asset.transferred',
+        'channel.closed',
       ]);
 
       const replayed = new Map<string, bigint>();
@@ -106,11 +119,27 @@ export function moneyAndEventCases(f: ContractFixture): void {
       const signature = voucher(f.voucherKeys, id, cumulative);
       const before = (await f.ledger.getAccount(f.stranger.address)).seq;
       const res = await f.ledger.claim({ channelId: id, cumulative, signature }, f.stranger.keys);
-      expect(res).toMatchObject({ status: 'SUCCESS', op: 'channel.claim', source: f.stranger.address, result: { amount: '70' } });
+      expect(res).toMatchObject({
+        status: 'SUCCESS',
+        op: 'channel.claim',
+        source: f.stranger.address,
+        result: { amount: '70' },
+      });
       expect((await f.ledger.getAccount(f.stranger.address)).seq).toBe(before + 1);
       const again = await f.ledger.claim({ channelId: id, cumulative, signature }, f.stranger.keys);
       expect(again).toMatchObject({ status: 'FAILED', code: 23 });
-      const both = await Promise.all([1n, 2n].map((extra) => f.ledger.claim({ channelId: id, cumulative: cumulative + extra, signature: voucher(f.voucherKeys, id, cumulative + extra) }, f.stranger.keys)));
+      const both = await Promise.all(
+        [1n, 2n].map((extra) =>
+          f.ledger.claim(
+            {
+              channelId: id,
+              cumulative: cumulative + extra,
+              signature: voucher(f.voucherKeys, id, cumulative + extra),
+            },
+            f.stranger.keys,
+          ),
+        ),
+      );
       expect(both.map((r) => r.status)).toEqual(['SUCCESS', 'SUCCESS']);
     });
 

@@ -17,7 +17,8 @@ const DEBT = 102_000_000n; // limit + 2%
 const MIN_COLLATERAL = 12_200_000n;
 
 const pay = (sa: SmartActor, to: string, amount: bigint) => sa.byAgent('transfer', { to, amount: amount.toString() });
-const swap = (sa: SmartActor, sell: string, amount: bigint) => sa.byAgent('dex.swap', { sell, amount: amount.toString() });
+const swap = (sa: SmartActor, sell: string, amount: bigint) =>
+  sa.byAgent('dex.swap', { sell, amount: amount.toString() });
 
 async function lineOf(f: ContractFixture, account: string) {
   return (await poolOf(f.ledger)).lines.find((l) => l.account === account);
@@ -33,13 +34,35 @@ export function poolLineCases(f: ContractFixture): void {
       expect((await f.expectCode(open(), 27)).message).toMatch(/10999 bps/);
       await f.ledger.faucet(sa.address, 1n);
       const opened = await open();
-      expect(opened).toMatchObject({ status: 'SUCCESS', source: f.stranger.address, result: { limit: '100000000', fee: '2000000', debt: '102000000' } });
+      expect(opened).toMatchObject({
+        status: 'SUCCESS',
+        source: f.stranger.address,
+        result: { limit: '100000000', fee: '2000000', debt: '102000000' },
+      });
       expect(poolEvents(opened)).toEqual([
         ['asset.transferred', { asset: ASSET, from: POOL, to: sa.address, amount: '100000000' }],
-        ['pool.line_opened', { account: sa.address, limit: '100000000', fee: '2000000', debt: '102000000', size: '1000000000', totalShares: '1000000000', sharePrice: '10000000' }],
+        [
+          'pool.line_opened',
+          {
+            account: sa.address,
+            limit: '100000000',
+            fee: '2000000',
+            debt: '102000000',
+            size: '1000000000',
+            totalShares: '1000000000',
+            sharePrice: '10000000',
+          },
+        ],
       ]);
       expect(await sa.balance()).toBe(LIMIT + MIN_COLLATERAL);
-      expect(await lineOf(f, sa.address)).toEqual({ account: sa.address, debt: DEBT, value: 112_200_000n, healthBps: 11_000, liquidatable: false, openedAt: opened.ts });
+      expect(await lineOf(f, sa.address)).toEqual({
+        account: sa.address,
+        debt: DEBT,
+        value: 112_200_000n,
+        healthBps: 11_000,
+        liquidatable: false,
+        openedAt: opened.ts,
+      });
       // One open line per account; the pool lends at most its idle funds (900,000,000 now).
       await f.expectCode(open(), 27);
       const other = await borrower(f.ledger, f.stranger, f.payee.address, 200_000_000n);
@@ -53,8 +76,22 @@ export function poolLineCases(f: ContractFixture): void {
       expect(pool).toMatchObject({ idle: 0n, lent: A_DEPOSIT, size: A_DEPOSIT, utilizationBps: 10_000 });
       // 1,100,000,000 × 10,000 / 918,000,000 = 11,982.57… → 11,982; lines oldest first.
       expect(pool.lines).toEqual([
-        { account: sa.address, debt: DEBT, value: 112_200_000n, healthBps: 11_000, liquidatable: false, openedAt: opened.ts },
-        { account: other.address, debt: 918_000_000n, value: 1_100_000_000n, healthBps: 11_982, liquidatable: false, openedAt: second.ts },
+        {
+          account: sa.address,
+          debt: DEBT,
+          value: 112_200_000n,
+          healthBps: 11_000,
+          liquidatable: false,
+          openedAt: opened.ts,
+        },
+        {
+          account: other.address,
+          debt: 918_000_000n,
+          value: 1_100_000_000n,
+          healthBps: 11_982,
+          liquidatable: false,
+          openedAt: second.ts,
+        },
       ]);
     });
 
@@ -84,16 +121,32 @@ export function poolLineCases(f: ContractFixture): void {
       const closed = await close(f.stranger); // the owner as itself
       expect(poolEvents(closed)).toEqual([
         ['asset.transferred', { asset: ASSET, from: sa.address, to: POOL, amount: '102000000' }],
-        ['pool.line_closed', { account: sa.address, repaid: '102000000', principal: '100000000', fee: '2000000', size: '1002000000', totalShares: '1000000000', sharePrice: '10020000' }],
+        [
+          'pool.line_closed',
+          {
+            account: sa.address,
+            repaid: '102000000',
+            principal: '100000000',
+            fee: '2000000',
+            size: '1002000000',
+            totalShares: '1000000000',
+            sharePrice: '10020000',
+          },
+        ],
       ]);
       expect(await sa.balance()).toBe(18_000_000n);
       await f.expectCode(close(f.stranger), 27);
       // A new, smaller line: 50,000,000 + 1,000,000 fee, repaid by the agent within its caps.
       await openLine(f.stranger, sa.address, 50_000_000n);
       await pay(sa, f.payee.address, 18_000_000n);
-      expect((await f.expectCode(sa.byAgent('pool.close_line', { account: sa.address }), 27)).message).toMatch(/insufficient balance/);
+      expect((await f.expectCode(sa.byAgent('pool.close_line', { account: sa.address }), 27)).message).toMatch(
+        /insufficient balance/,
+      );
       await f.ledger.faucet(sa.address, 1_000_000n);
-      expect(await sa.byAgent('pool.close_line', { account: sa.address })).toMatchObject({ status: 'SUCCESS', result: { repaid: '51000000' } });
+      expect(await sa.byAgent('pool.close_line', { account: sa.address })).toMatchObject({
+        status: 'SUCCESS',
+        result: { repaid: '51000000' },
+      });
       expect(await sa.state()).toMatchObject({ spentToday: 18_000_000n + 51_000_000n });
       // 1,003,000,000 over 10^9 shares.
       expect(await poolOf(f.ledger)).toMatchObject({ size: 1_003_000_000n, lines: [], sharePrice: 10_030_000n });
@@ -106,7 +159,11 @@ export function poolLineCases(f: ContractFixture): void {
       const liquidator = new Actor(f.ledger);
       const liquidate = () => liquidator.send('pool.liquidate', { account: sa.address });
       // 120,000,000 × 10,000 / 102,000,000 = 11,764.7 → 11,764.
-      expect(await lineOf(f, sa.address)).toMatchObject({ value: 120_000_000n, healthBps: 11_764, liquidatable: false });
+      expect(await lineOf(f, sa.address)).toMatchObject({
+        value: 120_000_000n,
+        healthBps: 11_764,
+        liquidatable: false,
+      });
       expect((await f.expectCode(liquidate(), 27)).message).toMatch(/healthy/);
       // 10,000,001 USDC → 100,000,010 XLM, then 15 XLM → 1 USDC: 110,000,000 USDC and 99,999,995 XLM,
       // worth 110,000,000 + ⌊99,999,995 / 10⌋ = 119,999,999.
@@ -115,13 +172,22 @@ export function poolLineCases(f: ContractFixture): void {
       expect(await lineOf(f, sa.address)).toMatchObject({ value: 119_999_999n, healthBps: 11_764 });
       // Spend down to 112,200,000: exactly 11,000 bps, not below the threshold.
       await pay(sa, f.payee.address, 7_799_999n);
-      expect(await lineOf(f, sa.address)).toMatchObject({ value: 112_200_000n, healthBps: 11_000, liquidatable: false });
+      expect(await lineOf(f, sa.address)).toMatchObject({
+        value: 112_200_000n,
+        healthBps: 11_000,
+        liquidatable: false,
+      });
       await f.expectCode(liquidate(), 27);
       await pay(sa, f.payee.address, 1n);
       expect(await lineOf(f, sa.address)).toMatchObject({ value: 112_199_999n, healthBps: 10_999, liquidatable: true });
       // 40,000,000 USDC and the XLM: 49,999,999 × 10,000 / 102,000,000 = 4,901.96… → 4,901.
       await pay(sa, f.payee.address, 62_200_000n);
-      expect(await lineOf(f, sa.address)).toMatchObject({ debt: DEBT, value: 49_999_999n, healthBps: 4_901, liquidatable: true });
+      expect(await lineOf(f, sa.address)).toMatchObject({
+        debt: DEBT,
+        value: 49_999_999n,
+        healthBps: 4_901,
+        liquidatable: true,
+      });
     });
 
     it('liquidation at a loss: seizes USDC then XLM sold at the rate, the share price falls by the loss over the shares', async () => {
@@ -148,18 +214,42 @@ export function poolLineCases(f: ContractFixture): void {
         ['dex.swapped', { account: POOL, sold: '99999990', soldAsset: XLM, bought: '9999999', boughtAsset: ASSET }],
         [
           'pool.liquidated',
-          { account: sa.address, liquidator: liquidator.address, debt: '102000000', principal: '100000000', seized: '49999999', shortfall: '52000001', size: '949999999', totalShares: '1000000000', sharePrice: '9499999' },
+          {
+            account: sa.address,
+            liquidator: liquidator.address,
+            debt: '102000000',
+            principal: '100000000',
+            seized: '49999999',
+            shortfall: '52000001',
+            size: '949999999',
+            totalShares: '1000000000',
+            sharePrice: '9499999',
+          },
         ],
       ]);
       const after = await poolOf(f.ledger);
-      expect(after).toMatchObject({ size: 949_999_999n, idle: 949_999_999n, lent: 0n, totalShares: A_DEPOSIT, sharePrice: 9_499_999n, lines: [] });
+      expect(after).toMatchObject({
+        size: 949_999_999n,
+        idle: 949_999_999n,
+        lent: 0n,
+        totalShares: A_DEPOSIT,
+        sharePrice: 9_499_999n,
+        lines: [],
+      });
       expect(before.sharePrice - after.sharePrice).toBe(500_001n);
       expect(after.positions).toEqual([{ address: f.payer.address, shares: A_DEPOSIT, value: 949_999_999n }]);
       expect(await sa.balance()).toBe(0n);
       expect(await sa.balance(XLM)).toBe(5n);
-      expect(await f.ledger.getAccount(POOL)).toMatchObject({ balances: expect.arrayContaining([{ asset: ASSET, amount: 949_999_999n }, { asset: XLM, amount: 0n }]) });
+      expect(await f.ledger.getAccount(POOL)).toMatchObject({
+        balances: expect.arrayContaining([
+          { asset: ASSET, amount: 949_999_999n },
+          { asset: XLM, amount: 0n },
+        ]),
+      });
       await f.expectCode(liquidator.send('pool.liquidate', { account: sa.address }), 27); // no line any more
-      expect((await f.payer.send('pool.withdraw', { shares: A_DEPOSIT.toString() })).result).toEqual({ amount: '949999999' });
+      expect((await f.payer.send('pool.withdraw', { shares: A_DEPOSIT.toString() })).result).toEqual({
+        amount: '949999999',
+      });
     });
 
     it('liquidation seizes no more than the debt and leaves the rest to the account; a frozen account may be liquidated', async () => {
@@ -188,7 +278,15 @@ export function poolLineCases(f: ContractFixture): void {
       const liquidator = new Actor(f.ledger);
       const sa = await borrower(f.ledger, f.stranger, f.payee.address, 0n);
       const account = sa.address;
-      const parties = [f.payer.address, f.payee.address, f.stranger.address, liquidator.address, account, POOL, CONTRACTS.dex];
+      const parties = [
+        f.payer.address,
+        f.payee.address,
+        f.stranger.address,
+        liquidator.address,
+        account,
+        POOL,
+        CONTRACTS.dex,
+      ];
       let minted = 0n;
       const mint = async (address: string, amount: bigint) => {
         await f.ledger.faucet(address, amount);
@@ -237,11 +335,22 @@ export function poolLineCases(f: ContractFixture): void {
       // to every balance (the DEX's genesis reserves aside, which no tx records).
       const events = await allEvents(f.ledger);
       expect(events.filter((e) => e.type.startsWith('pool.')).map((e) => e.type)).toEqual([
-        'pool.deposited', 'pool.line_opened', 'pool.deposited', 'pool.line_closed', 'pool.withdrawn',
-        'pool.line_opened', 'pool.liquidated', 'pool.withdrawn', 'pool.withdrawn',
+        'pool.deposited',
+        'pool.line_opened',
+        'pool.deposited',
+        'pool.line_closed',
+        'pool.withdrawn',
+        'pool.line_opened',
+        'pool.liquidated',
+        'pool.withdrawn',
+        'pool.withdrawn',
       ]);
       const replayed = new Map<string, bigint>();
-      const add = (who: unknown, asset: unknown, amount: bigint) => replayed.set(`${String(who)} ${String(asset)}`, (replayed.get(`${String(who)} ${String(asset)}`) ?? 0n) + amount);
+      const add = (who: unknown, asset: unknown, amount: bigint) =>
+        replayed.set(
+          `${String(who)} ${String(asset)}`,
+          (replayed.get(`${String(who)} ${String(asset)}`) ?? 0n) + amount,
+        );
       for (const e of events.filter((ev) => ev.type.startsWith('asset.'))) {
         const amount = BigInt(String(e.data['amount']));
         add(e.data['to'], e.data['asset'], amount);
@@ -249,9 +358,14 @@ export function poolLineCases(f: ContractFixture): void {
       }
       for (const address of parties) {
         const { balances } = await f.ledger.getAccount(address);
-        for (const [asset, genesis] of [[ASSET, DEX_GENESIS_RESERVES.asset], [XLM, DEX_GENESIS_RESERVES.xlm]] as const) {
+        for (const [asset, genesis] of [
+          [ASSET, DEX_GENESIS_RESERVES.asset],
+          [XLM, DEX_GENESIS_RESERVES.xlm],
+        ] as const) {
           const held = balances.find((b) => b.asset === asset)?.amount ?? 0n;
-          expect(replayed.get(`${address} ${asset}`) ?? 0n, `${address} ${asset}`).toBe(held - (address === CONTRACTS.dex ? genesis : 0n));
+          expect(replayed.get(`${address} ${asset}`) ?? 0n, `${address} ${asset}`).toBe(
+            held - (address === CONTRACTS.dex ? genesis : 0n),
+          );
         }
       }
     });

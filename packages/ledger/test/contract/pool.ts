@@ -33,10 +33,26 @@ export function poolInvestorCases(f: ContractFixture): void {
       expect(res.result).toEqual({ shares: '1000000000' });
       expect(poolEvents(res)).toEqual([
         ['asset.transferred', { asset: ASSET, from: f.payer.address, to: POOL, amount: '1000000000' }],
-        ['pool.deposited', { investor: f.payer.address, amount: '1000000000', shares: '1000000000', size: '1000000000', totalShares: '1000000000', sharePrice: '10000000' }],
+        [
+          'pool.deposited',
+          {
+            investor: f.payer.address,
+            amount: '1000000000',
+            shares: '1000000000',
+            size: '1000000000',
+            totalShares: '1000000000',
+            sharePrice: '10000000',
+          },
+        ],
       ]);
       expect(await f.ledger.getTx(res.hash)).toEqual(res);
-      expect(await poolOf(f.ledger)).toMatchObject({ size: A_DEPOSIT, idle: A_DEPOSIT, totalShares: A_DEPOSIT, sharePrice: 10_000_000n, positions: [{ address: f.payer.address, shares: A_DEPOSIT, value: A_DEPOSIT }] });
+      expect(await poolOf(f.ledger)).toMatchObject({
+        size: A_DEPOSIT,
+        idle: A_DEPOSIT,
+        totalShares: A_DEPOSIT,
+        sharePrice: 10_000_000n,
+        positions: [{ address: f.payer.address, shares: A_DEPOSIT, value: A_DEPOSIT }],
+      });
       expect(await f.payer.balance()).toBe(0n);
     });
 
@@ -45,20 +61,41 @@ export function poolInvestorCases(f: ContractFixture): void {
       const sa = await borrower(f.ledger, f.stranger, f.payee.address, COLLATERAL);
       await openLine(f.stranger, sa.address, LIMIT);
       // Lending moves money but not the price: size = idle 900,000,000 + lent 100,000,000.
-      expect(await poolOf(f.ledger)).toMatchObject({ size: A_DEPOSIT, idle: A_DEPOSIT - LIMIT, lent: LIMIT, sharePrice: 10_000_000n, utilizationBps: 1_000 });
+      expect(await poolOf(f.ledger)).toMatchObject({
+        size: A_DEPOSIT,
+        idle: A_DEPOSIT - LIMIT,
+        lent: LIMIT,
+        sharePrice: 10_000_000n,
+        utilizationBps: 1_000,
+      });
       const closed = await sa.byOwner('pool.close_line', { account: sa.address });
       expect(closed.result).toEqual({ repaid: '102000000' });
       // size 1,002,000,000 over 1,000,000,000 shares: 1,002,000,000 × 10^7 / 10^9 = 10,020,000,
       // i.e. up by 2,000,000 × 10^7 / 10^9 = 20,000 base units per share.
       const afterClose = await poolOf(f.ledger);
-      expect(afterClose).toMatchObject({ size: 1_002_000_000n, idle: 1_002_000_000n, lent: 0n, totalShares: A_DEPOSIT, sharePrice: 10_020_000n, utilizationBps: 0, lines: [] });
+      expect(afterClose).toMatchObject({
+        size: 1_002_000_000n,
+        idle: 1_002_000_000n,
+        lent: 0n,
+        totalShares: A_DEPOSIT,
+        sharePrice: 10_020_000n,
+        utilizationBps: 0,
+        lines: [],
+      });
       expect(afterClose.sharePrice - 10_000_000n).toBe(20_000n);
       expect(afterClose.positions).toEqual([{ address: f.payer.address, shares: A_DEPOSIT, value: 1_002_000_000n }]);
 
       // 100,000,001 × 10^9 / 1,002,000,000 = 99,800,400.1996… → 99,800,400 shares.
       const second = await deposit(f.ledger, f.payee, 100_000_001n);
       expect(second.result).toEqual({ shares: '99800400' });
-      expect(second.events.at(-1)?.data).toEqual({ investor: f.payee.address, amount: '100000001', shares: '99800400', size: '1102000001', totalShares: '1099800400', sharePrice: '10020000' });
+      expect(second.events.at(-1)?.data).toEqual({
+        investor: f.payee.address,
+        amount: '100000001',
+        shares: '99800400',
+        size: '1102000001',
+        totalShares: '1099800400',
+        sharePrice: '10020000',
+      });
       // Values: ⌊shares × 1,102,000,001 / 1,099,800,400⌋: the payee's 99,800,400 shares are worth
       // 100,000,000 (the base unit lost to rounding stays with the pool), the payer's 1,002,000,000.
       const pool = await poolOf(f.ledger);
@@ -72,7 +109,11 @@ export function poolInvestorCases(f: ContractFixture): void {
       const out = await f.payee.send('pool.withdraw', { shares: '99800400' });
       expect(out.result).toEqual({ amount: '100000000' });
       expect(await f.payee.balance()).toBe(100_000_000n);
-      expect(await poolOf(f.ledger)).toMatchObject({ size: 1_002_000_001n, totalShares: A_DEPOSIT, sharePrice: 10_020_000n });
+      expect(await poolOf(f.ledger)).toMatchObject({
+        size: 1_002_000_001n,
+        totalShares: A_DEPOSIT,
+        sharePrice: 10_020_000n,
+      });
     });
 
     it('withdrawals are limited by idle funds (27) and pay shares × size / totalShares (pool.withdrawn)', async () => {
@@ -89,7 +130,17 @@ export function poolInvestorCases(f: ContractFixture): void {
       expect(out.result).toEqual({ amount: '900000000' });
       expect(poolEvents(out)).toEqual([
         ['asset.transferred', { asset: ASSET, from: POOL, to: f.payer.address, amount: '900000000' }],
-        ['pool.withdrawn', { investor: f.payer.address, shares: '900000000', amount: '900000000', size: '100000000', totalShares: '100000000', sharePrice: '10000000' }],
+        [
+          'pool.withdrawn',
+          {
+            investor: f.payer.address,
+            shares: '900000000',
+            amount: '900000000',
+            size: '100000000',
+            totalShares: '100000000',
+            sharePrice: '10000000',
+          },
+        ],
       ]);
       expect(await poolOf(f.ledger)).toMatchObject({ idle: 0n, lent: LIMIT, size: LIMIT, utilizationBps: 10_000 });
       await f.expectCode(withdraw(1n), 27);
@@ -98,7 +149,13 @@ export function poolInvestorCases(f: ContractFixture): void {
       expect((await poolOf(f.ledger)).sharePrice).toBe(10_200_000n);
       expect((await withdraw(100_000_000n)).result).toEqual({ amount: '102000000' });
       expect(await f.payer.balance()).toBe(A_DEPOSIT + FEE);
-      expect(await poolOf(f.ledger)).toMatchObject({ size: 0n, idle: 0n, totalShares: 0n, sharePrice: ASSET_UNIT, positions: [] });
+      expect(await poolOf(f.ledger)).toMatchObject({
+        size: 0n,
+        idle: 0n,
+        totalShares: 0n,
+        sharePrice: ASSET_UNIT,
+        positions: [],
+      });
       expect(await f.ledger.getAccount(POOL)).toMatchObject({ balances: [{ asset: ASSET, amount: 0n }] });
       expect(await f.payer.seq()).toBe(8);
     });
@@ -123,8 +180,16 @@ export function poolInvestorCases(f: ContractFixture): void {
       await deposit(f.ledger, f.payer, A_DEPOSIT);
       await f.ledger.faucet(f.stranger.address, 5_000n);
       expect((await f.stranger.send('transfer', { to: POOL, amount: '5000' })).status).toBe('SUCCESS');
-      expect(await poolOf(f.ledger)).toMatchObject({ size: A_DEPOSIT, idle: A_DEPOSIT, totalShares: A_DEPOSIT, sharePrice: 10_000_000n, positions: [{ address: f.payer.address }] });
-      expect((await f.payer.send('pool.withdraw', { shares: A_DEPOSIT.toString() })).result).toEqual({ amount: A_DEPOSIT.toString() });
+      expect(await poolOf(f.ledger)).toMatchObject({
+        size: A_DEPOSIT,
+        idle: A_DEPOSIT,
+        totalShares: A_DEPOSIT,
+        sharePrice: 10_000_000n,
+        positions: [{ address: f.payer.address }],
+      });
+      expect((await f.payer.send('pool.withdraw', { shares: A_DEPOSIT.toString() })).result).toEqual({
+        amount: A_DEPOSIT.toString(),
+      });
       expect(await f.ledger.getAccount(POOL)).toMatchObject({ balances: [{ asset: ASSET, amount: 5_000n }] });
     });
 
@@ -133,7 +198,9 @@ export function poolInvestorCases(f: ContractFixture): void {
       await f.expectCode(sa.byAgent('pool.deposit', { amount: '100000001' }), 6); // perTxCap 100,000,000
       expect((await sa.byAgent('pool.deposit', { amount: '100000000' })).result).toEqual({ shares: '100000000' });
       expect(await sa.state()).toMatchObject({ spentToday: 100_000_000n });
-      expect((await poolOf(f.ledger)).positions).toEqual([{ address: sa.address, shares: 100_000_000n, value: 100_000_000n }]);
+      expect((await poolOf(f.ledger)).positions).toEqual([
+        { address: sa.address, shares: 100_000_000n, value: 100_000_000n },
+      ]);
       expect((await sa.byAgent('pool.withdraw', { shares: '40000000' })).result).toEqual({ amount: '40000000' });
       expect(await sa.balance()).toBe(240_000_000n);
       const investor = new Actor(f.ledger);

@@ -34,27 +34,42 @@ async function funded(f: ContractFixture, overrides: Partial<PolicyArgs> = {}): 
   return sa;
 }
 
-const pay = (sa: SmartActor, to: string, amount: bigint | number) => sa.byAgent('transfer', { to, amount: amount.toString() });
+const pay = (sa: SmartActor, to: string, amount: bigint | number) =>
+  sa.byAgent('transfer', { to, amount: amount.toString() });
 
 export function smartAccountCases(f: ContractFixture): void {
   describe('smart accounts: create and sign', () => {
     it('account.create makes a C… account derived from owner and tx, with its own seq, balances and state', async () => {
       const latest = await f.ledger.latestLedger();
       const agent = randomKeypair();
-      const policy = { agentKey: agent.address, perTxCap: '1000', dailyCap: '2500', payees: [f.payee.address, f.payee.address], expiresLedger: latest + 500 };
+      const policy = {
+        agentKey: agent.address,
+        perTxCap: '1000',
+        dailyCap: '2500',
+        payees: [f.payee.address, f.payee.address],
+        expiresLedger: latest + 500,
+      };
       const res = await f.payer.send('account.create', { owner: f.payer.address, policy });
       expect(res.status).toBe('SUCCESS');
       const address = String(res.result?.['address']);
       expect(isContractAddress(address)).toBe(true);
       expect(address).toBe(smartAccountAddress(f.payer.address, res.hash));
       const wire = { ...policy, payees: [f.payee.address] }; // duplicates are dropped
-      expect(res.events.map((e) => [e.type, e.data])).toEqual([['account.created', { account: address, owner: f.payer.address, policy: wire }]]);
+      expect(res.events.map((e) => [e.type, e.data])).toEqual([
+        ['account.created', { account: address, owner: f.payer.address, policy: wire }],
+      ]);
       expect(await f.ledger.getTx(res.hash)).toEqual(res);
       expect(await f.ledger.getAccount(address)).toEqual({
         address,
         seq: 0,
         balances: [],
-        account: { owner: f.payer.address, policy: { ...wire, perTxCap: 1000n, dailyCap: 2500n }, frozen: false, spentToday: 0n, day: DAY },
+        account: {
+          owner: f.payer.address,
+          policy: { ...wire, perTxCap: 1000n, dailyCap: 2500n },
+          frozen: false,
+          spentToday: 0n,
+          day: DAY,
+        },
       });
       await f.ledger.faucet(address, 5_000n);
       expect((await f.ledger.getAccount(address)).balances).toEqual([{ asset: ASSET, amount: 5_000n }]);
@@ -62,7 +77,13 @@ export function smartAccountCases(f: ContractFixture): void {
       const other = await f.stranger.send('account.create', { owner: f.payer.address, policy: null });
       const otherAddress = String(other.result?.['address']);
       expect(otherAddress).not.toBe(address);
-      expect((await f.ledger.getAccount(otherAddress)).account).toEqual({ owner: f.payer.address, policy: null, frozen: false, spentToday: 0n, day: DAY });
+      expect((await f.ledger.getAccount(otherAddress)).account).toEqual({
+        owner: f.payer.address,
+        policy: null,
+        frozen: false,
+        spentToday: 0n,
+        day: DAY,
+      });
       expect((await f.ledger.getAccount(f.payer.address)).account).toBeUndefined();
     });
 
@@ -71,18 +92,36 @@ export function smartAccountCases(f: ContractFixture): void {
       const args = { to: f.payee.address, amount: '10' };
       const before = await snapshot(f.ledger, [sa.address, f.payee.address]);
       const byStranger = await sa.sign(f.stranger.keys, 'transfer', args);
-      const otherNetwork = signLedgerTx(sa.agent, NETWORKS['stellar:testnet'].passphrase, { source: sa.address, seq: 1, op: 'transfer', args });
-      const ownerOnOtherNetwork = signLedgerTx(f.payer.keys, NETWORKS['stellar:testnet'].passphrase, { source: sa.address, seq: 1, op: 'transfer', args });
-      for (const tx of [byStranger, otherNetwork, ownerOnOtherNetwork]) await expect(f.ledger.submit(tx)).rejects.toBeInstanceOf(LedgerTxRefused);
+      const otherNetwork = signLedgerTx(sa.agent, NETWORKS['stellar:testnet'].passphrase, {
+        source: sa.address,
+        seq: 1,
+        op: 'transfer',
+        args,
+      });
+      const ownerOnOtherNetwork = signLedgerTx(f.payer.keys, NETWORKS['stellar:testnet'].passphrase, {
+        source: sa.address,
+        seq: 1,
+        op: 'transfer',
+        args,
+      });
+      for (const tx of [byStranger, otherNetwork, ownerOnOtherNetwork])
+        await expect(f.ledger.submit(tx)).rejects.toBeInstanceOf(LedgerTxRefused);
       // A C… address that is not a smart account has no key at all.
-      const channelAsSource = signLedgerTx(f.payer.keys, PASS, { source: CONTRACTS.channel, seq: 1, op: 'transfer', args });
+      const channelAsSource = signLedgerTx(f.payer.keys, PASS, {
+        source: CONTRACTS.channel,
+        seq: 1,
+        op: 'transfer',
+        args,
+      });
       await expect(f.ledger.submit(channelAsSource)).rejects.toThrow(/not a smart account/);
       expect(await snapshot(f.ledger, [sa.address, f.payee.address])).toEqual(before);
       expect(await f.ledger.getTx(txHash(PASS, byStranger))).toBeNull();
 
       const byAgent = await sa.byAgent('transfer', args);
       expect(byAgent).toMatchObject({ status: 'SUCCESS', source: sa.address });
-      expect(byAgent.events.map((e) => e.data)).toEqual([{ asset: ASSET, from: sa.address, to: f.payee.address, amount: '10' }]);
+      expect(byAgent.events.map((e) => e.data)).toEqual([
+        { asset: ASSET, from: sa.address, to: f.payee.address, amount: '10' },
+      ]);
       expect((await sa.byOwner('transfer', args)).status).toBe('SUCCESS');
       expect(await sa.seq()).toBe(2);
       expect(await f.payer.seq()).toBe(1); // the owner's own account only made the create
@@ -123,7 +162,8 @@ export function smartAccountCases(f: ContractFixture): void {
       const poor = await f.expectCode(pay(sa, f.payee.address, FUND + 1n), 27); // within the caps, not the balance
       expect(poor.message).toMatch(/insufficient balance/);
       await f.ledger.faucet(sa.address, 9_000_000n);
-      for (const amount of [5_000_000, 5_000_000]) expect((await pay(sa, f.payee.address, amount)).status).toBe('SUCCESS');
+      for (const amount of [5_000_000, 5_000_000])
+        expect((await pay(sa, f.payee.address, amount)).status).toBe('SUCCESS');
       await f.expectCode(pay(sa, f.payee.address, 1), 7); // over the day and the (empty) balance: the cap decides
       expect(await sa.state()).toMatchObject({ spentToday: 10_000_000n });
       expect(await sa.balance()).toBe(0n);
@@ -132,18 +172,25 @@ export function smartAccountCases(f: ContractFixture): void {
     it('a frozen account stops its agent with 3; the owner still moves funds and unfreezes; both emit account.frozen', async () => {
       const sa = await funded(f);
       const freeze = await f.payer.send('account.freeze', { account: sa.address, frozen: true });
-      expect(freeze.events.map((e) => [e.type, e.data])).toEqual([['account.frozen', { account: sa.address, frozen: true }]]);
+      expect(freeze.events.map((e) => [e.type, e.data])).toEqual([
+        ['account.frozen', { account: sa.address, frozen: true }],
+      ]);
       expect(await sa.state()).toMatchObject({ frozen: true });
       await f.expectCode(pay(sa, f.payee.address, 1), 3);
       await f.expectCode(sa.byAgent('account.create', { owner: f.stranger.address, policy: null }), 3); // frozen: nothing at all
       // The owner is not braked: it pays anyone, past the caps, and unfreezes signing as the account.
       expect((await sa.byOwner('transfer', { to: f.stranger.address, amount: '5000' })).status).toBe('SUCCESS');
       const unfreeze = await sa.byOwner('account.freeze', { account: sa.address, frozen: false });
-      expect(unfreeze.events.map((e) => [e.type, e.data])).toEqual([['account.frozen', { account: sa.address, frozen: false }]]);
+      expect(unfreeze.events.map((e) => [e.type, e.data])).toEqual([
+        ['account.frozen', { account: sa.address, frozen: false }],
+      ]);
       expect((await pay(sa, f.payee.address, 1)).status).toBe('SUCCESS');
       expect(await f.stranger.balance()).toBe(5_000n);
       const logged = (await allEvents(f.ledger)).filter((e) => e.type === 'account.frozen');
-      expect(logged.map((e) => [e.tx, e.data['frozen']])).toEqual([[freeze.hash, true], [unfreeze.hash, false]]);
+      expect(logged.map((e) => [e.tx, e.data['frozen']])).toEqual([
+        [freeze.hash, true],
+        [unfreeze.hash, false],
+      ]);
       for (const e of logged) {
         expect(e.ledger).toBe(freeze.ledger);
         expect(Number.isNaN(Date.parse(e.ts))).toBe(false);
@@ -160,7 +207,9 @@ export function smartAccountCases(f: ContractFixture): void {
       expect(expired.message).toMatch(/expired/);
       const state = await sa.state();
       const renewed = { ...state.policy!, perTxCap: '1000', dailyCap: '2500', expiresLedger: latest + 1000 };
-      expect((await f.payer.send('account.set_policy', { account: sa.address, policy: renewed })).status).toBe('SUCCESS');
+      expect((await f.payer.send('account.set_policy', { account: sa.address, policy: renewed })).status).toBe(
+        'SUCCESS',
+      );
       expect((await pay(sa, f.payee.address, 1)).status).toBe('SUCCESS');
       expect(await f.payee.balance()).toBe(2n);
     });
@@ -181,20 +230,36 @@ export function smartAccountCases(f: ContractFixture): void {
     it('the agent opens and tops up channels only to its payees and within its caps; both count toward the day', async () => {
       const sa = await funded(f);
       const expiryLedger = (await f.ledger.latestLedger()) + 1000;
-      const open = (payee: string, deposit: bigint) => sa.byAgent('channel.open', { payee, deposit: deposit.toString(), voucherKey: f.voucherKeys.publicKeyHex, expiryLedger });
+      const open = (payee: string, deposit: bigint) =>
+        sa.byAgent('channel.open', {
+          payee,
+          deposit: deposit.toString(),
+          voucherKey: f.voucherKeys.publicKeyHex,
+          expiryLedger,
+        });
       await f.expectCode(open(f.stranger.address, 100n), 5);
       await f.expectCode(open(f.payee.address, PER_TX + 1n), 6);
       const opened = await open(f.payee.address, PER_TX);
       expect(opened.status).toBe('SUCCESS');
       const id = BigInt(String(opened.result?.['channelId']));
-      expect(await f.ledger.getChannel(id)).toMatchObject({ payer: sa.address, payee: f.payee.address, deposit: PER_TX });
-      const topUp = (amount: bigint) => sa.byAgent('channel.top_up', { channelId: id.toString(), amount: amount.toString() });
+      expect(await f.ledger.getChannel(id)).toMatchObject({
+        payer: sa.address,
+        payee: f.payee.address,
+        deposit: PER_TX,
+      });
+      const topUp = (amount: bigint) =>
+        sa.byAgent('channel.top_up', { channelId: id.toString(), amount: amount.toString() });
       await f.expectCode(topUp(PER_TX + 1n), 6);
       expect((await topUp(PER_TX)).status).toBe('SUCCESS');
       await f.expectCode(topUp(501n), 7);
       expect(await sa.state()).toMatchObject({ spentToday: 2_000n });
       // The owner drops the payee: the agent may no longer fund its channel.
-      const policy = { ...(await sa.state()).policy!, perTxCap: '1000', dailyCap: '2500', payees: [f.stranger.address] };
+      const policy = {
+        ...(await sa.state()).policy!,
+        perTxCap: '1000',
+        dailyCap: '2500',
+        payees: [f.stranger.address],
+      };
       expect((await f.payer.send('account.set_policy', { account: sa.address, policy })).status).toBe('SUCCESS');
       await f.expectCode(topUp(1n), 5);
       // The payee claims from the account's channel like from any other.
@@ -206,17 +271,24 @@ export function smartAccountCases(f: ContractFixture): void {
       const sa = await funded(f);
       expect((await sa.byOwner('transfer', { to: f.stranger.address, amount: '50000' })).status).toBe('SUCCESS');
       const latest = await f.ledger.latestLedger();
-      const opened = await sa.byOwner('channel.open', { payee: f.stranger.address, deposit: '60000', voucherKey: f.voucherKeys.publicKeyHex, expiryLedger: latest + 100 });
+      const opened = await sa.byOwner('channel.open', {
+        payee: f.stranger.address,
+        deposit: '60000',
+        voucherKey: f.voucherKeys.publicKeyHex,
+        expiryLedger: latest + 100,
+      });
       expect(opened.status).toBe('SUCCESS');
       expect(await sa.state()).toMatchObject({ spentToday: 0n });
-      for (const amount of [PER_TX, PER_TX, 500n]) expect((await pay(sa, f.payee.address, amount)).status).toBe('SUCCESS');
+      for (const amount of [PER_TX, PER_TX, 500n])
+        expect((await pay(sa, f.payee.address, amount)).status).toBe('SUCCESS');
       await f.expectCode(pay(sa, f.payee.address, 1), 7);
       expect(await sa.balance()).toBe(FUND - 110_000n - DAILY);
     });
 
     it('the daily cap resets at the next UTC day of the ledger’s time', async () => {
       const sa = await funded(f);
-      for (const amount of [PER_TX, PER_TX, 500n]) expect((await pay(sa, f.payee.address, amount)).status).toBe('SUCCESS');
+      for (const amount of [PER_TX, PER_TX, 500n])
+        expect((await pay(sa, f.payee.address, amount)).status).toBe('SUCCESS');
       f.h.advance(LEDGERS_TO_MIDNIGHT - 1); // 23:59:55
       await f.expectCode(pay(sa, f.payee.address, 1), 7);
       expect(await sa.state()).toMatchObject({ spentToday: DAILY, day: DAY });
@@ -235,10 +307,21 @@ export function smartAccountCases(f: ContractFixture): void {
       expect((await pay(sa, f.payee.address, PER_TX)).status).toBe('SUCCESS');
       const newAgent = randomKeypair();
       const latest = await f.ledger.latestLedger();
-      const policy = { agentKey: newAgent.address, perTxCap: '300', dailyCap: '1500', payees: [f.stranger.address], expiresLedger: latest + 50 };
+      const policy = {
+        agentKey: newAgent.address,
+        perTxCap: '300',
+        dailyCap: '1500',
+        payees: [f.stranger.address],
+        expiresLedger: latest + 50,
+      };
       const set = await f.payer.send('account.set_policy', { account: sa.address, policy });
-      expect(set.events.map((e) => [e.type, e.data])).toEqual([['account.policy_set', { account: sa.address, policy }]]);
-      expect(await sa.state()).toMatchObject({ policy: { ...policy, perTxCap: 300n, dailyCap: 1500n }, spentToday: PER_TX });
+      expect(set.events.map((e) => [e.type, e.data])).toEqual([
+        ['account.policy_set', { account: sa.address, policy }],
+      ]);
+      expect(await sa.state()).toMatchObject({
+        policy: { ...policy, perTxCap: 300n, dailyCap: 1500n },
+        spentToday: PER_TX,
+      });
       await expect(pay(sa, f.stranger.address, 1)).rejects.toBeInstanceOf(LedgerTxRefused); // the old agent key
       const asNew = (to: string, amount: number) => sa.send(newAgent, 'transfer', { to, amount: amount.toString() });
       await f.expectCode(asNew(f.payee.address, 1), 5);
@@ -246,16 +329,30 @@ export function smartAccountCases(f: ContractFixture): void {
       await f.expectCode(asNew(f.stranger.address, 300), 7); // 1,000 + 300 + 300 > 1,500
       // The owner key may also sign as the account itself.
       const cleared = await sa.byOwner('account.set_policy', { account: sa.address, policy: null });
-      expect(cleared.events.map((e) => [e.type, e.data])).toEqual([['account.policy_set', { account: sa.address, policy: null }]]);
+      expect(cleared.events.map((e) => [e.type, e.data])).toEqual([
+        ['account.policy_set', { account: sa.address, policy: null }],
+      ]);
       expect((await sa.state()).policy).toBeNull();
     });
 
     it('fails with 27 for a policy the contract refuses or an account that is not a smart account', async () => {
       const sa = await funded(f);
       const latest = await f.ledger.latestLedger();
-      const good = { agentKey: randomKeypair().address, perTxCap: '1', dailyCap: '1', payees: [], expiresLedger: latest + 10 };
-      const set = (account: string, policy: Record<string, unknown>) => f.payer.send('account.set_policy', { account, policy });
-      for (const bad of [{ agentKey: f.payer.address }, { perTxCap: '-1' }, { dailyCap: '-1' }, { expiresLedger: latest }]) {
+      const good = {
+        agentKey: randomKeypair().address,
+        perTxCap: '1',
+        dailyCap: '1',
+        payees: [],
+        expiresLedger: latest + 10,
+      };
+      const set = (account: string, policy: Record<string, unknown>) =>
+        f.payer.send('account.set_policy', { account, policy });
+      for (const bad of [
+        { agentKey: f.payer.address },
+        { perTxCap: '-1' },
+        { dailyCap: '-1' },
+        { expiresLedger: latest },
+      ]) {
         await f.expectCode(set(sa.address, { ...good, ...bad }), 27);
         await f.expectCode(f.payer.send('account.create', { owner: f.payer.address, policy: { ...good, ...bad } }), 27);
       }
@@ -269,11 +366,23 @@ export function smartAccountCases(f: ContractFixture): void {
     it('reads caps and spend back as exact bigints, and refuses malformed account args with no effect', async () => {
       const huge = (1n << 125n) + 12_345n; // twice it still fits i128
       const latest = await f.ledger.latestLedger();
-      const good = (agent: { address: string }): PolicyArgs => ({ agentKey: agent.address, perTxCap: huge.toString(), dailyCap: (huge * 2n).toString(), payees: [f.payee.address], expiresLedger: latest + 10 });
+      const good = (agent: { address: string }): PolicyArgs => ({
+        agentKey: agent.address,
+        perTxCap: huge.toString(),
+        dailyCap: (huge * 2n).toString(),
+        payees: [f.payee.address],
+        expiresLedger: latest + 10,
+      });
       const sa = await SmartActor.create(f.ledger, f.payer, good);
       await f.ledger.faucet(sa.address, FUND);
       expect((await pay(sa, f.payee.address, 12_345)).status).toBe('SUCCESS');
-      expect(await sa.state()).toEqual({ owner: f.payer.address, policy: { ...good(sa.agent), perTxCap: huge, dailyCap: huge * 2n }, frozen: false, spentToday: 12_345n, day: DAY });
+      expect(await sa.state()).toEqual({
+        owner: f.payer.address,
+        policy: { ...good(sa.agent), perTxCap: huge, dailyCap: huge * 2n },
+        frozen: false,
+        spentToday: 12_345n,
+        day: DAY,
+      });
 
       const policy = good(sa.agent);
       const before = await snapshot(f.ledger, [f.payer.address, sa.address]);
@@ -283,7 +392,10 @@ export function smartAccountCases(f: ContractFixture): void {
         ['account.create', { owner: f.payer.address, policy: { ...policy, perTxCap: 5 } }],
         ['account.create', { owner: f.payer.address, policy: { ...policy, dailyCap: '1.5' } }],
         ['account.create', { owner: f.payer.address, policy: { ...policy, agentKey: CONTRACTS.channel } }],
-        ['account.create', { owner: f.payer.address, policy: { ...policy, payees: Array.from({ length: 65 }, () => f.payee.address) } }],
+        [
+          'account.create',
+          { owner: f.payer.address, policy: { ...policy, payees: Array.from({ length: 65 }, () => f.payee.address) } },
+        ],
         ['account.create', { owner: f.payer.address, policy: { ...policy, payees: ['GNOPE'] } }],
         ['account.create', { owner: f.payer.address, policy: { ...policy, expiresLedger: -1 } }],
         ['account.create', { owner: f.payer.address, policy: { ...policy, memo: 'x' } }],
@@ -292,7 +404,10 @@ export function smartAccountCases(f: ContractFixture): void {
         ['account.freeze', { account: sa.address }],
       ];
       for (const [op, args] of bad) {
-        await expect(f.ledger.submit(await f.payer.sign(op, args)), `${op} ${JSON.stringify(args)}`).rejects.toBeInstanceOf(LedgerTxRefused);
+        await expect(
+          f.ledger.submit(await f.payer.sign(op, args)),
+          `${op} ${JSON.stringify(args)}`,
+        ).rejects.toBeInstanceOf(LedgerTxRefused);
       }
       expect(await snapshot(f.ledger, [f.payer.address, sa.address])).toEqual(before);
     });

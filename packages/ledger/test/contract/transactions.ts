@@ -14,7 +14,9 @@ export function transactionCases(f: ContractFixture): void {
       const res = await f.payer.send('transfer', { to: f.payee.address, amount: '250' });
       expect(res).toMatchObject({ status: 'SUCCESS', source: f.payer.address, op: 'transfer' });
       expect(res.result).toBeUndefined();
-      expect(res.events.map((e) => [e.type, e.data])).toEqual([['asset.transferred', { asset: ASSET, from: f.payer.address, to: f.payee.address, amount: '250' }]]);
+      expect(res.events.map((e) => [e.type, e.data])).toEqual([
+        ['asset.transferred', { asset: ASSET, from: f.payer.address, to: f.payee.address, amount: '250' }],
+      ]);
       expect(await f.payer.seq()).toBe(1);
       expect(await f.payer.balance()).toBe(GRANT - 250n);
       expect(await f.payee.balance()).toBe(250n);
@@ -31,7 +33,8 @@ export function transactionCases(f: ContractFixture): void {
       const good = signLedgerTx(f.payer.keys, PASS, body);
       const flipped = { ...good, signature: (good.signature[0] === '0' ? '1' : '0') + good.signature.slice(1) };
       const identity = { ...good, signature: '01' + '00'.repeat(63) };
-      for (const tx of [forgedBy, otherNetwork, flipped, identity]) await expect(f.ledger.submit(tx)).rejects.toBeInstanceOf(LedgerTxRefused);
+      for (const tx of [forgedBy, otherNetwork, flipped, identity])
+        await expect(f.ledger.submit(tx)).rejects.toBeInstanceOf(LedgerTxRefused);
       expect(await snapshot(f.ledger, [f.payer.address, f.payee.address])).toEqual(before);
       expect(await f.ledger.getTx(txHash(PASS, body))).toBeNull();
     });
@@ -42,7 +45,9 @@ export function transactionCases(f: ContractFixture): void {
       await f.ledger.submit(tx);
       const before = await snapshot(f.ledger, [f.payer.address, f.payee.address]);
       await expect(f.ledger.submit(tx)).rejects.toBeInstanceOf(LedgerTxRefused);
-      await expect(f.ledger.submit(await f.payer.sign('transfer', { to: f.payee.address, amount: '11' }, 1))).rejects.toBeInstanceOf(LedgerTxRefused);
+      await expect(
+        f.ledger.submit(await f.payer.sign('transfer', { to: f.payee.address, amount: '11' }, 1)),
+      ).rejects.toBeInstanceOf(LedgerTxRefused);
       expect(await snapshot(f.ledger, [f.payer.address, f.payee.address])).toEqual(before);
       expect(await f.payee.balance()).toBe(10n);
     });
@@ -50,9 +55,15 @@ export function transactionCases(f: ContractFixture): void {
     it('refuses a seq that skips ahead, or is not a positive integer', async () => {
       await f.ledger.faucet(f.payer.address);
       const before = await snapshot(f.ledger, [f.payer.address]);
-      await expect(f.ledger.submit(await f.payer.sign('transfer', { to: f.payee.address, amount: '1' }, 2))).rejects.toThrow(/seq/);
-      await expect(f.ledger.submit(await f.payer.sign('transfer', { to: f.payee.address, amount: '1' }, 0))).rejects.toBeInstanceOf(LedgerTxRefused);
-      await expect(f.ledger.submit(await f.payer.sign('transfer', { to: f.payee.address, amount: '1' }, 1.5))).rejects.toBeInstanceOf(LedgerTxRefused);
+      await expect(
+        f.ledger.submit(await f.payer.sign('transfer', { to: f.payee.address, amount: '1' }, 2)),
+      ).rejects.toThrow(/seq/);
+      await expect(
+        f.ledger.submit(await f.payer.sign('transfer', { to: f.payee.address, amount: '1' }, 0)),
+      ).rejects.toBeInstanceOf(LedgerTxRefused);
+      await expect(
+        f.ledger.submit(await f.payer.sign('transfer', { to: f.payee.address, amount: '1' }, 1.5)),
+      ).rejects.toBeInstanceOf(LedgerTxRefused);
       expect(await snapshot(f.ledger, [f.payer.address])).toEqual(before);
     });
 
@@ -86,7 +97,10 @@ export function transactionCases(f: ContractFixture): void {
         ['channel.close', { channelId: 1 }],
       ];
       for (const [op, args] of bad) {
-        await expect(f.ledger.submit(await f.payer.sign(op, args, 1)), `${op} ${JSON.stringify(args)}`).rejects.toBeInstanceOf(LedgerTxRefused);
+        await expect(
+          f.ledger.submit(await f.payer.sign(op, args, 1)),
+          `${op} ${JSON.stringify(args)}`,
+        ).rejects.toBeInstanceOf(LedgerTxRefused);
       }
       expect(await snapshot(f.ledger, [f.payer.address, f.payee.address])).toEqual(before);
     });
@@ -113,5 +127,4 @@ export function transactionCases(f: ContractFixture): void {
       expect(await f.payer.seq()).toBe(2);
     });
   });
-
 }

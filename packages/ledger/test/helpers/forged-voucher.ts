@@ -43,7 +43,10 @@ export function forgeVoucher(channelId: bigint, from = 1n): ForgedVoucher {
     for (let k = 0n; k < 8n; k++) {
       const R = torsion(k);
       const rBytes = R.toBytes();
-      const digest = crypto.createHash('sha512').update(concatBytes(rBytes, MIXED_ORDER_KEY, hash)).digest();
+      const digest = crypto
+        .createHash('sha512')
+        .update(concatBytes(rBytes, MIXED_ORDER_KEY, hash))
+        .digest();
       const h = BigInt('0x' + toHex(Uint8Array.from(digest).reverse())) % L;
       if (!torsion(h).negate().equals(R)) continue;
       return { cumulative, hash, signature: concatBytes(rBytes, littleEndian32((h * SECRET_SCALAR) % L)) };

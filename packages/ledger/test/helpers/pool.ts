@@ -17,7 +17,11 @@ export async function poolOf(ledger: Ledger): Promise<PoolState> {
 }
 
 /** `investor` is funded with `amount` and deposits all of it; the tx must succeed. */
-export async function deposit(ledger: Ledger & { faucet(address: string, amount?: bigint): Promise<TxResult> }, investor: Actor, amount: bigint): Promise<TxResult> {
+export async function deposit(
+  ledger: Ledger & { faucet(address: string, amount?: bigint): Promise<TxResult> },
+  investor: Actor,
+  amount: bigint,
+): Promise<TxResult> {
   await ledger.faucet(investor.address, amount);
   const res = await investor.send('pool.deposit', { amount: amount.toString() });
   expect(res.status, res.message).toBe('SUCCESS');
@@ -25,9 +29,20 @@ export async function deposit(ledger: Ledger & { faucet(address: string, amount?
 }
 
 /** A smart account of `owner` holding `collateral`, whose agent may pay `payee` (caps far above the tests' amounts). */
-export async function borrower(ledger: Ledger & { faucet(address: string, amount?: bigint): Promise<TxResult> }, owner: Actor, payee: string, collateral: bigint): Promise<SmartActor> {
+export async function borrower(
+  ledger: Ledger & { faucet(address: string, amount?: bigint): Promise<TxResult> },
+  owner: Actor,
+  payee: string,
+  collateral: bigint,
+): Promise<SmartActor> {
   const latest = await ledger.latestLedger();
-  const sa = await SmartActor.create(ledger, owner, (agent) => ({ agentKey: agent.address, perTxCap: '100000000', dailyCap: '1000000000', payees: [payee], expiresLedger: latest + 10_000 }));
+  const sa = await SmartActor.create(ledger, owner, (agent) => ({
+    agentKey: agent.address,
+    perTxCap: '100000000',
+    dailyCap: '1000000000',
+    payees: [payee],
+    expiresLedger: latest + 10_000,
+  }));
   if (collateral > 0n) await ledger.faucet(sa.address, collateral);
   return sa;
 }

@@ -26,7 +26,12 @@ export class SmartActor {
   ) {}
 
   /** `owner` creates an account whose policy `policy(agent)` builds (null: no policy). */
-  static async create(ledger: Ledger, owner: Actor, policy: ((agent: Keypair) => PolicyArgs) | null, agent: Keypair = randomKeypair()): Promise<SmartActor> {
+  static async create(
+    ledger: Ledger,
+    owner: Actor,
+    policy: ((agent: Keypair) => PolicyArgs) | null,
+    agent: Keypair = randomKeypair(),
+  ): Promise<SmartActor> {
     const created = await owner.send('account.create', { owner: owner.address, policy: policy ? policy(agent) : null });
     expect(created.status, created.message).toBe('SUCCESS');
     return new SmartActor(ledger, String(created.result?.['address']), owner, agent, created);

@@ -21,7 +21,8 @@ import { Address, FeeBumpTransaction, Keypair, scValToNative, TransactionBuilder
 
 export const FIXTURES_DIR = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../fixtures/soroban');
 
-export type ReplayResponse = { result: unknown } | { error: { code: number; message: string } } | { transportError: 'timeout' | 'refused' };
+export type ReplayResponse =
+  { result: unknown } | { error: { code: number; message: string } } | { transportError: 'timeout' | 'refused' };
 
 export interface Exchange {
   note?: string;
@@ -75,7 +76,13 @@ export function describeTx(envelope: string, passphrase: string) {
           args: op.func.invokeContract().args().map(describeScVal),
         }
       : null;
-  const auth = op?.type === 'invokeHostFunction' ? (op.auth ?? []).map((a) => `${a.credentials().switch().name}:${a.rootInvocation().function().contractFn().functionName().toString()}`) : [];
+  const auth =
+    op?.type === 'invokeHostFunction'
+      ? (op.auth ?? []).map(
+          (a) =>
+            `${a.credentials().switch().name}:${a.rootInvocation().function().contractFn().functionName().toString()}`,
+        )
+      : [];
   return {
     hash: tx.hash().toString('hex'),
     source: tx.source,
@@ -87,7 +94,8 @@ export function describeTx(envelope: string, passphrase: string) {
     auth,
     sorobanData: tx.toEnvelope().v1().tx().ext().switch() === 1,
     signers: tx.signatures.length,
-    verifies: (address: string) => tx.signatures.some((s) => Keypair.fromPublicKey(address).verify(tx.hash(), s.signature())),
+    verifies: (address: string) =>
+      tx.signatures.some((s) => Keypair.fromPublicKey(address).verify(tx.hash(), s.signature())),
   };
 }
 
@@ -118,29 +126,51 @@ export class SorobanReplay {
 
   readonly fetch: typeof fetch = (input, init) => {
     const url = typeof input === 'string' ? input : input instanceof URL ? input.href : input.url;
-    const body = (JSON.parse(typeof init?.body === 'string' ? init.body : '{}') ?? {}) as { jsonrpc?: unknown; id?: unknown; method?: unknown; params?: unknown };
+    const body = (JSON.parse(typeof init?.body === 'string' ? init.body : '{}') ?? {}) as {
+      jsonrpc?: unknown;
+      id?: unknown;
+      method?: unknown;
+      params?: unknown;
+    };
     const problems: string[] = [];
     if (url !== this.fixture.rpcUrl) problems.push(`url ${url} is not ${this.fixture.rpcUrl}`);
-    if (init?.method !== 'POST' || body.jsonrpc !== '2.0' || body.id === undefined) problems.push('not a JSON-RPC 2.0 POST with an id');
+    if (init?.method !== 'POST' || body.jsonrpc !== '2.0' || body.id === undefined)
+      problems.push('not a JSON-RPC 2.0 POST with an id');
     const index = problems.length ? -1 : this.#find(body.method, body.params, problems);
     if (index < 0) {
-      this.failures.push(`request ${JSON.stringify(body.method)} ${JSON.stringify(body.params)} does not match the recording: ${problems.join('; ')}`);
+      this.failures.push(
+        `request ${JSON.stringify(body.method)} ${JSON.stringify(body.params)} does not match the recording: ${problems.join('; ')}`,
+      );
       return Promise.reject(new Error(`replay: unexpected request ${String(body.method)}`));
     }
     this.#used.add(index);
     this.sent.set(index, body.params);
     const response = this.fixture.exchanges[index]!.response;
     if ('transportError' in response) {
-      return Promise.reject(response.transportError === 'timeout' ? new DOMException('The operation was aborted due to timeout', 'TimeoutError') : new TypeError('fetch failed'));
+      return Promise.reject(
+        response.transportError === 'timeout'
+          ? new DOMException('The operation was aborted due to timeout', 'TimeoutError')
+          : new TypeError('fetch failed'),
+      );
     }
-    const payload = 'error' in response ? { jsonrpc: '2.0', id: body.id, error: response.error } : { jsonrpc: '2.0', id: body.id, result: response.result };
-    return Promise.resolve(new Response(JSON.stringify(payload), { status: 200, headers: { 'content-type': 'application/json' } }));
+    const payload =
+      'error' in response
+        ? { jsonrpc: '2.0', id: body.id, error: response.error }
+        : { jsonrpc: '2.0', id: body.id, result: response.result };
+    return Promise.resolve(
+      new Response(JSON.stringify(payload), { status: 200, headers: { 'content-type': 'application/json' } }),
+    );
   };
 
   /** Fails unless every request matched and every recorded exchange was used. */
   assertDone(): void {
-    const unused = this.fixture.exchanges.map((e, i) => (this.#used.has(i) ? null : `#${i} ${e.request.method}${e.note ? ` (${e.note})` : ''}`)).filter((x) => x !== null);
-    const problems = [...this.failures, ...(unused.length ? [`recorded exchanges never requested: ${unused.join(', ')}`] : [])];
+    const unused = this.fixture.exchanges
+      .map((e, i) => (this.#used.has(i) ? null : `#${i} ${e.request.method}${e.note ? ` (${e.note})` : ''}`))
+      .filter((x) => x !== null);
+    const problems = [
+      ...this.failures,
+      ...(unused.length ? [`recorded exchanges never requested: ${unused.join(', ')}`] : []),
+    ];
     if (problems.length) throw new Error(`Soroban replay "${this.fixture.description}":\n  ${problems.join('\n  ')}`);
   }
 
@@ -152,7 +182,10 @@ export class SorobanReplay {
         problems.push('the recording is used up');
         return -1;
       }
-      const why = expected.request.method !== method ? `method ${String(method)} where #${index} expects ${expected.request.method}` : this.#mismatch(expected.request.params, params, 'params');
+      const why =
+        expected.request.method !== method
+          ? `method ${String(method)} where #${index} expects ${expected.request.method}`
+          : this.#mismatch(expected.request.params, params, 'params');
       if (why) {
         problems.push(`#${index}: ${why}`);
         return -1;
@@ -160,7 +193,9 @@ export class SorobanReplay {
       this.#next++;
       return index;
     }
-    const index = this.fixture.exchanges.findIndex((e) => e.request.method === method && this.#mismatch(e.request.params, params, 'params') === null);
+    const index = this.fixture.exchanges.findIndex(
+      (e) => e.request.method === method && this.#mismatch(e.request.params, params, 'params') === null,
+    );
     if (index < 0) problems.push('no recorded exchange has this method and params');
     return index;
   }
@@ -170,8 +205,13 @@ export class SorobanReplay {
     if (isObject(expected) && '$tx' in expected) return this.#txMismatch(expected['$tx'], actual, at);
     if (isObject(expected) && '$sameAs' in expected) {
       const other = this.sent.get(Number(expected['$sameAs']));
-      const value = at.split('.').slice(1).reduce<unknown>((v, k) => (isObject(v) ? v[k] : undefined), other);
-      return isDeepStrictEqual(value, actual) ? null : `${at}: not the same as sent in exchange #${String(expected['$sameAs'])}`;
+      const value = at
+        .split('.')
+        .slice(1)
+        .reduce<unknown>((v, k) => (isObject(v) ? v[k] : undefined), other);
+      return isDeepStrictEqual(value, actual)
+        ? null
+        : `${at}: not the same as sent in exchange #${String(expected['$sameAs'])}`;
     }
     if (isObject(expected) && isObject(actual)) {
       const keys = new Set([...Object.keys(expected), ...Object.keys(actual)]);
@@ -189,7 +229,9 @@ export class SorobanReplay {
       }
       return null;
     }
-    return isDeepStrictEqual(expected, actual) ? null : `${at}: ${JSON.stringify(actual)}, recorded ${JSON.stringify(expected)}`;
+    return isDeepStrictEqual(expected, actual)
+      ? null
+      : `${at}: ${JSON.stringify(actual)}, recorded ${JSON.stringify(expected)}`;
   }
 
   #txMismatch(expected: unknown, actual: unknown, at: string): string | null {
@@ -203,11 +245,13 @@ export class SorobanReplay {
     for (const [field, want] of Object.entries(expected)) {
       if (field === 'signedBy') {
         const signers = want as string[];
-        if (tx.signers !== signers.length || !signers.every((s) => tx.verifies(s))) return `${at}: signed by ${tx.signers} key(s), not exactly by ${signers.join(', ')}`;
+        if (tx.signers !== signers.length || !signers.every((s) => tx.verifies(s)))
+          return `${at}: signed by ${tx.signers} key(s), not exactly by ${signers.join(', ')}`;
         continue;
       }
       const got = (tx as Record<string, unknown>)[field];
-      if (!isDeepStrictEqual(got, want)) return `${at}.$tx.${field}: ${JSON.stringify(got)}, recorded ${JSON.stringify(want)}`;
+      if (!isDeepStrictEqual(got, want))
+        return `${at}.$tx.${field}: ${JSON.stringify(got)}, recorded ${JSON.stringify(want)}`;
     }
     return null;
   }

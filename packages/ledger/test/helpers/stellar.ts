@@ -6,7 +6,10 @@ import type { StellarLedgerOptions } from '../../src/index.js';
 import { ASSET_CONTRACT, CHANNEL_CONTRACT, CLOCK_MS, RPC_URL } from '../fixtures/soroban/scenario.js';
 import { SorobanReplay } from './soroban-replay.js';
 
-export function stellarLedger(replay: SorobanReplay, options: Partial<StellarLedgerOptions> = {}): Promise<StellarLedger> {
+export function stellarLedger(
+  replay: SorobanReplay,
+  options: Partial<StellarLedgerOptions> = {},
+): Promise<StellarLedger> {
   return StellarLedger.create({
     rpcUrl: RPC_URL,
     channelContract: CHANNEL_CONTRACT,

@@ -14,7 +14,15 @@ export function fixture() {
     x402Version: 2,
     scheme: 'channel',
     network: 'stellar:local',
-    extra: { asset, assetCode: 'USDC', decimals: 7, channelContract, areFeesSponsored: true, facilitator: 'http://127.0.0.1:9', receiptSigner: randomKeypair().address },
+    extra: {
+      asset,
+      assetCode: 'USDC',
+      decimals: 7,
+      channelContract,
+      areFeesSponsored: true,
+      facilitator: 'http://127.0.0.1:9',
+      receiptSigner: randomKeypair().address,
+    },
   };
   const terms: PaymentRequirements = {
     scheme: 'channel',
@@ -28,6 +36,15 @@ export function fixture() {
   };
   const voucherKey = randomKeypair();
   const signer = (deposit = 1_000_000n, channelId = 7n) =>
-    new ChannelSigner({ channelId, deposit, voucherKey, networkPassphrase: PASSPHRASE, channelContract, network: 'stellar:local', payee: payTo, asset });
+    new ChannelSigner({
+      channelId,
+      deposit,
+      voucherKey,
+      networkPassphrase: PASSPHRASE,
+      channelContract,
+      network: 'stellar:local',
+      payee: payTo,
+      asset,
+    });
   return { asset, channelContract, payTo, kind, terms, voucherKey, signer };
 }

@@ -19,7 +19,17 @@ export async function startSeller(facilitator: FacilitatorClient, payTo: string,
   const resourceServer = new x402ResourceServer(facilitator).register('stellar:local', new ChannelSchemeServer());
   const app = express();
   let served = 0;
-  app.use(paymentMiddleware({ 'GET /weather': { accepts: { scheme: 'channel', network: 'stellar:local', payTo, price }, description: 'Weather, per request' } }, resourceServer));
+  app.use(
+    paymentMiddleware(
+      {
+        'GET /weather': {
+          accepts: { scheme: 'channel', network: 'stellar:local', payTo, price },
+          description: 'Weather, per request',
+        },
+      },
+      resourceServer,
+    ),
+  );
   app.get('/weather', (_req, res) => {
     served++;
     res.json({ city: 'Lisbon', forecast: 'sunny' });

@@ -1,33 +1,57 @@
-// The Soroban JSON-RPC replies StellarLedger reads, declared once as zod schemas (STYLE.md 4) from
-// the documented shapes (developers.stellar.org, Stellar RPC API reference). XDR stays a base64
-// string here; the callers decode it with the SDK's types. Unix times come as strings from the
-// Go server (`json:",string"`) and as numbers from some proxies: both are accepted.
+// The Soroban JSON-RPC replies svc reads, declared once as zod schemas (STYLE.md 4) from the
+// documented shapes (developers.stellar.org, Stellar RPC API reference): @svc/ledger's SorobanRpc
+// (StellarLedger) and @svc/sdk's buyer client (StellarChannelClient) both parse with them. XDR
+// stays a base64 string here; the callers decode it with the Stellar SDK's types. Unix times come
+// as strings from the Go server (`json:",string"`) and as numbers from some proxies: both are
+// accepted.
 import { z } from 'zod';
 
 const zLedger = z.number().int().nonnegative();
 /** A unix time in seconds, as the RPC's string or a number. */
-const zUnixSeconds = z.union([z.number().int(), z.string().regex(/^[0-9]{1,15}$/).transform(Number)]);
+const zUnixSeconds = z.union([
+  z.number().int(),
+  z
+    .string()
+    .regex(/^[0-9]{1,15}$/)
+    .transform(Number),
+]);
 
-export const NetworkSchema = z.object({
+export const RpcNetworkSchema = z.object({
   passphrase: z.string(),
   protocolVersion: z.union([z.number(), z.string()]).optional(),
   friendbotUrl: z.string().optional(),
 });
 
-export const LatestLedgerSchema = z.object({ id: z.string(), sequence: zLedger, protocolVersion: z.union([z.number(), z.string()]).optional() });
+export const RpcLatestLedgerSchema = z.object({
+  id: z.string(),
+  sequence: zLedger,
+  protocolVersion: z.union([z.number(), z.string()]).optional(),
+});
 
-export const HealthSchema = z.object({ status: z.string(), latestLedger: zLedger, oldestLedger: zLedger, ledgerRetentionWindow: z.number().int().optional() });
+export const RpcHealthSchema = z.object({
+  status: z.string(),
+  latestLedger: zLedger,
+  oldestLedger: zLedger,
+  ledgerRetentionWindow: z.number().int().optional(),
+});
 
-export const LedgerEntriesSchema = z.object({
+export const RpcLedgerEntriesSchema = z.object({
   entries: z
-    .array(z.object({ key: z.string(), xdr: z.string(), lastModifiedLedgerSeq: zLedger.optional(), liveUntilLedgerSeq: zLedger.optional() }))
+    .array(
+      z.object({
+        key: z.string(),
+        xdr: z.string(),
+        lastModifiedLedgerSeq: zLedger.optional(),
+        liveUntilLedgerSeq: zLedger.optional(),
+      }),
+    )
     .nullish()
     .transform((v) => v ?? []),
   latestLedger: zLedger,
 });
 
 /** Passed on to the SDK's own parser (rpc.parseRawSimulation), so only its outline is checked. */
-export const SimulationSchema = z.looseObject({
+export const RpcSimulationSchema = z.looseObject({
   latestLedger: zLedger,
   error: z.string().optional(),
   transactionData: z.string().optional(),
@@ -37,7 +61,7 @@ export const SimulationSchema = z.looseObject({
   restorePreamble: z.object({ minResourceFee: z.string(), transactionData: z.string() }).optional(),
 });
 
-export const SendSchema = z.object({
+export const RpcSendSchema = z.object({
   status: z.enum(['PENDING', 'DUPLICATE', 'TRY_AGAIN_LATER', 'ERROR']),
   hash: z.string(),
   latestLedger: zLedger,
@@ -46,7 +70,7 @@ export const SendSchema = z.object({
   diagnosticEventsXdr: z.array(z.string()).optional(),
 });
 
-export const TransactionSchema = z.object({
+export const RpcTransactionSchema = z.object({
   status: z.enum(['SUCCESS', 'FAILED', 'NOT_FOUND']),
   latestLedger: zLedger,
   latestLedgerCloseTime: zUnixSeconds,
@@ -60,7 +84,12 @@ export const TransactionSchema = z.object({
   resultXdr: z.string().optional(),
   resultMetaXdr: z.string().optional(),
   diagnosticEventsXdr: z.array(z.string()).optional(),
-  events: z.object({ contractEventsXdr: z.array(z.array(z.string())).optional(), transactionEventsXdr: z.array(z.string()).optional() }).optional(),
+  events: z
+    .object({
+      contractEventsXdr: z.array(z.array(z.string())).optional(),
+      transactionEventsXdr: z.array(z.string()).optional(),
+    })
+    .optional(),
 });
 
 export const RpcEventSchema = z.object({
@@ -75,7 +104,7 @@ export const RpcEventSchema = z.object({
   value: z.string(),
 });
 
-export const EventsSchema = z.object({
+export const RpcEventsSchema = z.object({
   events: z
     .array(RpcEventSchema)
     .nullish()
@@ -85,8 +114,8 @@ export const EventsSchema = z.object({
   oldestLedger: zLedger.optional(),
 });
 
-export type RpcTransaction = z.output<typeof TransactionSchema>;
+export type RpcTransaction = z.output<typeof RpcTransactionSchema>;
 export type RpcEvent = z.output<typeof RpcEventSchema>;
-export type RpcEvents = z.output<typeof EventsSchema>;
-export type RpcSimulation = z.output<typeof SimulationSchema>;
-export type RpcSend = z.output<typeof SendSchema>;
+export type RpcEvents = z.output<typeof RpcEventsSchema>;
+export type RpcSimulation = z.output<typeof RpcSimulationSchema>;
+export type RpcSend = z.output<typeof RpcSendSchema>;
