@@ -13,7 +13,14 @@ export const CONSOLE_DIR = path.join(ROOT, 'packages/console');
 export const CONSOLE_DIST = path.join(ROOT, 'packages/facilitator/console');
 const STAMP = path.join(CONSOLE_DIST, 'index.html');
 /** What the bundle is made of: the console, @svc/core (bundled in), and the locked dependencies. */
-const INPUTS = ['packages/console/index.html', 'packages/console/vite.config.ts', 'packages/console/package.json', 'packages/console/src', 'packages/core/src', 'package-lock.json'];
+const INPUTS = [
+  'packages/console/index.html',
+  'packages/console/vite.config.ts',
+  'packages/console/package.json',
+  'packages/console/src',
+  'packages/core/src',
+  'package-lock.json',
+];
 
 /** The newest modification time under `p` (0 if it does not exist). */
 function newest(p) {
@@ -67,8 +74,13 @@ async function main() {
     return;
   }
   const sizes = bundleSizes();
-  const total = sizes.reduce((sum, s) => ({ bytes: sum.bytes + s.bytes, gzip: sum.gzip + s.gzip }), { bytes: 0, gzip: 0 });
-  console.log(`console: built in ${((performance.now() - started) / 1000).toFixed(1)} s → packages/facilitator/console, ${(total.bytes / 1024).toFixed(1)} KiB (${(total.gzip / 1024).toFixed(1)} KiB gzipped)`);
+  const total = sizes.reduce((sum, s) => ({ bytes: sum.bytes + s.bytes, gzip: sum.gzip + s.gzip }), {
+    bytes: 0,
+    gzip: 0,
+  });
+  console.log(
+    `console: built in ${((performance.now() - started) / 1000).toFixed(1)} s → packages/facilitator/console, ${(total.bytes / 1024).toFixed(1)} KiB (${(total.gzip / 1024).toFixed(1)} KiB gzipped)`,
+  );
 }
 
 if (process.argv[1] !== undefined && path.resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {

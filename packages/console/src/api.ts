@@ -32,7 +32,11 @@ async function request<T>(path: string, init?: RequestInit): Promise<T> {
   const body: unknown = await res.json().catch(() => null);
   if (!res.ok) {
     const err = (body ?? {}) as { error?: unknown; message?: unknown };
-    throw new ApiError(res.status, typeof err.error === 'string' ? err.error : 'HTTP_' + String(res.status), typeof err.message === 'string' ? err.message : `HTTP ${res.status}`);
+    throw new ApiError(
+      res.status,
+      typeof err.error === 'string' ? err.error : 'HTTP_' + String(res.status),
+      typeof err.message === 'string' ? err.message : `HTTP ${res.status}`,
+    );
   }
   return body as T;
 }
@@ -82,19 +86,51 @@ export interface Settlement {
 export interface Revenue {
   payTo: string;
   asOf: string;
-  totals: { earned: string; settled: string; receivable: string; lost: string; payments: number; settlements: number; paymentsPerSettlement: number | null; buyers: number };
-  window: { bucket: 'hour' | 'day'; days: number; start: string; end: string; earned: string; settled: string; payments: number; settlements: number };
+  totals: {
+    earned: string;
+    settled: string;
+    receivable: string;
+    lost: string;
+    payments: number;
+    settlements: number;
+    paymentsPerSettlement: number | null;
+    buyers: number;
+  };
+  window: {
+    bucket: 'hour' | 'day';
+    days: number;
+    start: string;
+    end: string;
+    earned: string;
+    settled: string;
+    payments: number;
+    settlements: number;
+  };
   byResource: { resource: string; earned: string; payments: number }[];
   otherResources: { resources: number; earned: string; payments: number };
   series: { start: string; earned: string; settled: string; payments: number; settlements: number }[];
   receivables: {
     total: string;
     buckets: { bucket: AgingBucket; amount: string; channels: number }[];
-    channels: { channelId: string; payer: string | null; status: 'open' | 'closed'; amount: string; oldestUnclaimedAt: string | null; ageSeconds: number; bucket: AgingBucket }[];
+    channels: {
+      channelId: string;
+      payer: string | null;
+      status: 'open' | 'closed';
+      amount: string;
+      oldestUnclaimedAt: string | null;
+      ageSeconds: number;
+      bucket: AgingBucket;
+    }[];
   };
-  losses: { total: string; channels: { channelId: string; payer: string | null; amount: string; closedAt: string }[]; truncated: boolean };
+  losses: {
+    total: string;
+    channels: { channelId: string; payer: string | null; amount: string; closedAt: string }[];
+    truncated: boolean;
+  };
   settlements: Settlement[];
   settlementsTruncated: boolean;
+  /** When the facilitator claims: a channel past `threshold` within `intervalSeconds`; any channel `expiryMarginLedgers` before expiry. */
+  settlementPolicy: { threshold: string; intervalSeconds: number; expiryMarginLedgers: number; ledgerSeconds: number };
 }
 
 export interface Account {

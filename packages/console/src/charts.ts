@@ -1,11 +1,14 @@
 // Time series and a histogram, drawn by uPlot (a small canvas chart library for time series).
 // Charts only draw what the API gave; the exact figures are always shown as text beside them.
 import uPlot from 'uplot';
+import { stamp, tickTimes } from './format.js';
 
 const HEIGHT = 220;
 const AXIS = { stroke: '#52525b', grid: { stroke: '#e4e4e7', width: 1 }, ticks: { stroke: '#e4e4e7', width: 1 } };
 /** The time axis: at least this many pixels between labels. */
-const X_AXIS = { ...AXIS, space: 80 };
+// Ticks and legend in the console's one date-time format (format.ts), not uPlot's own.
+const X_AXIS = { ...AXIS, space: 110, values: (_u: uPlot, splits: number[]) => tickTimes(splits) };
+const X_SERIES = { value: (_u: uPlot, v: number | null) => (v === null ? '—' : stamp(new Date(v * 1000), false)) };
 
 export interface SeriesSpec {
   label: string;
@@ -54,9 +57,26 @@ function mount(el: HTMLElement, make: (width: number) => uPlot): Chart {
   const plot = make(Math.max(240, el.clientWidth));
   const observer = new ResizeObserver(() => plot.setSize({ width: Math.max(240, el.clientWidth), height: HEIGHT }));
   observer.observe(el);
+  // Without the cursor on it, uPlot's legend reads "--": show the latest point instead, again
+  // each time the cursor leaves (after uPlot's own handler has cleared it).
+  const latest = () => {
+    const n = plot.data[0]?.length ?? 0;
+    if (n > 0) plot.setLegend({ idx: n - 1 });
+  };
+  el.addEventListener('mouseleave', () => window.setTimeout(latest, 0));
   return {
     el,
-    set: (data) => plot.setData(data),
+    set: (data) => {
+      // Nothing to draw: say so instead of an empty frame on a made-up time axis.
+      const empty = data
+        .slice(1)
+        .every((ys) =>
+          Array.from(ys as ArrayLike<number | null | undefined>).every((y) => y === null || y === undefined || y === 0),
+        );
+      el.classList.toggle('empty', empty);
+      plot.setData(data);
+      latest();
+    },
     destroy: () => {
       observer.disconnect();
       plot.destroy();
@@ -65,20 +85,21 @@ function mount(el: HTMLElement, make: (width: number) => uPlot): Chart {
 }
 
 export interface Scales {
-  /** Left axis: tick labels (default uPlot's), and a range (default from zero up). */
-  y?: { format?: (v: number) => string; range?: uPlot.Scale.Range };
+  /** Left axis: tick labels (default uPlot's), a range (default from zero up), and its unit. */
+  y?: { format?: (v: number) => string; range?: uPlot.Scale.Range; unit?: string };
   /** A right axis for the series marked `right`. */
-  right?: { format?: (v: number) => string; range?: uPlot.Scale.Range };
+  right?: { format?: (v: number) => string; range?: uPlot.Scale.Range; unit?: string };
 }
 
 const FROM_ZERO: uPlot.Scale.Range = (_u, min, max) => [Math.min(0, min), max > 0 ? max * 1.1 : 1];
 
-function axis(scale: string, format: ((v: number) => string) | undefined, side: 1 | 3): uPlot.Axis {
+function axis(scale: string, format: ((v: number) => string) | undefined, side: 1 | 3, unit?: string): uPlot.Axis {
   return {
     ...AXIS,
     scale,
     side,
     size: 64,
+    ...(unit ? { label: unit, labelSize: 18 } : {}),
     ...(side === 1 ? { grid: { show: false } } : {}),
     ...(format ? { values: (_u: uPlot, splits: number[]) => splits.map(format) } : {}),
   };
@@ -91,43 +112,74 @@ const BARS_X: uPlot.Scale.Range = (u, min, max) => {
   return [min - step / 2, max + step / 2];
 };
 
+/** A minute either side of a single instant (uPlot would otherwise span years around it). */
+const LINE_X: uPlot.Scale.Range = (_u, min, max) => (max - min < 60 ? [min - 60, max + 60] : [min, max]);
+
 /** A time series chart; x in seconds since the epoch. */
 export function timeChart(el: HTMLElement, specs: readonly SeriesSpec[], scales: Scales = {}): Chart {
   const bars = specs.some((s) => s.kind === 'bars');
-  return mount(el, (width) =>
-    new uPlot(
-      {
-        width,
-        height: HEIGHT,
-        scales: { x: { time: true, ...(bars ? { range: BARS_X } : {}) }, y: { range: scales.y?.range ?? FROM_ZERO }, right: { range: scales.right?.range ?? FROM_ZERO } },
-        series: [{}, ...specs.map(series)],
-        axes: [X_AXIS, axis('y', scales.y?.format, 3), ...(scales.right ? [axis('right', scales.right.format, 1)] : [])],
-        legend: { live: true },
-      },
-      [[], ...specs.map(() => [])],
-      el,
-    ),
+  return mount(
+    el,
+    (width) =>
+      new uPlot(
+        {
+          width,
+          height: HEIGHT,
+          scales: {
+            x: { time: true, range: bars ? BARS_X : LINE_X },
+            y: { range: scales.y?.range ?? FROM_ZERO },
+            right: { range: scales.right?.range ?? FROM_ZERO },
+          },
+          series: [X_SERIES, ...specs.map(series)],
+          axes: [
+            X_AXIS,
+            axis('y', scales.y?.format, 3, scales.y?.unit),
+            ...(scales.right ? [axis('right', scales.right.format, 1, scales.right.unit)] : []),
+          ],
+          legend: { live: true },
+        },
+        [[], ...specs.map(() => [])],
+        el,
+      ),
   );
+}
+
+/** Room a bin's label takes ("10–20", "0.25–0.5"), in CSS pixels. */
+const BIN_LABEL_PX = 60;
+
+/** Label every bin, or every second (third…) one when a narrow chart would overlap them. */
+function binLabelStep(width: number, bins: number): number {
+  return Math.max(1, Math.ceil((bins * BIN_LABEL_PX) / Math.max(1, width - 60)));
 }
 
 /** Bars over named bins (a histogram). */
 export function histogram(el: HTMLElement, bins: readonly string[], spec: SeriesSpec): Chart {
   const ticks = bins.map((_b, i) => i);
-  return mount(el, (width) =>
-    new uPlot(
-      {
-        width,
-        height: HEIGHT,
-        scales: { x: { time: false, range: [-0.5, bins.length - 0.5] }, y: { range: (_u, _min, max) => [0, Math.max(1, Math.ceil(max * 1.15))] } },
-        series: [{ label: 'bin', value: (_u, v) => bins[v] ?? '' }, series({ ...spec, kind: 'bars' })],
-        axes: [
-          { ...AXIS, splits: () => ticks, values: (_u, splits) => splits.map((i) => bins[i] ?? '') },
-          { ...AXIS, size: 50, values: (_u, splits) => splits.map((v) => (Number.isInteger(v) ? String(v) : '')) },
-        ],
-        legend: { live: true },
-      },
-      [ticks, bins.map(() => 0)],
-      el,
-    ),
+  return mount(
+    el,
+    (width) =>
+      new uPlot(
+        {
+          width,
+          height: HEIGHT,
+          scales: {
+            x: { time: false, range: [-0.5, bins.length - 0.5] },
+            y: { range: (_u, _min, max) => [0, Math.max(1, Math.ceil(max * 1.15))] },
+          },
+          series: [{ label: 'bin', value: (_u, v) => bins[v] ?? '' }, series({ ...spec, kind: 'bars' })],
+          axes: [
+            {
+              ...AXIS,
+              splits: () => ticks,
+              values: (u, splits) =>
+                splits.map((i) => (i % binLabelStep(u.width, bins.length) === 0 ? (bins[i] ?? '') : '')),
+            },
+            { ...AXIS, size: 50, values: (_u, splits) => splits.map((v) => (Number.isInteger(v) ? String(v) : '')) },
+          ],
+          legend: { live: true },
+        },
+        [ticks, bins.map(() => 0)],
+        el,
+      ),
   );
 }

@@ -4,7 +4,11 @@ export type Child = Node | string | number | null | undefined | false | readonly
 type Attr = string | number | boolean | null | undefined | ((event: Event) => void);
 export type Attrs = Record<string, Attr>;
 
-export function h<K extends keyof HTMLElementTagNameMap>(tag: K, attrs: Attrs | null = null, ...children: Child[]): HTMLElementTagNameMap[K] {
+export function h<K extends keyof HTMLElementTagNameMap>(
+  tag: K,
+  attrs: Attrs | null = null,
+  ...children: Child[]
+): HTMLElementTagNameMap[K] {
   const el = document.createElement(tag);
   for (const [name, value] of Object.entries(attrs ?? {})) {
     if (typeof value === 'function') el.addEventListener(name.slice(2), value);
@@ -30,20 +34,51 @@ export function fill(el: Element, ...children: Child[]): void {
   append(el, children);
 }
 
-/** A table with a header row; `empty` is shown in a single cell when there are no rows. */
-export function table(headers: readonly string[], rows: readonly (readonly Child[] | HTMLTableRowElement)[], empty: string, attrs: Attrs = {}): HTMLTableElement {
-  const body = rows.map((row) => (row instanceof HTMLTableRowElement ? row : h('tr', null, row.map((cell) => h('td', null, cell)))));
-  return h(
+/**
+ * A table with a header row; `empty` is shown in a single cell when there are no rows. It comes
+ * in a box of its own that scrolls sideways, so a wide table on a phone moves alone, not the page.
+ */
+export function table(
+  headers: readonly string[],
+  rows: readonly (readonly Child[] | HTMLTableRowElement)[],
+  empty: string,
+  attrs: Attrs = {},
+): HTMLElement {
+  const body = rows.map((row) =>
+    row instanceof HTMLTableRowElement
+      ? row
+      : h(
+          'tr',
+          null,
+          row.map((cell) => h('td', null, cell)),
+        ),
+  );
+  const el = h(
     'table',
     attrs,
-    h('thead', null, h('tr', null, headers.map((t) => h('th', null, t)))),
+    h(
+      'thead',
+      null,
+      h(
+        'tr',
+        null,
+        headers.map((t) => h('th', null, t)),
+      ),
+    ),
     h('tbody', null, body.length > 0 ? body : h('tr', { class: 'empty' }, h('td', { colspan: headers.length }, empty))),
   );
+  return h('div', { class: 'table-box' }, el);
 }
 
 /** A labelled figure: `<div class="stat"><span>label</span><strong data-field=…>value</strong></div>`. */
 export function stat(label: string, value: Child, field?: string, note?: Child): HTMLElement {
-  return h('div', { class: 'stat' }, h('span', { class: 'label' }, label), h('strong', { 'data-field': field }, value), note ? h('small', null, note) : null);
+  return h(
+    'div',
+    { class: 'stat' },
+    h('span', { class: 'label' }, label),
+    h('strong', { 'data-field': field }, value),
+    note ? h('small', null, note) : null,
+  );
 }
 
 export function section(title: string, ...children: Child[]): HTMLElement {

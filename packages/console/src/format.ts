@@ -50,15 +50,34 @@ export function resourceLabel(resource: string): string {
   }
 }
 
+const pad = (n: number): string => String(n).padStart(2, '0');
+
+/** The console's one date-time format, in the viewer's time zone: "2026-11-24 03:53:17" (or without seconds). */
+export function stamp(d: Date, seconds = true): string {
+  const day = `${d.getFullYear()}-${pad(d.getMonth() + 1)}-${pad(d.getDate())}`;
+  return `${day} ${pad(d.getHours())}:${pad(d.getMinutes())}${seconds ? `:${pad(d.getSeconds())}` : ''}`;
+}
+
 export function time(iso: string | null | undefined): string {
   if (!iso) return '—';
   const t = Date.parse(iso);
-  return Number.isNaN(t) ? iso : new Date(t).toLocaleString();
+  return Number.isNaN(t) ? iso : stamp(new Date(t));
 }
 
+/** The time of day of the same format: "03:53:17". */
 export function clockTime(iso: string): string {
   const t = Date.parse(iso);
-  return Number.isNaN(t) ? iso : new Date(t).toLocaleTimeString();
+  return Number.isNaN(t) ? iso : stamp(new Date(t)).slice(11);
+}
+
+/** A chart's time ticks: "03:50", with the day ("2026-11-24 03:50") where a new day begins. */
+export function tickTimes(seconds: readonly number[]): string[] {
+  return seconds.map((v, i) => {
+    const d = new Date(v * 1000);
+    const full = stamp(d, false);
+    const previous = i > 0 ? stamp(new Date(seconds[i - 1]! * 1000), false) : null;
+    return previous !== null && previous.slice(0, 10) === full.slice(0, 10) ? full.slice(11) : full;
+  });
 }
 
 /** "1 h 5 min" from seconds. */

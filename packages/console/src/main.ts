@@ -55,7 +55,8 @@ function showState(feed: Feed): void {
   status.textContent = down ? 'unreachable' : feed.open ? 'live' : 'connecting…';
   banner.hidden = !down;
   main.classList.toggle('stale', down);
-  if (down) banner.textContent = `The facilitator at ${window.location.origin} is unreachable. Nothing on this page is current; it reconnects by itself and reads everything again.`;
+  if (down)
+    banner.textContent = `The facilitator at ${window.location.origin} is unreachable. Nothing on this page is current; it reconnects by itself and reads everything again.`;
 }
 
 async function boot(): Promise<void> {
@@ -84,7 +85,9 @@ async function boot(): Promise<void> {
     current = make(ctx, route);
     main.replaceChildren(current.el);
     document.title = `${title}${route.address ? ` ${route.address.slice(0, 8)}…` : ''} · svc console`;
-    document.querySelectorAll<HTMLAnchorElement>('nav a[data-view]').forEach((a) => a.classList.toggle('on', a.dataset['view'] === route.view));
+    document
+      .querySelectorAll<HTMLAnchorElement>('nav a[data-view]')
+      .forEach((a) => a.classList.toggle('on', a.dataset['view'] === route.view));
   };
   // Coming back from unreachable: read everything afresh.
   let wasDown = false;

@@ -1,5 +1,7 @@
 // The view and the address live in the URL's fragment, so a page can be shared as it is:
 //   #/live   #/seller/G…?bucket=hour   #/account/C…   #/float   #/catalog
+import { isAddressLight } from '@svc/core';
+
 export const VIEWS = ['live', 'seller', 'account', 'float', 'catalog'] as const;
 export type ViewName = (typeof VIEWS)[number];
 
@@ -10,11 +12,17 @@ export interface Route {
   params: URLSearchParams;
 }
 
-const ADDRESS_RE = /^[GC][A-Z2-7]{55}$/;
-
-/** A plausible G… or C… address (the facilitator checks it properly and says so if not). */
-export function looksLikeAddress(value: string): boolean {
-  return ADDRESS_RE.test(value);
+/**
+ * What is wrong with an address, in one sentence, or null when it is one. The same StrKey check
+ * the facilitator makes (its checksum included), so a typo is caught here, before any request.
+ */
+export function addressProblem(value: string): string | null {
+  if (isAddressLight(value)) return null;
+  const shown = value.length > 24 ? `${value.slice(0, 12)}…${value.slice(-8)}` : value;
+  if (value === '') return 'Enter an address: 56 characters starting with G (or C for a smart account).';
+  if (!/^[GC][A-Z2-7]{55}$/.test(value))
+    return `“${shown}” is not an address: an address is 56 characters (A–Z, 2–7) starting with G, or C for a smart account.`;
+  return `“${shown}” is not an address: its checksum does not match (a character is mistyped or missing).`;
 }
 
 export function parseRoute(hash: string): Route {

@@ -23,7 +23,9 @@ function text(d: Data, key: string): string | null {
 }
 
 function account(address: string | null): Part {
-  return address ? { text: shortAddress(address), href: `#/account/${address}`, title: address, mono: true } : 'someone';
+  return address
+    ? { text: shortAddress(address), href: `#/account/${address}`, title: address, mono: true }
+    : 'someone';
 }
 
 function seller(address: string | null): Part {
@@ -63,18 +65,44 @@ function plural(n: number, word: string): string {
 const SENTENCES: Record<string, Describe> = {
   'voucher.accepted': (d, e, c) => {
     const latency = d['latencyMs'];
-    return [account(text(d, 'payer')), ' paid ', money(d, 'delta', c), ' to ', seller(text(d, 'payee')), ' for ', resource(d), ` on ${channel(d, e)}`, typeof latency === 'number' ? ` (verified in ${latency} ms).` : '.'];
+    return [
+      account(text(d, 'payer')),
+      ' paid ',
+      money(d, 'delta', c),
+      ' to ',
+      seller(text(d, 'payee')),
+      ' for ',
+      resource(d),
+      ` on ${channel(d, e)}`,
+      typeof latency === 'number' ? ` (verified in ${latency} ms).` : '.',
+    ];
   },
-  'voucher.rejected': (d, e) => [
-    'A voucher',
-    text(d, 'channelId') ? ` on ${channel(d, e)}` : '',
-    text(d, 'resource') ? [' for ', resource(d)] : [],
-    ' was refused: ',
-    { text: text(d, 'code') ?? 'unknown reason', mono: true },
+  'voucher.rejected': (d, e) =>
+    [
+      'A voucher',
+      text(d, 'channelId') ? ` on ${channel(d, e)}` : '',
+      text(d, 'resource') ? [' for ', resource(d)] : [],
+      ' was refused: ',
+      { text: text(d, 'code') ?? 'unknown reason', mono: true },
+      '.',
+    ].flat(),
+  'channel.opened': (d, e, c) => [
+    account(text(d, 'payer')),
+    ` opened ${channel(d, e)} to `,
+    seller(text(d, 'payee')),
+    ' with a deposit of ',
+    money(d, 'deposit', c),
+    ...tx(d),
     '.',
-  ].flat(),
-  'channel.opened': (d, e, c) => [account(text(d, 'payer')), ` opened ${channel(d, e)} to `, seller(text(d, 'payee')), ' with a deposit of ', money(d, 'deposit', c), ...tx(d), '.'],
-  'channel.topped_up': (d, e, c) => [`${capital(channel(d, e))} was topped up by `, money(d, 'amount', c), '; its deposit is now ', money(d, 'deposit', c), ...tx(d), '.'],
+  ],
+  'channel.topped_up': (d, e, c) => [
+    `${capital(channel(d, e))} was topped up by `,
+    money(d, 'amount', c),
+    '; its deposit is now ',
+    money(d, 'deposit', c),
+    ...tx(d),
+    '.',
+  ],
   'channel.claimed': (d, e, c) => {
     const covered = d['vouchersCovered'];
     return [
@@ -82,13 +110,30 @@ const SENTENCES: Record<string, Describe> = {
       money(d, 'amount', c),
       ' to ',
       seller(text(d, 'payee')),
-      typeof covered === 'number' ? ` in one ledger transaction covering ${plural(covered, 'payment')}` : ' in a claim made outside this facilitator',
+      typeof covered === 'number'
+        ? ` in one ledger transaction covering ${plural(covered, 'payment')}`
+        : ' in a claim made outside this facilitator',
       ...tx(d),
       '.',
     ];
   },
-  'channel.closed': (d, e, c) => [`${capital(channel(d, e))} closed; `, money(d, 'refunded', c), ' went back to the payer', ...tx(d), '.'],
-  'payment.exact': (d, _e, c) => [account(text(d, 'payer')), ' paid ', money(d, 'amount', c), ' to ', seller(text(d, 'payee')), ' in an exact on-chain transfer', ...tx(d), '.'],
+  'channel.closed': (d, e, c) => [
+    `${capital(channel(d, e))} closed; `,
+    money(d, 'refunded', c),
+    ' went back to the payer',
+    ...tx(d),
+    '.',
+  ],
+  'payment.exact': (d, _e, c) => [
+    account(text(d, 'payer')),
+    ' paid ',
+    money(d, 'amount', c),
+    ' to ',
+    seller(text(d, 'payee')),
+    ' in an exact on-chain transfer',
+    ...tx(d),
+    '.',
+  ],
   'chain.rejected': (d) => [
     'The ledger rejected ',
     text(d, 'op') ? { text: text(d, 'op') ?? '', mono: true } : 'a transaction',
@@ -100,7 +145,11 @@ const SENTENCES: Record<string, Describe> = {
     ...tx(d),
     '.',
   ],
-  'stream.started': (d, e) => ['A stream of ', resource(d), `, paid per ${text(d, 'unit') ?? 'unit'}, started on ${channel(d, e)}.`],
+  'stream.started': (d, e) => [
+    'A stream of ',
+    resource(d),
+    `, paid per ${text(d, 'unit') ?? 'unit'}, started on ${channel(d, e)}.`,
+  ],
   'stream.ended': (d, e, c) => {
     const n = d['units'];
     const vouchers = d['vouchers'];
@@ -117,14 +166,35 @@ const SENTENCES: Record<string, Describe> = {
       '.',
     ];
   },
-  'dex.swapped': (d, _e, c) => [account(text(d, 'account')), ' swapped ', assetAmount(d, 'sold', 'soldAsset', c), ' for ', assetAmount(d, 'bought', 'boughtAsset', c), ...tx(d), '.'],
+  'dex.swapped': (d, _e, c) => [
+    account(text(d, 'account')),
+    ' swapped ',
+    assetAmount(d, 'sold', 'soldAsset', c),
+    ' for ',
+    assetAmount(d, 'bought', 'boughtAsset', c),
+    ...tx(d),
+    '.',
+  ],
   'account.frozen': (d) =>
     d['frozen'] === true
-      ? [account(text(d, 'account')), ' was frozen by its owner: its vouchers are refused until it is unfrozen', ...tx(d), '.']
+      ? [
+          account(text(d, 'account')),
+          ' was frozen by its owner: its vouchers are refused until it is unfrozen',
+          ...tx(d),
+          '.',
+        ]
       : [account(text(d, 'account')), ' was unfrozen by its owner', ...tx(d), '.'],
   'demo.agent.started': (d) => ['The demo agent started a run from ', account(text(d, 'account')), '.'],
-  'demo.agent.step': (d) => [`Demo agent, step “${text(d, 'step') ?? '?'}”: ${text(d, 'status') ?? '?'}`, text(d, 'detail') ? ` — ${text(d, 'detail')}` : '', '.'],
-  'demo.agent.finished': (d, _e, c) => [`The demo agent finished its run (${text(d, 'status') ?? '?'}), having paid `, money(d, 'paid', c), '.'],
+  'demo.agent.step': (d) => [
+    `Demo agent, step “${text(d, 'step') ?? '?'}”: ${text(d, 'status') ?? '?'}`,
+    text(d, 'detail') ? ` — ${text(d, 'detail')}` : '',
+    '.',
+  ],
+  'demo.agent.finished': (d, _e, c) => [
+    `The demo agent finished its run (${text(d, 'status') ?? '?'}), having paid `,
+    money(d, 'paid', c),
+    '.',
+  ],
 };
 
 /** The event names the page listens for. */

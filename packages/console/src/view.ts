@@ -5,6 +5,7 @@ import { h } from './dom.js';
 import type { Feed } from './feed.js';
 import { clockTime } from './format.js';
 import type { Asset } from './format.js';
+import { addressProblem } from './router.js';
 import type { Route } from './router.js';
 import { describeEvent } from './sentences.js';
 import type { Part, SentenceContext } from './sentences.js';
@@ -38,7 +39,12 @@ export function renderParts(parts: readonly Part[]): Node[] {
 export function eventItem(e: EventView, ctx: Context): HTMLLIElement {
   return h(
     'li',
-    { class: `event ${e.type.replace(/[^a-z]+/g, '-')}`, 'data-event': e.type, 'data-id': e.id, 'data-channel': e.channelId ?? null },
+    {
+      class: `event ${e.type.replace(/[^a-z]+/g, '-')}`,
+      'data-event': e.type,
+      'data-id': e.id,
+      'data-channel': e.channelId ?? null,
+    },
     h('time', { datetime: e.ts, title: e.ts }, clockTime(e.ts)),
     h('span', { class: 'sentence' }, renderParts(describeEvent(e, ctx.sentence))),
   );
@@ -53,6 +59,15 @@ export function problem(err: unknown): HTMLElement {
         ? 'The facilitator is unreachable; this part is shown again once it answers.'
         : `Something went wrong: ${err instanceof Error ? err.message : String(err)}`;
   return h('p', { class: 'problem', role: 'status' }, message);
+}
+
+/**
+ * The one message for an address in the URL that is not one (null when it is, or there is none):
+ * the view then asks nothing of the facilitator and draws nothing built on it.
+ */
+export function badAddress(address: string | null): HTMLElement | null {
+  const wrong = address === null ? null : addressProblem(address);
+  return wrong ? h('p', { class: 'problem', role: 'alert', 'data-problem': 'address' }, wrong) : null;
 }
 
 /** Runs `fn` at most once per `ms` (the last call is never lost). */

@@ -11,7 +11,9 @@ const { pathToFileURL } = require('node:url');
 process.env.UV_THREADPOOL_SIZE ??= String(os.availableParallelism());
 const cli = path.join(__dirname, '..', 'dist', 'cli.js');
 if (!fs.existsSync(cli)) {
-  console.error('svc: the compiled CLI is missing (dist/cli.js). In the svc repository, run `npm ci` (it builds) or `npm run build`.');
+  console.error(
+    'svc: the compiled CLI is missing (dist/cli.js). In the svc repository, run `npm ci` (it builds) or `npm run build`.',
+  );
   process.exit(1);
 }
 import(pathToFileURL(cli).href).catch((err) => {

@@ -5,10 +5,10 @@ import { ApiError, get } from '../api.js';
 import type { Account, ChannelView, CreditLine, LedgerPage, PoolPosition } from '../api.js';
 import { fill, h, section, stat, table } from '../dom.js';
 import { amount, count, percent, shortAddress, time, units } from '../format.js';
-import { href } from '../router.js';
+import { addressProblem, href } from '../router.js';
 import type { Route } from '../router.js';
 import type { Context, View } from '../view.js';
-import { eventItem, problem, throttle } from '../view.js';
+import { badAddress, eventItem, problem, throttle } from '../view.js';
 import { picker } from './picker.js';
 
 const PAGE = 20;
@@ -16,10 +16,14 @@ const RELOAD_MS = 1500;
 
 export function accountView(ctx: Context, route: Route): View {
   const address = route.address;
-  const el = h('div', { class: 'view account' }, section('Account', picker('account', address)));
-  if (!address) return { el, destroy: () => undefined };
+  const el = h('div', { class: 'view account' }, section('Account', picker('account', address), badAddress(address)));
+  if (!address || addressProblem(address)) return { el, destroy: () => undefined };
 
-  const head = h('div', { class: 'stats', 'data-panel': 'account' }, h('p', { class: 'muted' }, 'Reading the account…'));
+  const head = h(
+    'div',
+    { class: 'stats', 'data-panel': 'account' },
+    h('p', { class: 'muted' }, 'Reading the account…'),
+  );
   const policy = h('div', { 'data-panel': 'policy' });
   const credit = h('div', { 'data-panel': 'credit' });
   const channels = h('div');
@@ -39,10 +43,25 @@ export function accountView(ctx: Context, route: Route): View {
 
   const loadLedger = async () => {
     try {
-      const page = await get<LedgerPage>(`/accounts/${address}/ledger?limit=${PAGE}${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`);
-      fill(ledger, page.events.length === 0 ? h('li', { class: 'muted' }, 'No events for this address.') : page.events.map((e) => eventItem(e, ctx)));
-      const newer = h('button', { type: 'button', disabled: cursors.length === 0 && cursor === null, 'data-action': 'newer' }, '← Newer');
-      const older = h('button', { type: 'button', disabled: page.nextCursor === null, 'data-action': 'older' }, 'Older →');
+      const page = await get<LedgerPage>(
+        `/accounts/${address}/ledger?limit=${PAGE}${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`,
+      );
+      fill(
+        ledger,
+        page.events.length === 0
+          ? h('li', { class: 'muted' }, 'No events for this address.')
+          : page.events.map((e) => eventItem(e, ctx)),
+      );
+      const newer = h(
+        'button',
+        { type: 'button', disabled: cursors.length === 0 && cursor === null, 'data-action': 'newer' },
+        '← Newer',
+      );
+      const older = h(
+        'button',
+        { type: 'button', disabled: page.nextCursor === null, 'data-action': 'older' },
+        'Older →',
+      );
       newer.addEventListener('click', () => {
         cursor = cursors.pop() ?? null;
         void loadLedger();
@@ -85,15 +104,27 @@ export function accountView(ctx: Context, route: Route): View {
 }
 
 function headCards(a: Account, ctx: Context): HTMLElement[] {
-  const state = stat('State', a.frozen ? 'Frozen' : 'Not frozen', 'frozen', a.frozen ? 'its vouchers are refused' : a.kind === 'smart' ? 'its agent may spend under the policy' : undefined);
+  const state = stat(
+    'State',
+    a.frozen ? 'Frozen' : 'Not frozen',
+    'frozen',
+    a.frozen ? 'its vouchers are refused' : a.kind === 'smart' ? 'its agent may spend under the policy' : undefined,
+  );
   state.classList.add(a.frozen ? 'bad' : 'good');
   return [
     stat('Kind', a.kind === 'smart' ? 'smart account' : 'account', 'kind'),
     state,
     // Another asset than the console's is named by its code if the facilitator knows it, else by its contract.
-    ...a.balances.map((b) => stat('Balance', amount(b.amount, { ...ctx.asset, code: b.code || shortAddress(b.asset) }), 'balance')),
+    ...a.balances.map((b) =>
+      stat('Balance', amount(b.amount, { ...ctx.asset, code: b.code || shortAddress(b.asset) }), 'balance'),
+    ),
     stat('Open channels', count(a.channels.length), 'channels'),
   ];
+}
+
+/** What the account's open channels have paid: the sum of their last accepted vouchers. */
+function paidOnChannels(a: Account): bigint {
+  return a.channels.reduce((sum, c) => sum + (units(c.lastAccepted) ?? 0n), 0n);
 }
 
 function policyPanel(a: Account, ctx: Context): HTMLElement {
@@ -108,8 +139,31 @@ function policyPanel(a: Account, ctx: Context): HTMLElement {
     h(
       'div',
       { class: 'spend' },
-      h('p', null, 'Spent today', a.day ? ` (${a.day}, UTC)` : '', ': ', h('strong', { 'data-field': 'spentToday' }, amount(a.spentToday, ctx.asset)), ' of ', h('strong', null, amount(p.dailyCap, ctx.asset)), ` — ${percent(bps)} of the daily cap`),
-      h('div', { class: 'bar', role: 'meter', 'aria-valuemin': 0, 'aria-valuemax': 10000, 'aria-valuenow': bps }, h('span', { style: `width:${Math.min(100, bps / 100)}%` })),
+      // The ledger's daily cap counts what the agent key moves out of the account — channel
+      // deposits — not what was paid through them: both, named (issue 17.3).
+      h(
+        'p',
+        null,
+        'Deposited into channels today',
+        a.day ? ` (${a.day}, UTC)` : '',
+        ': ',
+        h('strong', { 'data-field': 'spentToday' }, amount(a.spentToday, ctx.asset)),
+        ' of ',
+        h('strong', null, amount(p.dailyCap, ctx.asset)),
+        ` — ${percent(bps)} of the daily cap, which counts deposits`,
+      ),
+      h(
+        'p',
+        null,
+        'Paid through its open channels so far: ',
+        h('strong', { 'data-field': 'paidOnChannels' }, amount(paidOnChannels(a).toString(), ctx.asset)),
+        ' (the accepted vouchers; the rest of each deposit comes back when the channel closes)',
+      ),
+      h(
+        'div',
+        { class: 'bar', role: 'meter', 'aria-valuemin': 0, 'aria-valuemax': 10000, 'aria-valuenow': bps },
+        h('span', { style: `width:${Math.min(100, bps / 100)}%` }),
+      ),
     ),
     table(
       ['', ''],
@@ -117,7 +171,14 @@ function policyPanel(a: Account, ctx: Context): HTMLElement {
         ['Agent key', h('span', { class: 'mono', title: p.agentKey }, shortAddress(p.agentKey))],
         ['Per transaction, at most', amount(p.perTxCap, ctx.asset)],
         ['Per day, at most', amount(p.dailyCap, ctx.asset)],
-        ['May pay', p.payees.length === 0 ? 'anyone' : p.payees.map((x) => h('a', { class: 'mono', href: href('seller', x, { bucket: 'hour' }), title: x }, shortAddress(x), ' '))],
+        [
+          'May pay',
+          p.payees.length === 0
+            ? 'anyone'
+            : p.payees.map((x) =>
+                h('a', { class: 'mono', href: href('seller', x, { bucket: 'hour' }), title: x }, shortAddress(x), ' '),
+              ),
+        ],
         ['Policy expires at ledger', count(p.expiresLedger)],
       ],
       '',
@@ -138,7 +199,10 @@ async function optional<T>(path: string): Promise<T | null> {
 
 async function creditPanel(address: string, ctx: Context): Promise<HTMLElement> {
   try {
-    const [line, position] = await Promise.all([optional<CreditLine>(`/float/lines/${address}`), optional<PoolPosition>(`/float/positions/${address}`)]);
+    const [line, position] = await Promise.all([
+      optional<CreditLine>(`/float/lines/${address}`),
+      optional<PoolPosition>(`/float/positions/${address}`),
+    ]);
     return h(
       'div',
       null,
@@ -146,9 +210,19 @@ async function creditPanel(address: string, ctx: Context): Promise<HTMLElement> 
         ? table(
             ['', ''],
             [
-              ['Debt to the pool', amount(line.debt, ctx.asset)],
+              [
+                'Debt to the pool (the line plus its fee, which the pool counts as income when repaid)',
+                amount(line.debt, ctx.asset),
+              ],
               ['Holdings, valued', amount(line.value, ctx.asset)],
-              ['Health', h('span', { class: line.liquidatable ? 'bad' : 'good' }, `${(line.healthBps / 10000).toFixed(4)} (${count(line.healthBps)} bps)${line.liquidatable ? ' — liquidatable' : ''}`)],
+              [
+                'Health',
+                h(
+                  'span',
+                  { class: line.liquidatable ? 'bad' : 'good' },
+                  `${(line.healthBps / 10000).toFixed(4)} (${count(line.healthBps)} bps)${line.liquidatable ? ' — liquidatable' : ''}`,
+                ),
+              ],
               ['Opened', time(line.openedAt)],
             ],
             '',
@@ -156,7 +230,15 @@ async function creditPanel(address: string, ctx: Context): Promise<HTMLElement> 
           )
         : h('p', { class: 'muted' }, 'No credit line from the pool.'),
       position && units(position.shares) !== 0n
-        ? table(['', ''], [['Pool shares', amount(position.shares, { ...ctx.asset, code: 'shares' })], ['Worth', amount(position.value, ctx.asset)]], '', { class: 'kv', 'data-table': 'position' })
+        ? table(
+            ['', ''],
+            [
+              ['Pool shares', amount(position.shares, { ...ctx.asset, code: 'shares' })],
+              ['Worth', amount(position.value, ctx.asset)],
+            ],
+            '',
+            { class: 'kv', 'data-table': 'position' },
+          )
         : null,
     );
   } catch (err) {
@@ -174,5 +256,10 @@ function channelTable(channels: readonly ChannelView[], ctx: Context): HTMLEleme
     count(c.vouchers),
     `${count(c.expiresInLedgers)} ledgers`,
   ]);
-  return table(['id', 'payee', 'deposit', 'paid', 'remaining', 'vouchers', 'expires in'], rows, 'No open channel from this address.', { 'data-table': 'channels' });
+  return table(
+    ['id', 'payee', 'deposit', 'paid', 'remaining', 'vouchers', 'expires in'],
+    rows,
+    'No open channel from this address.',
+    { 'data-table': 'channels' },
+  );
 }

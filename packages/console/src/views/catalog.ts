@@ -18,13 +18,42 @@ export function catalogView(ctx: Context): View {
   const el = h(
     'div',
     { class: 'view catalog' },
-    section('Catalog', h('p', null, 'Resources listed once a verified payment for them went through this facilitator, most paid first. Prices are per unit; streamed resources are paid a slice at a time.'), note, list),
+    section(
+      'Catalog',
+      h(
+        'p',
+        null,
+        'Resources listed once a verified payment for them went through this facilitator, most paid first. Prices are per unit; streamed resources are paid a slice at a time.',
+      ),
+      note,
+      list,
+    ),
   );
   const load = async () => {
     try {
       const d = await get<Discovery>(`/discovery/resources?limit=${LIMIT}`);
-      note.textContent = d.pagination.total > d.items.length ? `The ${d.items.length} most paid of ${count(d.pagination.total)} listings.` : `${count(d.pagination.total)} listings.`;
-      fill(list, table(['resource', 'price', 'slice', 'minimum deposit', 'seller', 'payments', 'payers', 'last paid'], d.items.map((i) => row(i, ctx)), 'Nothing listed yet: a resource is listed after its first verified payment.', { 'data-table': 'catalog' }));
+      note.textContent =
+        d.pagination.total > d.items.length
+          ? `The ${d.items.length} most paid of ${count(d.pagination.total)} listings.`
+          : `${count(d.pagination.total)} listings.`;
+      fill(
+        list,
+        table(
+          [
+            'resource',
+            'price',
+            'slice',
+            'minimum deposit',
+            'seller',
+            'paid requests (a stream once)',
+            'payers',
+            'last paid',
+          ],
+          d.items.map((i) => row(i, ctx)),
+          'Nothing listed yet: a resource is listed after its first verified payment.',
+          { 'data-table': 'catalog' },
+        ),
+      );
     } catch (err) {
       fill(note, problem(err));
     }
@@ -46,13 +75,30 @@ export function catalogView(ctx: Context): View {
 function row(item: DiscoveryItem, ctx: Context): Child[] {
   const terms = item.accepts[0];
   const extra = terms?.extra;
-  const slice = extra?.sliceSeconds !== undefined ? `${extra.sliceSeconds} seconds` : extra?.sliceTokens !== undefined ? `${extra.sliceTokens} tokens` : null;
+  const slice =
+    extra?.sliceSeconds !== undefined
+      ? `${extra.sliceSeconds} seconds`
+      : extra?.sliceTokens !== undefined
+        ? `${extra.sliceTokens} tokens`
+        : null;
   return [
-    h('div', null, h('span', { class: 'mono', title: item.resource }, resourceLabel(item.resource)), h('small', null, item.description), h('small', { class: 'muted' }, item.mimeType)),
-    terms ? h('span', { 'data-field': 'price' }, `${amount(terms.amount, ctx.asset)} per ${terms.unit}`) : h('span', null, '—'),
+    h(
+      'div',
+      null,
+      h('span', { class: 'mono', title: item.resource }, resourceLabel(item.resource)),
+      h('small', null, item.description),
+      h('small', { class: 'muted' }, item.mimeType),
+    ),
+    terms
+      ? h('span', { 'data-field': 'price' }, `${amount(terms.amount, ctx.asset)} per ${terms.unit}`)
+      : h('span', null, '—'),
     slice && extra?.sliceAmount ? `${slice}: ${amount(extra.sliceAmount, ctx.asset)}` : '—',
     extra ? amount(extra.minDeposit, ctx.asset) : '—',
-    h('a', { class: 'mono', href: href('seller', item.payTo, { bucket: 'hour' }), title: item.payTo }, shortAddress(item.payTo)),
+    h(
+      'a',
+      { class: 'mono', href: href('seller', item.payTo, { bucket: 'hour' }), title: item.payTo },
+      shortAddress(item.payTo),
+    ),
     count(item.payments),
     count(item.payers),
     time(item.lastUpdated),

@@ -31,12 +31,20 @@ export function floatView(ctx: Context): View {
   const chart: Chart = timeChart(
     chartBox,
     [
-      { label: `share price (${ctx.asset.code})`, color: '#0891b2', kind: 'line', format: (v) => v.toFixed(ctx.asset.decimals) },
+      {
+        label: `share price (${ctx.asset.code})`,
+        color: '#0891b2',
+        kind: 'line',
+        format: (v) => v.toFixed(ctx.asset.decimals),
+      },
       { label: 'utilisation (%)', color: '#d97706', kind: 'step', right: true, format: (v) => `${v.toFixed(2)} %` },
     ],
     {
       // The share price moves little: its own range around it; utilisation on 0–100 %.
-      y: { range: (_u, min, max) => (min === max ? [min * 0.9, max * 1.1] : [min - (max - min) * 0.2, max + (max - min) * 0.2]) },
+      y: {
+        range: (_u, min, max) =>
+          min === max ? [min * 0.9, max * 1.1] : [min - (max - min) * 0.2, max + (max - min) * 0.2],
+      },
       right: { format: (v) => `${v} %`, range: [0, 100] },
     },
   );
@@ -48,8 +56,15 @@ export function floatView(ctx: Context): View {
       const f = await get<Float>(`/float?history=${HISTORY}`);
       every = Math.max(POLL_MIN_MS, Math.min(POLL_MAX_MS, f.sampleSeconds * 1000));
       fill(stats, ...poolCards(f, ctx));
-      chart.set([f.history.map((s) => Date.parse(s.at) / 1000), f.history.map((s) => chartUnits(s.sharePrice, ctx.asset)), f.history.map((s) => s.utilizationBps / 100)]);
-      chartNote.textContent = f.history.length === 0 ? 'No sample yet.' : `${count(f.history.length)} samples, one every ${f.sampleSeconds} s, from ${time(f.history[0]?.at)} to ${time(f.history.at(-1)?.at)}. Share price: ${ctx.asset.code} per whole share.`;
+      chart.set([
+        f.history.map((s) => Date.parse(s.at) / 1000),
+        f.history.map((s) => chartUnits(s.sharePrice, ctx.asset)),
+        f.history.map((s) => s.utilizationBps / 100),
+      ]);
+      chartNote.textContent =
+        f.history.length === 0
+          ? 'No sample yet.'
+          : `${count(f.history.length)} samples, one every ${f.sampleSeconds} s, from ${time(f.history[0]?.at)} to ${time(f.history.at(-1)?.at)}. Share price: ${ctx.asset.code} per whole share.`;
       fill(lines, lineTable(f, ctx));
       fill(positions, positionTable(f, ctx));
     } catch (err) {
@@ -76,7 +91,12 @@ function poolCards(f: Float, ctx: Context): HTMLElement[] {
     stat('Utilisation', percent(p.utilizationBps), 'utilization', 'lent ÷ size'),
     stat('Share price', amount(p.sharePrice, ctx.asset), 'sharePrice', 'per whole share'),
     stat('Shares', amount(p.totalShares, { ...ctx.asset, code: 'shares' }), 'totalShares'),
-    stat('Credit lines', count(p.lineCount), 'lineCount', `liquidatable below ${(p.liquidationThresholdBps / 10000).toFixed(2)}`),
+    stat(
+      'Credit lines',
+      count(p.lineCount),
+      'lineCount',
+      `liquidatable below ${(p.liquidationThresholdBps / 10000).toFixed(2)}`,
+    ),
     stat('Investors', count(p.investorCount), 'investorCount'),
   ];
 }
@@ -87,7 +107,10 @@ function healthBar(healthBps: number, thresholdBps: number): HTMLElement {
   const width = Math.min(100, (healthBps / scale) * 100);
   return h(
     'div',
-    { class: `health${healthBps < thresholdBps ? ' bad' : ''}`, title: `${healthBps} bps; liquidatable below ${thresholdBps} bps` },
+    {
+      class: `health${healthBps < thresholdBps ? ' bad' : ''}`,
+      title: `${healthBps} bps; liquidatable below ${thresholdBps} bps`,
+    },
     h('span', { class: 'fill', style: `width:${width}%` }),
     h('span', { class: 'mark', style: 'left:50%' }),
   );
@@ -99,11 +122,26 @@ function lineTable(f: Float, ctx: Context): HTMLElement {
     h('a', { class: 'mono', href: href('account', l.account), title: l.account }, shortAddress(l.account)),
     amount(l.debt, ctx.asset),
     amount(l.value, ctx.asset),
-    h('div', { class: 'health-cell' }, healthBar(l.healthBps, threshold), h('span', null, `${(l.healthBps / 10000).toFixed(4)} vs ${(threshold / 10000).toFixed(2)}`)),
+    h(
+      'div',
+      { class: 'health-cell' },
+      healthBar(l.healthBps, threshold),
+      h('span', null, `${(l.healthBps / 10000).toFixed(4)} vs ${(threshold / 10000).toFixed(2)}`),
+    ),
     l.liquidatable ? h('span', { class: 'chip bad' }, 'liquidatable') : h('span', { class: 'chip good' }, 'healthy'),
   ]);
-  const more = f.pool.lineCount > f.lines.length ? h('p', { class: 'muted' }, `The ${f.lines.length} largest of ${f.pool.lineCount} lines.`) : null;
-  return h('div', null, table(['account', 'debt', 'value', 'health against the threshold', ''], rows, 'No credit line.', { 'data-table': 'lines' }), more);
+  const more =
+    f.pool.lineCount > f.lines.length
+      ? h('p', { class: 'muted' }, `The ${f.lines.length} largest of ${f.pool.lineCount} lines.`)
+      : null;
+  return h(
+    'div',
+    null,
+    table(['account', 'debt', 'value', 'health against the threshold', ''], rows, 'No credit line.', {
+      'data-table': 'lines',
+    }),
+    more,
+  );
 }
 
 function positionTable(f: Float, ctx: Context): HTMLElement {
@@ -117,6 +155,14 @@ function positionTable(f: Float, ctx: Context): HTMLElement {
       total > 0n ? percent(Number((shares * 10000n) / total)) : '—',
     ];
   });
-  const more = f.pool.investorCount > f.positions.length ? h('p', { class: 'muted' }, `The ${f.positions.length} largest of ${f.pool.investorCount} positions.`) : null;
-  return h('div', null, table(['investor', 'shares', 'value', 'of the pool'], rows, 'No investor.', { 'data-table': 'positions' }), more);
+  const more =
+    f.pool.investorCount > f.positions.length
+      ? h('p', { class: 'muted' }, `The ${f.positions.length} largest of ${f.pool.investorCount} positions.`)
+      : null;
+  return h(
+    'div',
+    null,
+    table(['investor', 'shares', 'value', 'of the pool'], rows, 'No investor.', { 'data-table': 'positions' }),
+    more,
+  );
 }

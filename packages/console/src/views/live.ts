@@ -14,13 +14,16 @@ const REJECTIONS_SHOWN = 50;
 const STATS_EVERY_MS = 1000;
 /** Upper edges of the latency bins, in ms; the last bin is everything above. */
 const LATENCY_EDGES = [0.25, 0.5, 1, 2, 5, 10, 20, 50];
-const LATENCY_BINS = [...LATENCY_EDGES.map((edge, i) => (i === 0 ? `<${edge}` : `${LATENCY_EDGES[i - 1]}–${edge}`)), `≥${LATENCY_EDGES.at(-1)}`];
+const LATENCY_BINS = [
+  ...LATENCY_EDGES.map((edge, i) => (i === 0 ? `<${edge}` : `${LATENCY_EDGES[i - 1]}–${edge}`)),
+  `≥${LATENCY_EDGES.at(-1)}`,
+];
 
 export function liveView(ctx: Context): View {
   const stats = h('div', { class: 'stats', 'data-panel': 'stats' }, h('p', { class: 'muted' }, 'Reading GET /stats…'));
-  const flowBox = h('div', { class: 'chart' });
+  const flowBox = h('div', { class: 'chart', 'data-empty': 'No payment in the feed yet.' });
   const flowNote = h('p', { class: 'muted' });
-  const latencyBox = h('div', { class: 'chart' });
+  const latencyBox = h('div', { class: 'chart', 'data-empty': 'No accepted voucher in the feed yet.' });
   const latencyNote = h('p', { class: 'muted' });
   const list = h('ol', { class: 'feed', 'data-panel': 'feed' });
   const feedNote = h('p', { class: 'muted' });
@@ -44,7 +47,7 @@ export function liveView(ctx: Context): View {
       { label: 'payments (vouchers accepted)', color: '#2563eb', kind: 'step', format: count },
       { label: 'ledger transactions', color: '#ea580c', kind: 'step', format: count },
     ],
-    { y: { format: (v) => (Number.isInteger(v) ? count(v) : '') } },
+    { y: { format: (v) => (Number.isInteger(v) ? count(v) : ''), unit: 'count, since the first event' } },
   );
   const latency = histogram(latencyBox, LATENCY_BINS, { label: 'payments', color: '#7c3aed', format: count });
 
@@ -61,7 +64,10 @@ export function liveView(ctx: Context): View {
     const events = ctx.feed.events;
     for (const e of added) list.prepend(eventItem(e, ctx));
     while (list.children.length > FEED_SHOWN) list.lastElementChild?.remove();
-    feedNote.textContent = events.length === 0 ? 'No events yet. Payments, settlements and streams appear here as they happen.' : `The last ${Math.min(events.length, FEED_SHOWN)} events, newest first.`;
+    feedNote.textContent =
+      events.length === 0
+        ? 'No events yet. Payments, settlements and streams appear here as they happen.'
+        : `The last ${Math.min(events.length, FEED_SHOWN)} events, newest first.`;
     drawFlow(flow, flowNote, events);
     drawLatency(latency, latencyNote, events);
     fill(rejections, rejectionTable(events));
@@ -86,12 +92,28 @@ function statCards(s: Stats, ctx: Context): HTMLElement[] {
   return [
     stat('Payments', count(s.vouchersAccepted), 'vouchersAccepted', 'vouchers accepted'),
     stat('Ledger transactions', count(s.chainTxCount), 'chainTxCount', 'on-chain, all kinds'),
-    stat('Payments per settlement', s.vouchersPerClaim === null ? '—' : String(s.vouchersPerClaim), 'vouchersPerClaim', s.vouchersPerClaim === null ? 'no settlement yet' : 'vouchers per claim'),
+    stat(
+      'Payments per settlement',
+      s.vouchersPerClaim === null ? '—' : String(s.vouchersPerClaim),
+      'vouchersPerClaim',
+      s.vouchersPerClaim === null ? 'no settlement yet' : 'vouchers each claim covered, on average',
+    ),
     stat('Volume', amount(s.volume, ctx.asset), 'volume', 'accepted, all time'),
     stat('Open channels', count(s.channelsOpen), 'channelsOpen'),
     stat('Rejected', count(s.vouchersRejected), 'vouchersRejected', 'vouchers refused'),
-    stat('Median verification', s.medianVerifyLatencyMs === null ? '—' : `${s.medianVerifyLatencyMs} ms`, 'medianVerifyLatencyMs', 'recent vouchers'),
-    stat('As exact payments', `${count(s.exactEquivalent.txCount)} tx`, 'exactEquivalent', `${count(s.exactEquivalent.seconds)} s of ledger closes`),
+    // Not the histogram's figure: this one includes the durable write (GET /stats says so).
+    stat(
+      'Median verification + write',
+      s.medianVerifyLatencyMs === null ? '—' : `${s.medianVerifyLatencyMs} ms`,
+      'medianVerifyLatencyMs',
+      'signature check and durable write, last 4,096 vouchers',
+    ),
+    stat(
+      'As exact payments',
+      `${count(s.exactEquivalent.txCount)} tx`,
+      'exactEquivalent',
+      `${count(s.exactEquivalent.seconds)} s of ledger closes`,
+    ),
   ];
 }
 
@@ -101,7 +123,9 @@ function seconds(iso: string): number {
 
 /** Cumulative payments and distinct ledger transactions over the events received, in time order. */
 function drawFlow(chart: Chart, note: HTMLElement, events: readonly EventView[]): void {
-  const sorted = [...events].filter((e) => !Number.isNaN(Date.parse(e.ts))).sort((a, b) => seconds(a.ts) - seconds(b.ts));
+  const sorted = [...events]
+    .filter((e) => !Number.isNaN(Date.parse(e.ts)))
+    .sort((a, b) => seconds(a.ts) - seconds(b.ts));
   const xs: number[] = [];
   const payments: number[] = [];
   const txs: number[] = [];
@@ -124,19 +148,40 @@ function drawFlow(chart: Chart, note: HTMLElement, events: readonly EventView[])
     : 'No payments in the feed yet.';
 }
 
-function drawLatency(chart: Chart, note: HTMLElement, events: readonly EventView[]): void {
-  const counts = LATENCY_BINS.map(() => 0);
-  let n = 0;
-  for (const e of events) {
+/** The latencies the feed's voucher.accepted events report, in ms. */
+function latencies(events: readonly EventView[]): number[] {
+  return events.flatMap((e) => {
     const ms = e.type === 'voucher.accepted' ? e.data['latencyMs'] : undefined;
-    if (typeof ms !== 'number' || !Number.isFinite(ms)) continue;
+    return typeof ms === 'number' && Number.isFinite(ms) ? [ms] : [];
+  });
+}
+
+/** The median as GET /stats takes it: the middle sample (the upper one of an even count). */
+function median(samples: readonly number[]): number | null {
+  const sorted = [...samples].sort((a, b) => a - b);
+  return sorted[Math.floor(sorted.length / 2)] ?? null;
+}
+
+function drawLatency(chart: Chart, note: HTMLElement, events: readonly EventView[]): void {
+  const samples = latencies(events);
+  const counts = LATENCY_BINS.map(() => 0);
+  for (const ms of samples) {
     const found = LATENCY_EDGES.findIndex((edge) => ms < edge);
     const bin = found === -1 ? LATENCY_EDGES.length : found;
     counts[bin] = (counts[bin] ?? 0) + 1;
-    n++;
   }
   chart.set([LATENCY_BINS.map((_b, i) => i), counts]);
-  note.textContent = n === 0 ? 'No accepted vouchers in the feed yet.' : `Verification time of the ${count(n)} accepted vouchers in the feed, in milliseconds (as each voucher.accepted event reports it).`;
+  const mid = median(samples);
+  fill(
+    note,
+    mid === null
+      ? 'No accepted vouchers in the feed yet.'
+      : [
+          `Signature check only, before the durable write (as each voucher.accepted event reports it), of the ${count(samples.length)} accepted vouchers in the feed, in milliseconds. Their median: `,
+          h('strong', { 'data-field': 'feedMedianLatencyMs' }, `${mid} ms`),
+          '. The figure above also counts the write.',
+        ],
+  );
 }
 
 /** A rejection's code: the reason code of a voucher, the ledger's code name of a transaction. */
@@ -162,13 +207,23 @@ function rejectionTable(events: readonly EventView[]): HTMLElement {
         h('time', { datetime: e.ts }, clockTime(e.ts)),
         h('span', { class: 'mono' }, rejectionCode(e)),
         e.channelId ?? '—',
-        typeof resource === 'string' ? h('span', { class: 'mono', title: resource }, resourceLabel(resource)) : typeof op === 'string' ? h('span', { class: 'mono' }, op) : '—',
+        typeof resource === 'string'
+          ? h('span', { class: 'mono', title: resource }, resourceLabel(resource))
+          : typeof op === 'string'
+            ? h('span', { class: 'mono' }, op)
+            : '—',
       ];
     });
   return h(
     'div',
     null,
-    h('p', { class: 'chips' }, byCode.size === 0 ? h('span', { class: 'muted' }, 'No rejections in the feed.') : [...byCode].map(([code, n]) => h('span', { class: 'chip bad', 'data-code': code }, `${code} × ${n}`))),
+    h(
+      'p',
+      { class: 'chips' },
+      byCode.size === 0
+        ? h('span', { class: 'muted' }, 'No rejections in the feed.')
+        : [...byCode].map(([code, n]) => h('span', { class: 'chip bad', 'data-code': code }, `${code} × ${n}`)),
+    ),
     table(['time', 'code', 'channel', 'resource'], rows, 'Nothing refused.', { 'data-table': 'rejections' }),
   );
 }

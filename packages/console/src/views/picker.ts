@@ -4,7 +4,7 @@ import { ApiError, get } from '../api.js';
 import type { ChannelView, DemoInfo, Discovery } from '../api.js';
 import { fill, h } from '../dom.js';
 import { shortAddress } from '../format.js';
-import { href, looksLikeAddress } from '../router.js';
+import { addressProblem, href } from '../router.js';
 
 export type PickerKind = 'seller' | 'account';
 
@@ -17,7 +17,7 @@ export function picker(kind: PickerKind, current: string | null): HTMLElement {
     autocomplete: 'off',
     'aria-label': kind === 'seller' ? 'seller address' : 'account address',
   });
-  const hint = h('span', { class: 'muted' });
+  const hint = h('span', { class: 'bad', role: 'status', 'data-problem': 'address' });
   const known = h('div', { class: 'chips known' });
   const form = h(
     'form',
@@ -26,10 +26,9 @@ export function picker(kind: PickerKind, current: string | null): HTMLElement {
       onsubmit: (event: Event) => {
         event.preventDefault();
         const value = input.value.trim();
-        if (!looksLikeAddress(value)) {
-          hint.textContent = 'An address is 56 characters and starts with G (or C for a smart account).';
-          return;
-        }
+        const wrong = addressProblem(value);
+        hint.textContent = wrong ?? '';
+        if (wrong) return;
         window.location.hash = href(kind, value, kind === 'seller' ? { bucket: 'hour' } : undefined);
       },
     },
@@ -40,7 +39,21 @@ export function picker(kind: PickerKind, current: string | null): HTMLElement {
   suggestions(kind)
     .then((addresses) => {
       if (addresses.length === 0) return;
-      fill(known, h('span', { class: 'muted' }, 'Known here: '), addresses.map((a) => h('a', { class: `chip${a === current ? ' on' : ''}`, href: href(kind, a, kind === 'seller' ? { bucket: 'hour' } : undefined), title: a }, shortAddress(a))));
+      fill(
+        known,
+        h('span', { class: 'muted' }, 'Known here: '),
+        addresses.map((a) =>
+          h(
+            'a',
+            {
+              class: `chip${a === current ? ' on' : ''}`,
+              href: href(kind, a, kind === 'seller' ? { bucket: 'hour' } : undefined),
+              title: a,
+            },
+            shortAddress(a),
+          ),
+        ),
+      );
     })
     .catch(() => undefined); // no suggestions: the form still works
   return h('div', { class: 'pick' }, form, known);

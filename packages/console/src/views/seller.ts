@@ -5,11 +5,22 @@ import type { ChannelView, ClaimResponse, Discovery, Revenue } from '../api.js';
 import { timeChart } from '../charts.js';
 import type { Chart } from '../charts.js';
 import { fill, h, section, stat, table } from '../dom.js';
-import { amount, chartUnits, count, duration, resourceLabel, shortAddress, shortHash, time } from '../format.js';
-import { href } from '../router.js';
+import {
+  amount,
+  chartUnits,
+  count,
+  duration,
+  percent,
+  resourceLabel,
+  shortAddress,
+  shortHash,
+  time,
+  units,
+} from '../format.js';
+import { addressProblem, href } from '../router.js';
 import type { Route } from '../router.js';
 import type { Context, View } from '../view.js';
-import { problem, throttle } from '../view.js';
+import { badAddress, problem, throttle } from '../view.js';
 import { picker } from './picker.js';
 
 const RELOAD_MS = 1500;
@@ -19,11 +30,15 @@ const WINDOW_DAYS = { hour: 2, day: 30 } as const;
 export function sellerView(ctx: Context, route: Route): View {
   const payTo = route.address;
   const bucket = route.params.get('bucket') === 'day' ? 'day' : 'hour';
-  const el = h('div', { class: 'view seller' }, section('Seller', picker('seller', payTo)));
-  if (!payTo) return { el, destroy: () => undefined };
+  const el = h('div', { class: 'view seller' }, section('Seller', picker('seller', payTo), badAddress(payTo)));
+  if (!payTo || addressProblem(payTo)) return { el, destroy: () => undefined };
 
-  const totals = h('div', { class: 'stats', 'data-panel': 'totals' }, h('p', { class: 'muted' }, 'Reading the revenue…'));
-  const chartBox = h('div', { class: 'chart' });
+  const totals = h(
+    'div',
+    { class: 'stats', 'data-panel': 'totals' },
+    h('p', { class: 'muted' }, 'Reading the revenue…'),
+  );
+  const chartBox = h('div', { class: 'chart', 'data-empty': 'No payment and no settlement in this window.' });
   const chartNote = h('p', { class: 'muted' });
   const byResource = h('div');
   const aging = h('div');
@@ -35,7 +50,9 @@ export function sellerView(ctx: Context, route: Route): View {
     'p',
     { class: 'toggle' },
     'Revenue by ',
-    (['hour', 'day'] as const).map((b) => h('a', { href: href('seller', payTo, { bucket: b }), class: b === bucket ? 'on' : undefined }, b)),
+    (['hour', 'day'] as const).map((b) =>
+      h('a', { href: href('seller', payTo, { bucket: b }), class: b === bucket ? 'on' : undefined }, b),
+    ),
   );
   el.append(
     h('p', { class: 'mono heading-address' }, payTo),
@@ -44,19 +61,49 @@ export function sellerView(ctx: Context, route: Route): View {
     h('div', { class: 'grid two' }, section('Revenue by resource', byResource), section('Receivables aging', aging)),
     section(
       'Settlements',
-      h('p', null, h('a', { class: 'button', href: `/sellers/${payTo}/settlements.csv`, download: `settlements-${payTo}.csv`, 'data-action': 'csv' }, 'Download CSV'), ' one row per on-chain settlement, all time.'),
+      h(
+        'p',
+        null,
+        h(
+          'a',
+          {
+            class: 'button',
+            href: `/sellers/${payTo}/settlements.csv`,
+            download: `settlements-${payTo}.csv`,
+            'data-action': 'csv',
+          },
+          'Download CSV',
+        ),
+        ' one row per on-chain settlement, all time.',
+      ),
       settlements,
     ),
     section('Channels', claimStatus, channels),
-    section('Integration', h('p', null, 'Put an endpoint behind a pay-per-use gate, paid to this address through this facilitator:'), snippet),
+    section(
+      'Integration',
+      h('p', null, 'Put an endpoint behind a pay-per-use gate, paid to this address through this facilitator:'),
+      snippet,
+    ),
   );
 
   const chart: Chart = timeChart(
     chartBox,
     [
-      { label: `earned (${ctx.asset.code})`, color: '#2563eb', kind: 'bars', format: (v) => v.toFixed(ctx.asset.decimals) },
-      { label: `settled (${ctx.asset.code})`, color: '#16a34a', kind: 'bars', barWidth: 0.3, format: (v) => v.toFixed(ctx.asset.decimals) },
+      {
+        label: `earned (${ctx.asset.code})`,
+        color: '#2563eb',
+        kind: 'bars',
+        format: (v) => v.toFixed(ctx.asset.decimals),
+      },
+      {
+        label: `settled (${ctx.asset.code})`,
+        color: '#16a34a',
+        kind: 'bars',
+        barWidth: 0.3,
+        format: (v) => v.toFixed(ctx.asset.decimals),
+      },
     ],
+    { y: { unit: `${ctx.asset.code} per ${bucket}` } },
   );
 
   const claim = async (channel: ChannelView, button: HTMLButtonElement) => {
@@ -82,7 +129,11 @@ export function sellerView(ctx: Context, route: Route): View {
       fill(byResource, resourceTable(revenue, ctx));
       fill(aging, agingTables(revenue, ctx));
       fill(settlements, settlementTable(revenue, ctx));
-      fill(channels, channelTable(list.channels, ctx, (c, b) => void claim(c, b)));
+      fill(
+        channels,
+        policyNote(revenue.settlementPolicy, ctx),
+        channelTable(list.channels, revenue, ctx, (c, b) => void claim(c, b)),
+      );
     } catch (err) {
       fill(totals, problem(err));
     }
@@ -111,22 +162,58 @@ function totalCards(r: Revenue, ctx: Context): HTMLElement[] {
     stat('Receivable', amount(t.receivable, ctx.asset), 'receivable', 'owed by open channels'),
     stat('Lost', amount(t.lost, ctx.asset), 'lost', 'owed when a channel closed: never claimable'),
     stat('Payments', count(t.payments), 'payments'),
-    stat('Settlements', count(t.settlements), 'settlements', t.paymentsPerSettlement === null ? 'none yet' : `${t.paymentsPerSettlement} payments each`),
+    stat(
+      'Settlements',
+      count(t.settlements),
+      'settlements',
+      t.paymentsPerSettlement === null
+        ? 'none yet'
+        : h(
+            'span',
+            null,
+            'covering ',
+            h('span', { 'data-field': 'paymentsPerSettlement' }, String(t.paymentsPerSettlement)),
+            ' payments each, on average',
+          ),
+    ),
     stat('Buyers', count(t.buyers), 'buyers'),
   ];
 }
 
+/** The buckets from one before the first with anything in it to the last (the window if none): the chart zooms to the data. */
+function withData(series: Revenue['series']): Revenue['series'] {
+  const busy = (b: Revenue['series'][number]) => b.payments > 0 || b.settlements > 0;
+  const first = series.findIndex(busy);
+  return first === -1 ? series : series.slice(Math.max(0, first - 1), series.findLastIndex(busy) + 1);
+}
+
 function drawSeries(chart: Chart, note: HTMLElement, r: Revenue, ctx: Context): void {
-  const xs = r.series.map((b) => Date.parse(b.start) / 1000);
-  chart.set([xs, r.series.map((b) => chartUnits(b.earned, ctx.asset)), r.series.map((b) => chartUnits(b.settled, ctx.asset))]);
+  const shown = withData(r.series);
+  const xs = shown.map((b) => Date.parse(b.start) / 1000);
+  chart.set([
+    xs,
+    shown.map((b) => chartUnits(b.earned, ctx.asset)),
+    shown.map((b) => chartUnits(b.settled, ctx.asset)),
+  ]);
   const w = r.window;
   note.textContent = `${time(w.start)} to ${time(w.end)} (${w.days} days, by ${w.bucket}): earned ${amount(w.earned, ctx.asset)} in ${count(w.payments)} payments, settled ${amount(w.settled, ctx.asset)} in ${count(w.settlements)} settlements. As of ${time(r.asOf)}.`;
 }
 
 function resourceTable(r: Revenue, ctx: Context): HTMLElement {
-  const rows = r.byResource.map((x) => [h('span', { class: 'mono', title: x.resource }, resourceLabel(x.resource)), count(x.payments), amount(x.earned, ctx.asset)]);
-  if (r.otherResources.resources > 0) rows.push([`${count(r.otherResources.resources)} other resources`, count(r.otherResources.payments), amount(r.otherResources.earned, ctx.asset)]);
-  return table(['resource', 'payments', 'earned'], rows, 'No payments in this window.', { 'data-table': 'resources' });
+  const rows = r.byResource.map((x) => [
+    h('span', { class: 'mono', title: x.resource }, resourceLabel(x.resource)),
+    count(x.payments),
+    amount(x.earned, ctx.asset),
+  ]);
+  if (r.otherResources.resources > 0)
+    rows.push([
+      `${count(r.otherResources.resources)} other resources`,
+      count(r.otherResources.payments),
+      amount(r.otherResources.earned, ctx.asset),
+    ]);
+  return table(['resource', 'vouchers accepted', 'earned'], rows, 'No payments in this window.', {
+    'data-table': 'resources',
+  });
 }
 
 function agingTables(r: Revenue, ctx: Context): HTMLElement {
@@ -134,18 +221,34 @@ function agingTables(r: Revenue, ctx: Context): HTMLElement {
   return h(
     'div',
     null,
-    table(['age', 'channels', 'receivable'], rec.buckets.map((b) => [b.bucket, count(b.channels), amount(b.amount, ctx.asset)]), 'Nothing receivable.', { 'data-table': 'aging' }),
+    table(
+      ['age', 'channels', 'receivable'],
+      rec.buckets.map((b) => [b.bucket, count(b.channels), amount(b.amount, ctx.asset)]),
+      'Nothing receivable.',
+      { 'data-table': 'aging' },
+    ),
     rec.channels.length > 0
       ? table(
           ['channel', 'payer', 'receivable', 'oldest unclaimed', 'age'],
-          rec.channels.map((c) => [c.channelId, payerLink(c.payer), amount(c.amount, ctx.asset), time(c.oldestUnclaimedAt), duration(c.ageSeconds)]),
+          rec.channels.map((c) => [
+            c.channelId,
+            payerLink(c.payer),
+            amount(c.amount, ctx.asset),
+            time(c.oldestUnclaimedAt),
+            duration(c.ageSeconds),
+          ]),
           '',
         )
       : null,
     r.losses.channels.length > 0
       ? table(
           ['closed channel', 'payer', 'lost', 'closed'],
-          r.losses.channels.map((c) => [c.channelId, payerLink(c.payer), amount(c.amount, ctx.asset), time(c.closedAt)]),
+          r.losses.channels.map((c) => [
+            c.channelId,
+            payerLink(c.payer),
+            amount(c.amount, ctx.asset),
+            time(c.closedAt),
+          ]),
           '',
           { 'data-table': 'losses' },
         )
@@ -160,7 +263,9 @@ function payerLink(payer: string | null): HTMLElement | string {
 function settlementTable(r: Revenue, ctx: Context): HTMLElement {
   const rows = r.settlements.map((s) => [
     time(s.settledAt),
-    s.explorer ? h('a', { class: 'mono', href: s.explorer, title: s.tx, rel: 'noreferrer' }, shortHash(s.tx)) : h('span', { class: 'mono', title: s.tx }, shortHash(s.tx)),
+    s.explorer
+      ? h('a', { class: 'mono', href: s.explorer, title: s.tx, rel: 'noreferrer' }, shortHash(s.tx))
+      : h('span', { class: 'mono', title: s.tx }, shortHash(s.tx)),
     s.channelId,
     s.payer ? h('a', { class: 'mono', href: href('account', s.payer), title: s.payer }, shortAddress(s.payer)) : '—',
     amount(s.amount, ctx.asset),
@@ -169,15 +274,76 @@ function settlementTable(r: Revenue, ctx: Context): HTMLElement {
   return h(
     'div',
     null,
-    table(['settled', 'transaction', 'channel', 'payer', 'amount', 'payments'], rows, 'No settlement in this window yet.', { 'data-table': 'settlements' }),
-    r.settlementsTruncated ? h('p', { class: 'muted' }, 'Only the newest 500 of this window are listed; the CSV has them all.') : null,
+    table(
+      ['settled', 'transaction', 'channel', 'payer', 'amount', 'payments'],
+      rows,
+      'No settlement in this window yet.',
+      { 'data-table': 'settlements' },
+    ),
+    r.settlementsTruncated
+      ? h('p', { class: 'muted' }, 'Only the newest 500 of this window are listed; the CSV has them all.')
+      : null,
   );
 }
 
-function channelTable(channels: readonly ChannelView[], ctx: Context, claim: (c: ChannelView, b: HTMLButtonElement) => void): HTMLElement {
+/** "When do I get paid?" in one sentence: the threshold, how often it is checked, the expiry margin. */
+function policyNote(p: Revenue['settlementPolicy'], ctx: Context): HTMLElement {
+  return h(
+    'p',
+    { 'data-field': 'settlementPolicy' },
+    'When you get paid: a channel is claimed on the ledger once it owes you ',
+    h('strong', null, amount(p.threshold, ctx.asset)),
+    ` (checked every ${duration(p.intervalSeconds)}), and in any case ${count(p.expiryMarginLedgers)} ledgers (about ${duration(Math.round(p.expiryMarginLedgers * p.ledgerSeconds))}) before it expires. Claim now to be paid sooner.`,
+  );
+}
+
+/** What an open channel owes against the threshold, and when it is claimed at the latest. */
+function settlementCells(c: ChannelView, r: Revenue, ctx: Context): [string | HTMLElement, string, string] {
+  const p = r.settlementPolicy;
+  const asOf = Date.parse(r.asOf);
+  const atLedger = (ledgers: number) => new Date(asOf + Math.max(0, ledgers) * p.ledgerSeconds * 1000).toISOString();
+  const expires = time(atLedger(c.expiresInLedgers));
+  const unclaimed = units(c.unclaimed) ?? 0n;
+  const threshold = units(p.threshold) ?? 0n;
+  if (c.status !== 'open') {
+    const lost = r.losses.channels.find((l) => l.channelId === c.id);
+    return [
+      lost ? h('span', { 'data-field': 'lost' }, `lost ${amount(lost.amount, ctx.asset)}`) : '—',
+      '—',
+      time(c.closedAt),
+    ];
+  }
+  const bps = threshold > 0n ? Number((unclaimed * 10000n) / threshold) : 10000;
+  const progress = h(
+    'span',
+    { 'data-field': 'toThreshold', title: `${amount(c.unclaimed, ctx.asset)} of ${amount(p.threshold, ctx.asset)}` },
+    percent(Math.min(bps, 10000)),
+  );
+  if (unclaimed === 0n) return [progress, 'nothing owed', expires];
+  const by =
+    bps >= 10000 ? `within ${duration(p.intervalSeconds)}` : time(atLedger(c.expiresInLedgers - p.expiryMarginLedgers));
+  return [progress, by, expires];
+}
+
+function channelTable(
+  channels: readonly ChannelView[],
+  r: Revenue,
+  ctx: Context,
+  claim: (c: ChannelView, b: HTMLButtonElement) => void,
+): HTMLElement {
   const rows = channels.map((c) => {
-    const button = h('button', { type: 'button', 'data-action': 'claim', 'data-channel': c.id, disabled: c.status !== 'open' || c.unclaimed === '0' }, 'Claim');
+    const button = h(
+      'button',
+      {
+        type: 'button',
+        'data-action': 'claim',
+        'data-channel': c.id,
+        disabled: c.status !== 'open' || c.unclaimed === '0',
+      },
+      'Claim',
+    );
     button.addEventListener('click', () => claim(c, button));
+    const [progress, claimedBy, expires] = settlementCells(c, r, ctx);
     return h(
       'tr',
       { 'data-channel': c.id },
@@ -189,13 +355,33 @@ function channelTable(channels: readonly ChannelView[], ctx: Context, claim: (c:
         amount(c.lastAccepted, ctx.asset),
         amount(c.claimed, ctx.asset),
         amount(c.unclaimed, ctx.asset),
+        progress,
+        claimedBy,
         count(c.vouchers),
-        c.status === 'open' ? `${count(c.expiresInLedgers)} ledgers` : time(c.closedAt),
+        expires,
         button,
       ].map((cell) => h('td', null, cell)),
     );
   });
-  return table(['id', 'payer', 'status', 'deposit', 'accepted', 'claimed', 'unclaimed', 'vouchers', 'expires in', ''], rows, 'No channels pay this seller yet.', { 'data-table': 'channels' });
+  return table(
+    [
+      'id',
+      'payer',
+      'status',
+      'deposit',
+      'accepted',
+      'claimed',
+      'unclaimed',
+      'to threshold',
+      'claimed at the latest',
+      'vouchers',
+      'expires (closed)',
+      '',
+    ],
+    rows,
+    'No channels pay this seller yet.',
+    { 'data-table': 'channels' },
+  );
 }
 
 /** The meter, filled with this facilitator and this address (and the seller's first listing, if any). */
@@ -206,8 +392,11 @@ async function writeSnippet(el: HTMLElement, ctx: Context, payTo: string): Promi
   const terms = listing?.accepts[0];
   const path = listing ? new URL(listing.resource).pathname : '/weather';
   const price = terms ? `${terms.amount}n` : '5000n';
-  const note = terms ? `// ${amount(terms.amount, ctx.asset)} per request, as ${resourceLabel(listing.resource)} is listed` : `// your price in base units: 5000n is ${amount('5000', ctx.asset)}`;
+  const note = terms
+    ? `// ${amount(terms.amount, ctx.asset)} per request, as ${resourceLabel(listing.resource)} is listed`
+    : `// your price in base units: 5000n is ${amount('5000', ctx.asset)}`;
   el.textContent = [
+    `// npm install express @svc/meter   — save as server.mjs, run with: node server.mjs`,
     `import express from 'express';`,
     `import { svc } from '@svc/meter';`,
     ``,

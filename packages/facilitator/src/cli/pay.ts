@@ -6,6 +6,7 @@ import path from 'node:path';
 import { displayAmount } from '@svc/core';
 import { Wallet, payFetch } from '@svc/sdk';
 import type { ChannelSigner } from '@svc/sdk';
+import { explainFetchError } from './errors.js';
 
 const MAX_COUNT = 1_000_000;
 
@@ -13,16 +14,29 @@ export async function payCommand(args: string[]): Promise<void> {
   const [url, countArg] = args;
   if (!url || !/^https?:\/\//.test(url)) throw new Error('usage: svc pay <http(s) url> [count]');
   const count = countArg === undefined ? 1 : Number(countArg);
-  if (!Number.isInteger(count) || count < 1 || count > MAX_COUNT) throw new Error(`count must be a whole number from 1 to ${MAX_COUNT}`);
+  if (!Number.isInteger(count) || count < 1 || count > MAX_COUNT)
+    throw new Error(`count must be a whole number from 1 to ${MAX_COUNT}`);
   const file = process.env['SVC_WALLET'] ?? path.join(os.homedir(), '.svc', 'wallet.json');
   const wallet = Wallet.open({ file, log: (line) => console.log(`  ${line}`) });
   console.log(`buyer ${wallet.buyer.address} (wallet ${file})`);
   let signer: ChannelSigner | null = null;
   let paid = 0n;
   for (let i = 1; i <= count; i++) {
-    const res = await payFetch(url, {}, { signer: async (terms) => (signer ??= await wallet.signerFor(terms, BigInt(count - i + 1))) });
+    const res = await payFetch(
+      url,
+      {},
+      { signer: async (terms) => (signer ??= await wallet.signerFor(terms, BigInt(count - i + 1))) },
+    ).catch((err: unknown) => {
+      throw explainFetchError(err, url);
+    });
     wallet.save();
     const text = await res.text();
+    if (res.ok && !res.payment) {
+      console.log(text);
+      console.log(`#${i} ${url} answered ${res.status} without asking for payment: nothing paid`);
+      process.exitCode = 1;
+      return;
+    }
     if (!res.ok || !res.payment) {
       console.log(`#${i} ${res.status} ${summarise(text)}`);
       process.exitCode = 1;
@@ -31,12 +45,16 @@ export async function payCommand(args: string[]): Promise<void> {
     const p = res.payment;
     paid += BigInt(p.delta);
     if (count <= 10 || i === 1 || i === count || i % Math.ceil(count / 10) === 0) {
-      console.log(`#${i} ${res.status} paid ${p.delta} (cumulative ${p.cumulative} on channel ${p.channelId}, ${p.remaining} left) receipt ${p.receipt.id.slice(0, 16)}… verified, ${p.latencyMs} ms`);
+      console.log(
+        `#${i} ${res.status} paid ${p.delta} (cumulative ${p.cumulative} on channel ${p.channelId}, ${p.remaining} left) receipt ${p.receipt.id.slice(0, 16)}… verified, ${p.latencyMs} ms`,
+      );
     }
     if (count === 1) console.log(text);
   }
   const s = signer as ChannelSigner | null;
-  console.log(`paid ${paid} base units (${displayAmount(paid)}) for ${count} request${count === 1 ? '' : 's'}${s ? `; channel ${s.channelId} has ${s.remaining} left` : ''}`);
+  console.log(
+    `paid ${paid} base units (${displayAmount(paid)}) for ${count} request${count === 1 ? '' : 's'}${s ? `; channel ${s.channelId} has ${s.remaining} left` : ''}`,
+  );
 }
 
 function summarise(body: string): string {

@@ -1,0 +1,158 @@
+// What `svc pay` and `svc stream` say when something is not as expected (issue 17.7–17.8), run as a
+// user runs them: the real `svc` command against real servers. Each message names what went wrong
+// and what to do — never `fetch failed`, a raw parser error, or a bare status.
+import { randomBytes } from 'node:crypto';
+import fs from 'node:fs';
+import http from 'node:http';
+import net from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { encodeJsonHeader } from '@svc/core';
+import { spawnSvc, startChild } from '../helpers/process.js';
+import type { Child } from '../helpers/process.js';
+
+interface Ran {
+  code: number | null;
+  out: string;
+}
+
+const dirs: string[] = [];
+const tmp = () => {
+  const d = fs.mkdtempSync(path.join(os.tmpdir(), 'svc-cli-'));
+  dirs.push(d);
+  return d;
+};
+
+function svc(args: string[], env: Record<string, string> = {}): Promise<Ran> {
+  const proc = spawnSvc(args, { SVC_WALLET: path.join(tmp(), 'wallet.json'), ...env });
+  let out = '';
+  proc.stdout!.on('data', (c: Buffer) => (out += c.toString()));
+  proc.stderr!.on('data', (c: Buffer) => (out += c.toString()));
+  return new Promise((resolve) => proc.once('close', (code) => resolve({ code, out })));
+}
+
+async function closedPort(): Promise<number> {
+  const server = net.createServer();
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  const port = (server.address() as net.AddressInfo).port;
+  await new Promise((r) => server.close(r));
+  return port;
+}
+
+describe('svc pay and svc stream tell the user what happened', () => {
+  let facilitator: Child;
+  let plain: http.Server;
+  let plainUrl: string;
+
+  beforeAll(async () => {
+    facilitator = await startChild({
+      DATA_DIR: tmp(),
+      FACILITATOR_SECRET: randomBytes(32).toString('hex'),
+      DEMO_SEED: '0',
+    });
+    // A server that needs no payment, and an x402 v2 seller that takes only the `exact` scheme.
+    plain = http.createServer((req, res) => {
+      if (req.url === '/exact') {
+        const required = {
+          x402Version: 2,
+          error: 'PAYMENT-SIGNATURE header is required',
+          resource: { url: 'http://x/exact' },
+          accepts: [
+            {
+              scheme: 'exact',
+              network: 'eip155:84532',
+              asset: '0x036CbD53842c5426634e7929541eC2318f3dCF7e',
+              amount: '1000',
+              payTo: '0x209693Bc6afc0C5328bA36FaF03C514EF312287C',
+              maxTimeoutSeconds: 60,
+              extra: { name: 'USDC', version: '2' },
+            },
+          ],
+        };
+        res.writeHead(402, { 'content-type': 'application/json', 'payment-required': encodeJsonHeader(required) });
+        res.end(JSON.stringify(required));
+        return;
+      }
+      res.writeHead(200, { 'content-type': 'text/plain' });
+      res.end('free content');
+    });
+    await new Promise<void>((r) => plain.listen(0, '127.0.0.1', r));
+    plainUrl = `http://127.0.0.1:${(plain.address() as net.AddressInfo).port}`;
+  }, 60_000);
+
+  afterAll(async () => {
+    await facilitator?.kill('SIGKILL');
+    await new Promise((r) => plain?.close(r));
+    for (const d of dirs) fs.rmSync(d, { recursive: true, force: true });
+  });
+
+  it('a closed port: names the host and port that refused', async () => {
+    const port = await closedPort();
+    const ran = await svc(['pay', `http://127.0.0.1:${port}/book`]);
+    expect(ran.code).toBe(1);
+    expect(ran.out).toContain(`could not connect to 127.0.0.1:${port}`);
+    expect(ran.out).toMatch(/refused/);
+    expect(ran.out).not.toContain('fetch failed');
+  });
+
+  it('a URL that needs no payment: says so, and that nothing was paid', async () => {
+    const ran = await svc(['pay', `${plainUrl}/free`]);
+    expect(ran.out).toContain('free content');
+    expect(ran.out).toMatch(/answered 200 without asking for payment: nothing paid/);
+    expect(ran.code).toBe(1);
+  });
+
+  it('a seller offering only another scheme: names the schemes it offers, and that svc pays `channel`', async () => {
+    const ran = await svc(['pay', `${plainUrl}/exact`]);
+    expect(ran.code).toBe(1);
+    expect(ran.out).toMatch(/offers the x402 scheme exact \(on eip155:84532\); svc pays only the `channel` scheme/);
+  });
+
+  it('svc stream of a POST-only stream without --post: hints at --post', async () => {
+    const ran = await svc(['stream', `${facilitator.url}/demo/chat`]);
+    expect(ran.code).toBe(1);
+    expect(ran.out).toMatch(/404/);
+    expect(ran.out).toMatch(/--post/);
+  });
+
+  it('svc stream --post with a body that is not JSON: says --post takes JSON, before paying anything', async () => {
+    const ran = await svc(['stream', `${facilitator.url}/demo/chat`, '--post', 'notjson']);
+    expect(ran.code).toBe(1);
+    expect(ran.out).toMatch(/--post takes a JSON body/);
+    expect(ran.out).not.toMatch(/Unexpected token|SyntaxError/);
+  });
+
+  it('svc help names SVC_WALLET', async () => {
+    const ran = await svc(['help']);
+    expect(ran.code).toBe(0);
+    expect(ran.out).toMatch(/SVC_WALLET/);
+  });
+
+  it('svc stream of the chat shows the answer as it grows, and explains a charge per started slice', async () => {
+    const ran = await svc(['stream', `${facilitator.url}/demo/chat`, '--post', '{"prompt":"hello"}']);
+    expect(ran.code, ran.out).toBe(0);
+    // The text itself, not one JSON line per token.
+    expect(ran.out).not.toMatch(/token\s+\{"index"/);
+    const text = ran.out
+      .split('\n')
+      .filter((l) => !/^\s*(ended|charged| {2})/.test(l))
+      .join('\n');
+    expect(text.split(/\s+/).filter(Boolean).length).toBeGreaterThan(20);
+    const charge =
+      /charged (\d+) for (\d+) tokens: the price is per started slice of (\d+) tokens \((\d+) slices × (\d+)\)/.exec(
+        ran.out,
+      );
+    expect(charge, ran.out).not.toBeNull();
+    const [, charged, tokens, sliceTokens, slices, sliceAmount] = charge!.map(Number) as [
+      number,
+      number,
+      number,
+      number,
+      number,
+      number,
+    ];
+    expect(slices).toBe(Math.ceil(tokens / sliceTokens));
+    expect(charged).toBe(slices * sliceAmount);
+  }, 60_000);
+});
