@@ -17,7 +17,13 @@ const USAGE = `usage: svc <command>
   seller token       get the seller's token from SVC_FACILITATOR (default http://127.0.0.1:4020),
                      for svc({ facilitator, payTo, sellerToken }) [--days N, at most 366]
   help               this text
+
+  SVC_WALLET         the buyer's wallet for pay and stream: its key and open channels
+                     (default ~/.svc/wallet.json; created on first use, funded from the local ledger)
 `;
+
+/** The longest a SIGTERM or SIGINT shutdown may take before the process exits regardless. */
+const SHUTDOWN_LIMIT_MS = 10_000;
 
 async function start(): Promise<void> {
   const config = loadConfig();
@@ -25,14 +31,29 @@ async function start(): Promise<void> {
   const url = await facilitator.listen();
   const s = facilitator.services;
   console.log(`svc facilitator listening on ${url}`);
-  console.log(`  network   ${s.ledgerInfo.network} (${s.config.LEDGER_URL ? `ledger at ${s.config.LEDGER_URL}` : 'embedded local ledger'}, ledger every ${s.ledgerInfo.ledgerSeconds} s)`);
+  console.log(
+    `  network   ${s.ledgerInfo.network} (${s.config.LEDGER_URL ? `ledger at ${s.config.LEDGER_URL}` : 'embedded local ledger'}, ledger every ${s.ledgerInfo.ledgerSeconds} s)`,
+  );
   console.log(`  store     ${s.store.kind === 'sqlite' ? `SQLite in ${config.DATA_DIR}` : 'PostgreSQL'}`);
   console.log(`  signer    ${s.keys.address}`);
-  console.log(`  console   ${fs.existsSync(path.join(CONSOLE_DIST, 'index.html')) ? `${url}/` : 'not built (npm run build)'}`);
-  if (facilitator.demoPayTo) console.log(`  demo      GET ${url}/demo/book (${config.PRICE_BOOK_PER_REQUEST} base units per request), paying ${facilitator.demoPayTo}`);
+  console.log(
+    `  console   ${fs.existsSync(path.join(CONSOLE_DIST, 'index.html')) ? `${url}/` : 'not built (npm run build)'}`,
+  );
+  if (facilitator.demoPayTo)
+    console.log(
+      `  demo      GET ${url}/demo/book (${config.PRICE_BOOK_PER_REQUEST} base units per request), paying ${facilitator.demoPayTo}`,
+    );
   console.log(`  try       npm run svc -- pay ${url}/demo/book`);
   const stop = (signal: string) => {
     console.log(`\n${signal}: shutting down`);
+    // Nothing unacknowledged is lost by leaving (a write not committed was never acknowledged), so
+    // a shutdown that waits on a database that does not answer ends anyway (issue 19.2).
+    setTimeout(() => {
+      console.error(
+        `svc: shutdown took over ${SHUTDOWN_LIMIT_MS / 1000} s (the database or the ledger does not answer); exiting`,
+      );
+      process.exit(1);
+    }, SHUTDOWN_LIMIT_MS).unref();
     facilitator.close().then(
       () => process.exit(0),
       (err: unknown) => {

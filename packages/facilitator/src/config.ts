@@ -28,6 +28,8 @@ const SCHEMA = z.object({
     .string()
     .regex(/^postgres(ql)?:\/\//, 'must be a postgres:// URL (leave it unset for SQLite)')
     .optional(),
+  /** PostgreSQL lock_timeout: how long a write waits for a lock before it fails with 503 (issue 19.5). */
+  PG_LOCK_TIMEOUT_MS: z.coerce.number().int().min(100).max(60_000).default(5_000),
   LEDGER: z.enum(['local', 'stellar']).default('local'),
   STELLAR_RPC_URL: z.url({ protocol: /^https?$/ }).optional(),
   CHANNEL_CONTRACT_ID: z.string().refine(isContractAddress, 'must be a contract address (C…)').optional(),
@@ -41,7 +43,13 @@ const SCHEMA = z.object({
   DEMO_CONTROL_KEY: z.string().min(8).optional(),
   CORS_ORIGINS: z.string().default('*'),
   MCP_ALLOWED_ORIGINS: z.string().max(4096).default(''),
-  TRUST_PROXY: z.string().refine(isTrustProxyValue, 'must be empty, true, false, a hop count, or addresses/CIDRs (and loopback, linklocal, uniquelocal), comma-separated').default(''),
+  TRUST_PROXY: z
+    .string()
+    .refine(
+      isTrustProxyValue,
+      'must be empty, true, false, a hop count, or addresses/CIDRs (and loopback, linklocal, uniquelocal), comma-separated',
+    )
+    .default(''),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   CLAIM_THRESHOLD: units.default(1_000_000n),
   CLAIM_INTERVAL_SECONDS: z.coerce.number().positive().max(86_400).default(30),
@@ -54,7 +62,10 @@ const SCHEMA = z.object({
   CHANNEL_VOUCHER_LIMIT_PER_MINUTE: int(1, 10_000_000).default(1200),
   RATE_LIMIT_STORE: z.enum(['memory', 'redis', 'postgres']).default('memory'),
   REDIS_URL: z.url({ protocol: /^rediss?$/ }).default('redis://127.0.0.1:6379'),
-  RATE_LIMIT_PREFIX: z.string().regex(/^[A-Za-z0-9_.-]{1,32}$/, 'must be 1–32 of [A-Za-z0-9_.-]').default('svc'),
+  RATE_LIMIT_PREFIX: z
+    .string()
+    .regex(/^[A-Za-z0-9_.-]{1,32}$/, 'must be 1–32 of [A-Za-z0-9_.-]')
+    .default('svc'),
   CONN_MAX_PER_IP: int(0, 1_000_000).default(128),
   CONN_MAX_TOTAL: int(1, 1_000_000).default(defaultConnectionTotal()),
   CONN_IDLE_SECONDS: z.coerce.number().positive().max(3600).default(10),
@@ -100,14 +111,23 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
   }
   const config = { ...parsed.data, DATA_DIR: path.resolve(parsed.data.DATA_DIR) };
   if (config.FACILITATOR_SECRET !== undefined && !/^(S[A-Z2-7]{55}|[0-9a-fA-F]{64})$/.test(config.FACILITATOR_SECRET)) {
-    throw new ConfigError('invalid configuration:\n  FACILITATOR_SECRET: must be an S… secret seed or 64 hex characters');
+    throw new ConfigError(
+      'invalid configuration:\n  FACILITATOR_SECRET: must be an S… secret seed or 64 hex characters',
+    );
   }
   if (config.RATE_LIMIT_STORE === 'postgres' && config.DATABASE_URL === undefined) {
-    throw new ConfigError('invalid configuration:\n  RATE_LIMIT_STORE: "postgres" keeps the counters in the DATABASE_URL database; set DATABASE_URL');
+    throw new ConfigError(
+      'invalid configuration:\n  RATE_LIMIT_STORE: "postgres" keeps the counters in the DATABASE_URL database; set DATABASE_URL',
+    );
   }
   if (config.LEDGER === 'stellar') {
-    const missing = (['STELLAR_RPC_URL', 'CHANNEL_CONTRACT_ID', 'ASSET_CONTRACT_ID', 'FACILITATOR_SECRET'] as const).filter((k) => config[k] === undefined);
-    if (missing.length) throw new ConfigError(`invalid configuration:\n${missing.map((k) => `  ${k}: required when LEDGER=stellar`).join('\n')}`);
+    const missing = (
+      ['STELLAR_RPC_URL', 'CHANNEL_CONTRACT_ID', 'ASSET_CONTRACT_ID', 'FACILITATOR_SECRET'] as const
+    ).filter((k) => config[k] === undefined);
+    if (missing.length)
+      throw new ConfigError(
+        `invalid configuration:\n${missing.map((k) => `  ${k}: required when LEDGER=stellar`).join('\n')}`,
+      );
   }
   return config;
 }

@@ -23,14 +23,14 @@ import { AccountBook } from './domain/account-book.js';
 import { ChannelBook } from './domain/channel-book.js';
 import { ClaimScheduler } from './domain/claim-scheduler.js';
 import { Claimer } from './domain/claimer.js';
-import { systemClock } from './domain/clock.js';
+import { SYSTEM_CLOCK } from './domain/clock.js';
 import type { Clock } from './domain/clock.js';
 import { EventLog } from './domain/event-log.js';
 import { FloatHistory } from './domain/float-history.js';
 import { CatalogRecorder } from './domain/catalog-recorder.js';
 import { LatencyWindow } from './domain/latency.js';
-import { LedgerClock } from './domain/ledger-clock.js';
-import { ledgerInfoOf, saveLedgerTime, startLedgerClock } from './domain/ledger-connection.js';
+import { LatestLedger } from './domain/latest-ledger.js';
+import { ledgerInfoOf, saveLedgerTime, startLatestLedger } from './domain/ledger-connection.js';
 import { createLogger } from './logger.js';
 import { StoreHealth } from './domain/store-health.js';
 import { LedgerWatcher } from './domain/ledger-watcher.js';
@@ -51,7 +51,6 @@ import { Demo } from './demo/demo.js';
 import { loadOrCreateKey } from './keys.js';
 import type { Services } from './services.js';
 import { openStore } from './store/index.js';
-import { PostgresStore } from './store/postgres-store.js';
 import type { ChannelRecord } from './store/port.js';
 
 /** How often the ledger's time is kept in the store, for a restart while the ledger is down. */
@@ -85,14 +84,17 @@ export interface Facilitator {
 
 export async function createFacilitator(options: FacilitatorOptions): Promise<Facilitator> {
   const { config } = options;
-  const clock = options.clock ?? systemClock;
+  const log = createLogger(config.LOG_LEVEL);
+  const clock = options.clock ?? SYSTEM_CLOCK;
   fs.mkdirSync(config.DATA_DIR, { recursive: true });
   const keys = loadOrCreateKey(config.DATA_DIR, 'facilitator.secret', config.FACILITATOR_SECRET);
   // In-process local ledger by default; LEDGER_URL names a standalone one (`svc ledger`);
   // LEDGER=stellar the real test network over Soroban RPC.
   const stellar = !options.ledger && config.LEDGER === 'stellar';
-  const log = createLogger(config.LOG_LEVEL);
-  const localLedger = options.ledger || config.LEDGER_URL || stellar ? null : await LocalLedger.open({ dataDir: config.DATA_DIR, ledgerSeconds: config.LEDGER_SECONDS });
+  const localLedger =
+    options.ledger || config.LEDGER_URL || stellar
+      ? null
+      : await LocalLedger.open({ dataDir: config.DATA_DIR, ledgerSeconds: config.LEDGER_SECONDS });
   const ledger: Ledger =
     options.ledger ??
     localLedger ??
@@ -105,8 +107,16 @@ export async function createFacilitator(options: FacilitatorOptions): Promise<Fa
         })
       : new HttpLedger({ url: config.LEDGER_URL! }));
   const storeHealth = new StoreHealth();
-  const store = storeHealth.watch(await openStore({ databaseUrl: config.DATABASE_URL, dataDir: config.DATA_DIR }));
-  await store.migrate();
+  // openStore applies pending migrations before it returns.
+  const store = storeHealth.watch(
+    await openStore({
+      databaseUrl: config.DATABASE_URL,
+      dataDir: config.DATA_DIR,
+      lockTimeoutMs: config.PG_LOCK_TIMEOUT_MS,
+    }),
+  );
+  // Several instances share a PostgreSQL store: events, signals and leadership go through it.
+  const sharedSchema = store.sharedSchema;
   // The ledger may be down: start from what the last run saw of it, and catch up when it answers.
   const ledgerInfo = await ledgerInfoOf(ledger, store, log);
   networkOfPassphrase(ledgerInfo.passphrase); // refuses the public network
@@ -114,12 +124,17 @@ export async function createFacilitator(options: FacilitatorOptions): Promise<Fa
   const limiters = await openLimiters(limitBackend(config));
   // On PostgreSQL several instances may share the database: events and signals go through it.
   const bus: Bus =
-    store instanceof PostgresStore && config.DATABASE_URL
-      ? await PostgresBus.open({ url: config.DATABASE_URL, schema: store.schema, store, onError: (err, what) => log.warn({ err }, what) })
+    sharedSchema !== null && config.DATABASE_URL
+      ? await PostgresBus.open({
+          url: config.DATABASE_URL,
+          schema: sharedSchema,
+          store,
+          onError: (err, what) => log.warn({ err }, what),
+        })
       : new MemoryBus();
   const events = new EventLog(store, bus);
-  const ledgerClock = new LedgerClock(ledger, ledgerInfo.ledgerSeconds);
-  await startLedgerClock(ledgerClock, store, clock.now());
+  const latestLedger = new LatestLedger(ledger, ledgerInfo.ledgerSeconds);
+  await startLatestLedger(latestLedger, store, clock.now());
   const vouchers = voucherContext(ledgerInfo.passphrase, ledgerInfo.contracts.channel);
   const channelSource = { network: ledgerInfo.network, channelContract: ledgerInfo.contracts.channel };
   const openings = new Openings(ledger, store, events, channelSource);
@@ -142,46 +157,17 @@ export async function createFacilitator(options: FacilitatorOptions): Promise<Fa
         log: { info: (obj, msg) => log.info(obj, msg), warn: (obj, msg) => log.warn(obj, msg) },
       })
     : null;
-  const floatHistory = new FloatHistory(store, async () => (await ledger.getPool?.()) ?? null, clock, config.FLOAT_SAMPLE_SECONDS * 1000, {
-    warn: (obj, msg) => log.warn(obj, msg),
-  });
-
-  const services: Services = {
-    config,
-    clock,
+  const floatHistory = new FloatHistory(
     store,
-    storeHealth,
-    ledger,
-    ledgerInfo,
-    ledgerClock,
-    bus,
-    leadership: null as unknown as Leadership,
-    claimCooldown: config.MANUAL_CLAIM_COOLDOWN_SECONDS > 0 ? await limiters.limiter({ name: 'manual-claim', points: 1, seconds: config.MANUAL_CLAIM_COOLDOWN_SECONDS }) : null,
-    keys,
-    vouchers,
-    book,
-    accounts,
-    claimer,
-    latency,
-    floatHistory,
-    catalog,
-    demo,
-    startedAt: clock.now(),
-    internalToken: randomBytes(24).toString('hex'),
-    verifier: null as unknown as Verifier,
-    streams: null as unknown as StreamSessions,
-    attestations: new Attestations(seedFromSecret(keys.secret()), store, clock),
-    sellerTokens: new SellerTokens(seedFromSecret(keys.secret()), clock),
-    stats: new Stats(store, latency, ledgerInfo.ledgerSeconds),
-    events,
-    publicUrl: () => config.PUBLIC_URL?.replace(/\/+$/, '') ?? boundUrl,
-    selfUrl: () => boundUrl,
-    supported: () => supported(services),
-    channelView: (record) => channelView(record, ledgerClock.currentLedger),
-  };
-  const feed = new EventFeed(store, bus, { perIp: config.SSE_MAX_PER_IP, total: config.SSE_MAX_TOTAL, stallMs: config.SSE_STALL_SECONDS * 1000 });
-  const { app, routes } = await buildHttp(services, feed, { logger: log, trustProxy: config.TRUST_PROXY, corsOrigins: config.CORS_ORIGINS, limiters, ...(options.consoleDir ? { consoleDir: options.consoleDir } : {}) });
-  services.verifier = new Verifier({
+    async () => (await ledger.getPool?.()) ?? null,
+    clock,
+    config.FLOAT_SAMPLE_SECONDS * 1000,
+    {
+      warn: (obj, msg) => log.warn(obj, msg),
+    },
+  );
+
+  const verifier = new Verifier({
     network: ledgerInfo.network,
     asset: ledgerInfo.contracts.asset,
     vouchers,
@@ -189,10 +175,12 @@ export async function createFacilitator(options: FacilitatorOptions): Promise<Fa
     book,
     store,
     events,
-    ledgerClock,
+    latestLedger,
     clock,
     latency,
-    rate: voucherRate(await limiters.limiter({ name: 'vouchers', points: config.CHANNEL_VOUCHER_LIMIT_PER_MINUTE, seconds: 60 })),
+    rate: voucherRate(
+      await limiters.limiter({ name: 'vouchers', points: config.CHANNEL_VOUCHER_LIMIT_PER_MINUTE, seconds: 60 }),
+    ),
     safetyLedgers: config.VOUCHER_EXPIRY_SAFETY_LEDGERS,
     isFrozen: (account) => accounts.isFrozen(account),
     onRejected: (r) => {
@@ -213,45 +201,131 @@ export async function createFacilitator(options: FacilitatorOptions): Promise<Fa
     },
   });
 
-  services.streams = new StreamSessions({
+  const streams = new StreamSessions({
     store,
     events,
     bus,
     book,
-    verifier: services.verifier,
+    verifier,
     clock,
     network: ledgerInfo.network,
     asset: ledgerInfo.contracts.asset,
     channelContract: ledgerInfo.contracts.channel,
-    limits: { maxPerChannel: config.STREAM_MAX_PER_CHANNEL, maxPerPayer: config.STREAM_MAX_PER_PAYER, maxPerPayee: config.STREAM_MAX_PER_PAYEE, maxTotal: config.STREAM_MAX_TOTAL },
+    limits: {
+      maxPerChannel: config.STREAM_MAX_PER_CHANNEL,
+      maxPerPayer: config.STREAM_MAX_PER_PAYER,
+      maxPerPayee: config.STREAM_MAX_PER_PAYEE,
+      maxTotal: config.STREAM_MAX_TOTAL,
+    },
     idleMs: config.STREAM_IDLE_SECONDS * 1000,
     isFrozen: (account) => accounts.isFrozen(account),
     log,
   });
 
+  // The scheduler, the watcher and the float sampler run on one instance at a time.
+  const shared = sharedSchema !== null && config.DATABASE_URL !== undefined;
+  const leadership: Leadership = shared
+    ? PostgresLeadership.open({
+        url: config.DATABASE_URL!,
+        schema: sharedSchema,
+        log,
+        canLead: (timeoutMs) => storeHealth.check(store, timeoutMs),
+      })
+    : new SoleLeadership();
+
+  const services: Services = {
+    config,
+    clock,
+    store,
+    storeHealth,
+    ledger,
+    ledgerInfo,
+    latestLedger,
+    bus,
+    leadership,
+    claimCooldown:
+      config.MANUAL_CLAIM_COOLDOWN_SECONDS > 0
+        ? await limiters.limiter({ name: 'manual-claim', points: 1, seconds: config.MANUAL_CLAIM_COOLDOWN_SECONDS })
+        : null,
+    keys,
+    vouchers,
+    book,
+    accounts,
+    claimer,
+    latency,
+    floatHistory,
+    catalog,
+    demo,
+    startedAt: clock.now(),
+    internalToken: randomBytes(24).toString('hex'),
+    verifier,
+    streams,
+    attestations: new Attestations(seedFromSecret(keys.secret()), store, clock),
+    sellerTokens: new SellerTokens(seedFromSecret(keys.secret()), clock),
+    stats: new Stats(store, latency, ledgerInfo.ledgerSeconds),
+    events,
+    publicUrl: () => config.PUBLIC_URL?.replace(/\/+$/, '') ?? boundUrl,
+    selfUrl: () => boundUrl,
+    supported: () => supported(services),
+    channelView: (record) => channelView(record, latestLedger.currentLedger),
+  };
+  const feed = new EventFeed(store, bus, {
+    perIp: config.SSE_MAX_PER_IP,
+    total: config.SSE_MAX_TOTAL,
+    stallMs: config.SSE_STALL_SECONDS * 1000,
+  });
+  const { app, routes } = await buildHttp(services, feed, {
+    logger: log,
+    trustProxy: config.TRUST_PROXY,
+    corsOrigins: config.CORS_ORIGINS,
+    limiters,
+    ...(options.consoleDir ? { consoleDir: options.consoleDir } : {}),
+  });
   const demoPayTo = demo?.payTo ?? null;
   if (demo) registerDemo(app, services, { payTo: demo.payTo });
 
   // Each tick on Stellar costs RPC calls (getLatestLedger, getEvents): poll about twice a ledger.
   const pollMs = options.watchPollMs ?? (stellar ? 2500 : Math.max(100, Math.min(1000, config.LEDGER_SECONDS * 200)));
-  const watcher = new LedgerWatcher(ledger, store, events, book, claimer, accounts, ledgerClock, openings, { pollMs }, log);
+  const watcher = new LedgerWatcher(
+    ledger,
+    store,
+    events,
+    book,
+    claimer,
+    accounts,
+    latestLedger,
+    openings,
+    { pollMs },
+    log,
+  );
   // The in-process ledger's transactions that touch a channel (a payee's close, a top-up) are
   // applied before their answer leaves: no voucher is accepted on a channel after its close was
   // answered. A standalone ledger's are seen by the watcher's next poll.
-  if (localLedger) await app.register(ledgerRoutes, { prefix: '/ledger', ledger: afterChannelTx(localLedger, () => watcher.tick()) });
-  const scheduler = new ClaimScheduler(store, claimer, ledgerClock, clock, {
-    intervalMs: config.CLAIM_INTERVAL_SECONDS * 1000,
-    threshold: config.CLAIM_THRESHOLD,
-    expiryMarginLedgers: config.CLAIM_EXPIRY_MARGIN_LEDGERS,
-  }, log);
-  // The scheduler, the watcher and the float sampler run on one instance at a time.
-  const shared = store instanceof PostgresStore && config.DATABASE_URL !== undefined;
-  const leadership: Leadership = shared ? PostgresLeadership.open({ url: config.DATABASE_URL!, schema: store.schema, log }) : new SoleLeadership();
-  services.leadership = leadership;
+  if (localLedger)
+    await app.register(ledgerRoutes, { prefix: '/ledger', ledger: afterChannelTx(localLedger, () => watcher.tick()) });
+  const scheduler = new ClaimScheduler(
+    store,
+    claimer,
+    latestLedger,
+    clock,
+    {
+      intervalMs: config.CLAIM_INTERVAL_SECONDS * 1000,
+      threshold: config.CLAIM_THRESHOLD,
+      expiryMarginLedgers: config.CLAIM_EXPIRY_MARGIN_LEDGERS,
+    },
+    log,
+  );
   // Every instance follows what the leader's watcher records: channel changes and frozen accounts.
   if (shared) followLedgerEvents(bus, book, accounts);
   // The event-stream caps count every instance's streams.
-  const presence = shared ? await PostgresStreamPresence.open({ url: config.DATABASE_URL!, schema: store.schema, local: () => feed.localCounts(), onError: (err) => log.warn({ err }, 'could not share the event-stream counts') }) : null;
+  const presence = shared
+    ? await PostgresStreamPresence.open({
+        url: config.DATABASE_URL!,
+        schema: sharedSchema,
+        local: () => feed.localCounts(),
+        onError: (err) => log.warn({ err }, 'could not share the event-stream counts'),
+      })
+    : null;
   if (presence) feed.share(presence);
 
   return {
@@ -267,16 +341,26 @@ export async function createFacilitator(options: FacilitatorOptions): Promise<Fa
       // Catch up with the ledger before serving, so no channel state is stale at the first voucher
       // (on a shared database the leader's watcher keeps the store current instead). A ledger that
       // does not answer is no reason not to serve: the watcher keeps trying.
-      if (!shared) await watcher.tick().catch((err: unknown) => log.warn({ err }, 'could not catch up with the ledger before serving; the watcher keeps trying'));
+      if (!shared)
+        await watcher
+          .tick()
+          .catch((err: unknown) =>
+            log.warn({ err }, 'could not catch up with the ledger before serving; the watcher keeps trying'),
+          );
       // Every instance reads the ledger's time (the verifier's expiry check), and keeps the reading
       // for a restart while the ledger is down.
-      ledgerClock.start({ pollMs, saveEveryMs: LEDGER_TIME_SAVE_MS, save: () => saveLedgerTime(ledgerClock, store, clock.now()) });
+      latestLedger.start({
+        pollMs,
+        saveEveryMs: LEDGER_TIME_SAVE_MS,
+        save: () => saveLedgerTime(latestLedger, store, clock.now()),
+      });
       // No seller loop survives a restart: sessions left open end now, with what they were charged.
       // On a shared database other instances may be serving open sessions right now: there the
       // idle sweep ends an orphan (STREAM_IDLE_SECONDS without a wait or a voucher) instead.
-      if (!(store instanceof PostgresStore)) {
+      if (!shared) {
         const orphans = await services.streams.abortOrphans();
-        if (orphans > 0) log.warn({ sessions: orphans }, 'ended stream sessions left open by the previous run (ABORTED)');
+        if (orphans > 0)
+          log.warn({ sessions: orphans }, 'ended stream sessions left open by the previous run (ABORTED)');
       }
       await services.stats.start(bus);
       leadership.run({
@@ -297,15 +381,22 @@ export async function createFacilitator(options: FacilitatorOptions): Promise<Fa
       services.streams.start(Math.max(100, Math.min(5_000, (config.STREAM_IDLE_SECONDS * 1000) / 3)));
       const address = await app.listen({ port: config.PORT, host: config.HOST });
       const port = new URL(address).port;
-      const host = config.HOST === '0.0.0.0' || config.HOST === '::' ? '127.0.0.1' : config.HOST.includes(':') ? `[${config.HOST}]` : config.HOST;
+      const host =
+        config.HOST === '0.0.0.0' || config.HOST === '::'
+          ? '127.0.0.1'
+          : config.HOST.includes(':')
+            ? `[${config.HOST}]`
+            : config.HOST;
       boundUrl = `http://${host}:${port}`;
       if (demo?.available && config.DEMO_SEED) {
-        demo.world().catch((err: unknown) => log.warn({ err }, 'could not seed the demo world; the next demo request retries'));
+        demo
+          .world()
+          .catch((err: unknown) => log.warn({ err }, 'could not seed the demo world; the next demo request retries'));
       }
       return boundUrl;
     },
     async close() {
-      ledgerClock.stop();
+      latestLedger.stop();
       await demo?.close();
       services.streams.stop();
       feed.close();
@@ -343,7 +434,12 @@ function supported(s: Services): SupportedResponse {
     receiptSigner: s.keys.address,
   };
   return {
-    kinds: [2, 1].map((v) => ({ x402Version: v as 1 | 2, scheme: 'channel' as const, network: s.ledgerInfo.network, extra })),
+    kinds: [2, 1].map((v) => ({
+      x402Version: v as 1 | 2,
+      scheme: 'channel' as const,
+      network: s.ledgerInfo.network,
+      extra,
+    })),
     extensions: ['bazaar'],
     signers: { 'stellar:*': [s.keys.address] },
   };
@@ -383,7 +479,8 @@ function afterChannelTx(ledger: LocalLedger, after: () => Promise<void>): LocalL
       if (prop === 'submit') {
         return async (tx: SignedLedgerTx): Promise<TxResult> => {
           const result = await target.submit(tx);
-          if (result.status === 'SUCCESS' && result.events.some((e) => e.type.startsWith('channel.'))) await after().catch(() => undefined);
+          if (result.status === 'SUCCESS' && result.events.some((e) => e.type.startsWith('channel.')))
+            await after().catch(() => undefined);
           return result;
         };
       }
@@ -398,6 +495,7 @@ function followLedgerEvents(bus: Bus, book: ChannelBook, accounts: AccountBook):
   bus.subscribe((event) => {
     if (event.source !== 'ledger') return;
     if (event.channelId !== null && event.channelId !== undefined) book.invalidate(event.channelId);
-    if (event.type === 'account.frozen' && typeof event.data['account'] === 'string') accounts.setFrozen(event.data['account'], event.data['frozen'] === true);
+    if (event.type === 'account.frozen' && typeof event.data['account'] === 'string')
+      accounts.setFrozen(event.data['account'], event.data['frozen'] === true);
   });
 }

@@ -11,7 +11,8 @@ export function loadOrCreateKey(dataDir: string, file: string, secret?: string):
   try {
     return keypairFromSecret(fs.readFileSync(full, 'utf8').trim());
   } catch (err) {
-    if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw new Error(`cannot read the key in ${full}: ${(err as Error).message}`);
+    if ((err as NodeJS.ErrnoException).code !== 'ENOENT')
+      throw new Error(`cannot read the key in ${full}: ${(err as Error).message}`);
   }
   const keys = randomKeypair();
   fs.mkdirSync(dataDir, { recursive: true });
@@ -20,7 +21,8 @@ export function loadOrCreateKey(dataDir: string, file: string, secret?: string):
     fs.writeFileSync(full, `${keys.secret()}\n`, { mode: 0o600, flag: 'wx' });
     return keys;
   } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === 'EEXIST') return keypairFromSecret(fs.readFileSync(full, 'utf8').trim());
+    if ((err as NodeJS.ErrnoException).code === 'EEXIST')
+      return keypairFromSecret(fs.readFileSync(full, 'utf8').trim());
     throw err;
   }
 }

@@ -10,7 +10,7 @@ import type { ChannelBook } from './domain/channel-book.js';
 import type { Claimer } from './domain/claimer.js';
 import type { Clock } from './domain/clock.js';
 import type { LatencyWindow } from './domain/latency.js';
-import type { LedgerClock } from './domain/ledger-clock.js';
+import type { LatestLedger } from './domain/latest-ledger.js';
 import type { StreamSessions } from './domain/streams.js';
 import type { Verifier } from './domain/verifier.js';
 import type { Attestations } from './domain/attestations.js';
@@ -31,7 +31,7 @@ export interface Services {
   storeHealth: StoreHealth;
   ledger: Ledger;
   ledgerInfo: LedgerInfo;
-  ledgerClock: LedgerClock;
+  latestLedger: LatestLedger;
   bus: Bus;
   /** Whether this instance runs the singleton work (always, on SQLite). */
   leadership: Leadership;

@@ -17,10 +17,15 @@ const listing = (n: number): Listing => ({
   url: 'https://seller.example/answers',
   description: `edition ${n}`,
   mimeType: 'application/json',
-  bazaar: { info: { input: { type: 'http', method: 'GET' }, output: { type: 'json', mimeType: 'application/json' } }, schema: { n } },
+  bazaar: {
+    info: { input: { type: 'http', method: 'GET' }, output: { type: 'json', mimeType: 'application/json' } },
+    schema: { n },
+  },
 });
-const requirements = (amount: string) => ({ scheme: 'channel', payTo: seller, amount, unit: 'request' }) as unknown as PaymentRequirements;
-const receipt = (payer: string, second: number, payee = seller) => ({ payer, payee, ts: new Date(Date.UTC(2026, 10, 23, 0, 0, second)).toISOString() }) as Receipt;
+const requirements = (amount: string) =>
+  ({ scheme: 'channel', payTo: seller, amount, unit: 'request' }) as unknown as PaymentRequirements;
+const receipt = (payer: string, second: number, payee = seller) =>
+  ({ payer, payee, ts: new Date(Date.UTC(2026, 10, 23, 0, 0, second)).toISOString() }) as Receipt;
 
 describe('CatalogRecorder', () => {
   let dir: string;
@@ -40,13 +45,21 @@ describe('CatalogRecorder', () => {
   it('writes each listing once per flush with every payment counted and the latest terms', async () => {
     const recorder = new CatalogRecorder(store, { warn: (_o, msg) => warnings.push(msg) });
     const payers = [randomKeypair().address, randomKeypair().address, randomKeypair().address];
-    for (let i = 0; i < 30; i++) recorder.record(listing(i), requirements(String(1000 + i)), receipt(payers[i % 3]!, i));
+    for (let i = 0; i < 30; i++)
+      recorder.record(listing(i), requirements(String(1000 + i)), receipt(payers[i % 3]!, i));
     recorder.record(listing(99), requirements('1'), receipt(seller, 59)); // a self-payment
     expect((await store.listCatalog({ limit: 10, offset: 0 })).total).toBe(0);
     await recorder.flush();
     const { items } = await store.listCatalog({ limit: 10, offset: 0 });
     expect(items).toHaveLength(1);
-    expect(items[0]).toMatchObject({ payTo: seller, payments: 30, payers: 3, description: 'edition 29', firstSeen: receipt('', 0).ts, lastUpdated: receipt('', 29).ts });
+    expect(items[0]).toMatchObject({
+      payTo: seller,
+      payments: 30,
+      payers: 3,
+      description: 'edition 29',
+      firstSeen: receipt('', 0).ts,
+      lastUpdated: receipt('', 29).ts,
+    });
     expect(items[0]!.accepts).toEqual([requirements('1029')]);
     expect(warnings).toEqual([]);
   });

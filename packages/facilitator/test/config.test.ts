@@ -68,14 +68,17 @@ describe('configuration (PROTOCOL.md §10)', () => {
   });
 
   it('sizes CONN_MAX_TOTAL from the open-file soft limit, leaving a quarter for files and other sockets', () => {
-    const limits = (soft: string) => `Limit                     Soft Limit           Hard Limit           Units\nMax open files            ${soft}                 1048576              files\n`;
+    const limits = (soft: string) =>
+      `Limit                     Soft Limit           Hard Limit           Units\nMax open files            ${soft}                 1048576              files\n`;
     expect(defaultConnectionTotal(limits('1024'))).toBe(768);
     expect(defaultConnectionTotal(limits('256'))).toBe(192);
     expect(defaultConnectionTotal(limits('1048576'))).toBe(10_000);
     expect(defaultConnectionTotal(limits('unlimited'))).toBe(10_000);
     expect(defaultConnectionTotal(null)).toBe(768);
     expect(loadConfig({ CONN_MAX_TOTAL: '50' }).CONN_MAX_TOTAL).toBe(50);
-    expect(loadConfig({ TRUST_PROXY: 'loopback, 10.0.0.0/8, 2001:db8::/32' }).TRUST_PROXY).toBe('loopback, 10.0.0.0/8, 2001:db8::/32');
+    expect(loadConfig({ TRUST_PROXY: 'loopback, 10.0.0.0/8, 2001:db8::/32' }).TRUST_PROXY).toBe(
+      'loopback, 10.0.0.0/8, 2001:db8::/32',
+    );
   });
 
   it('svc start with a bad value exits 1 and says which variable, without a stack trace', async () => {
@@ -92,8 +95,12 @@ describe('configuration (PROTOCOL.md §10)', () => {
 
 describe('LEDGER=stellar', () => {
   it('names every variable it needs that is missing', () => {
-    expect(() => loadConfig({ LEDGER: 'stellar' })).toThrow(/STELLAR_RPC_URL: required when LEDGER=stellar[\s\S]*CHANNEL_CONTRACT_ID[\s\S]*ASSET_CONTRACT_ID[\s\S]*FACILITATOR_SECRET/);
-    expect(() => loadConfig({ LEDGER: 'stellar', CHANNEL_CONTRACT_ID: 'GABC' })).toThrow(/CHANNEL_CONTRACT_ID.*contract address/);
+    expect(() => loadConfig({ LEDGER: 'stellar' })).toThrow(
+      /STELLAR_RPC_URL: required when LEDGER=stellar[\s\S]*CHANNEL_CONTRACT_ID[\s\S]*ASSET_CONTRACT_ID[\s\S]*FACILITATOR_SECRET/,
+    );
+    expect(() => loadConfig({ LEDGER: 'stellar', CHANNEL_CONTRACT_ID: 'GABC' })).toThrow(
+      /CHANNEL_CONTRACT_ID.*contract address/,
+    );
   });
 
   it('accepts a complete configuration', () => {

@@ -1,4 +1,4 @@
-// Dependencies point one way (ARCHITECTURE.md): core ← ledger, meter, sdk ← facilitator. core does
+// Dependencies point one way (ARCHITECTURE.md): core ← ledger, meter, sdk, x402 ← facilitator. core does
 // no I/O and stays browser-safe (only its Node crypto backend touches node:*). The web console is
 // browser code built on @svc/core alone: it reaches the facilitator over HTTP, never by import.
 import fs from 'node:fs';
@@ -32,32 +32,73 @@ const FORBIDDEN: Record<string, RegExp> = {
   ledger: /^@svc\/(meter|sdk|facilitator)/,
   meter: /^@svc\/(ledger|sdk|facilitator)/,
   sdk: /^@svc\/(ledger|meter|facilitator)/,
+  // The bridge to the official x402 packages: core and @x402/* only, no other svc package.
+  x402: /^@svc\/(?!core$)|\.\.\/\.\.\/(ledger|meter|sdk|facilitator|console)\//,
   // Any @svc package but core, or another package's sources by a relative path.
   console: /^@svc\/(?!core$)|\.\.\/(core|ledger|meter|sdk|x402|facilitator)\//,
 };
 
 describe('layering', () => {
   it.each(Object.entries(FORBIDDEN))('%s imports nothing it must not', (pkg, forbidden) => {
-    const offenders = sources(pkg).flatMap((f) => imports(f).filter((i) => forbidden.test(i)).map((i) => `${path.relative(PACKAGES, f)} → ${i}`));
+    const offenders = sources(pkg).flatMap((f) =>
+      imports(f)
+        .filter((i) => forbidden.test(i))
+        .map((i) => `${path.relative(PACKAGES, f)} → ${i}`),
+    );
     expect(offenders).toEqual([]);
   });
 
   it('core does no I/O: no node: module outside its Node crypto backend', () => {
     const offenders = sources('core')
       .filter((f) => !f.endsWith('crypto-node.ts'))
-      .flatMap((f) => imports(f).filter((i) => i.startsWith('node:') || ['fs', 'net', 'http', 'https', 'child_process'].includes(i)).map((i) => `${path.basename(f)} → ${i}`));
+      .flatMap((f) =>
+        imports(f)
+          .filter((i) => i.startsWith('node:') || ['fs', 'net', 'http', 'https', 'child_process'].includes(i))
+          .map((i) => `${path.basename(f)} → ${i}`),
+      );
+    expect(offenders).toEqual([]);
+  });
+
+  it('the Hono binding of the meter imports no Node module (it runs where there are none)', () => {
+    // Type-only imports vanish from the JavaScript: only value imports are followed and counted.
+    const valueImports = (f: string) =>
+      [...fs.readFileSync(f, 'utf8').matchAll(/^(?:import|export) (?!type )[^'"]*from\s+['"]([^'"]+)['"]/gm)].map(
+        (m) => m[1]!,
+      );
+    const reached = new Set<string>();
+    const visit = (f: string) => {
+      if (reached.has(f)) return;
+      reached.add(f);
+      for (const i of valueImports(f))
+        if (i.startsWith('.')) visit(path.resolve(path.dirname(f), i.replace(/\.js$/, '.ts')));
+    };
+    visit(path.join(PACKAGES, 'meter/src/hono.ts'));
+    expect(reached.size).toBeGreaterThanOrEqual(2); // it did follow the binding's own imports
+    const offenders = [...reached].flatMap((f) =>
+      valueImports(f)
+        .filter((i) => i.startsWith('node:'))
+        .map((i) => `${path.basename(f)} → ${i}`),
+    );
     expect(offenders).toEqual([]);
   });
 
   it('the console is browser code: no node: module or Node built-in', () => {
-    const offenders = sources('console').flatMap((f) => imports(f).filter((i) => i.startsWith('node:') || ['fs', 'net', 'http', 'https', 'child_process', 'path', 'os'].includes(i)).map((i) => `${path.basename(f)} → ${i}`));
+    const offenders = sources('console').flatMap((f) =>
+      imports(f)
+        .filter(
+          (i) => i.startsWith('node:') || ['fs', 'net', 'http', 'https', 'child_process', 'path', 'os'].includes(i),
+        )
+        .map((i) => `${path.basename(f)} → ${i}`),
+    );
     expect(offenders).toEqual([]);
   });
 
   it('the facilitator’s domain code touches neither HTTP nor SQL', () => {
-    const offenders = fs
-      .readdirSync(path.join(PACKAGES, 'facilitator/src/domain'))
-      .flatMap((f) => imports(path.join(PACKAGES, 'facilitator/src/domain', f)).filter((i) => /^(fastify|better-sqlite3|postgres|node:http)$|\/http\/|\/store\/(sqlite|postgres)/.test(i)).map((i) => `${f} → ${i}`));
+    const offenders = fs.readdirSync(path.join(PACKAGES, 'facilitator/src/domain')).flatMap((f) =>
+      imports(path.join(PACKAGES, 'facilitator/src/domain', f))
+        .filter((i) => /^(fastify|better-sqlite3|postgres|node:http)$|\/http\/|\/store\/(sqlite|postgres)/.test(i))
+        .map((i) => `${f} → ${i}`),
+    );
     expect(offenders).toEqual([]);
   });
 });

@@ -11,7 +11,12 @@ import { redisEnabled, redisTestUrl } from './helpers/redis.js';
 
 const name = () => `test-${randomBytes(4).toString('hex')}`;
 
-async function takeAll(limiters: Limiters[], spec: { name: string; points: number; seconds: number }, key: string, hits: number): Promise<(number | null)[]> {
+async function takeAll(
+  limiters: Limiters[],
+  spec: { name: string; points: number; seconds: number },
+  key: string,
+  hits: number,
+): Promise<(number | null)[]> {
   const limiterList = await Promise.all(limiters.map((l) => l.limiter(spec)));
   const out: (number | null)[] = [];
   for (let i = 0; i < hits; i++) out.push(await limiterList[i % limiterList.length]!.take(key));

@@ -31,7 +31,12 @@ describe('SchemaSet', () => {
     expect(request()).toEqual({ $ref: '#/components/schemas/TestParentInput' });
     expect(components['TestWithDefault']).toMatchObject({ required: ['unit'] });
     expect(components['TestWithDefaultInput']).not.toHaveProperty('required');
-    expect(components['TestParentInput']).toMatchObject({ properties: { child: { $ref: '#/components/schemas/TestWithDefaultInput' }, plain: { $ref: '#/components/schemas/TestPlain' } } });
+    expect(components['TestParentInput']).toMatchObject({
+      properties: {
+        child: { $ref: '#/components/schemas/TestWithDefaultInput' },
+        plain: { $ref: '#/components/schemas/TestPlain' },
+      },
+    });
     expect(components['TestPlainInput']).toBeUndefined();
   });
 

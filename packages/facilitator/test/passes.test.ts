@@ -19,4 +19,16 @@ describe('Passes', () => {
     expect(started).toEqual([1, 2]);
     expect(passes.running()).toBeNull();
   });
+
+  it('lets stop() wait for a failing pass without failing itself (a ledger that is down while the process stops)', async () => {
+    let fail: (err: Error) => void = () => undefined;
+    const passes = new Passes(() => new Promise<void>((_, reject) => (fail = reject)));
+    const pass = passes.run();
+    pass.catch(() => undefined); // the caller that started it handles its failure
+    const ended = passes.ended();
+    fail(new Error('the ledger did not answer'));
+    await expect(ended).resolves.toBeUndefined();
+    await expect(pass).rejects.toThrow('the ledger did not answer');
+    await expect(passes.ended()).resolves.toBeUndefined();
+  });
 });

@@ -2,7 +2,15 @@
 // all-time totals, receivables aging, claims by someone else, caps, and RFC 4180 CSV.
 import { describe, expect, it } from 'vitest';
 import { NETWORKS, randomKeypair } from '@svc/core';
-import { MAX_LISTED_RESOURCES, MAX_LISTED_SETTLEMENTS, RevenueTally, agingBucket, revenueWindow, settlementsCsv, toCsv } from '../src/domain/revenue.js';
+import {
+  MAX_LISTED_RESOURCES,
+  MAX_LISTED_SETTLEMENTS,
+  RevenueTally,
+  agingBucket,
+  revenueWindow,
+  settlementsCsv,
+  toCsv,
+} from '../src/domain/revenue.js';
 import type { Settlement } from '../src/domain/revenue.js';
 import type { StoredEvent } from '../src/store/port.js';
 
@@ -19,7 +27,11 @@ function event(type: string, ts: string, data: Record<string, unknown>): StoredE
 }
 
 const cumulative = new Map<string, bigint>();
-function accepted(ts: string, delta: bigint, o: { channelId?: string; payee?: string; payer?: string; resource?: string } = {}): StoredEvent {
+function accepted(
+  ts: string,
+  delta: bigint,
+  o: { channelId?: string; payee?: string; payer?: string; resource?: string } = {},
+): StoredEvent {
   const channelId = o.channelId ?? '1';
   const cum = (cumulative.get(channelId) ?? 0n) + delta;
   cumulative.set(channelId, cum);
@@ -36,8 +48,21 @@ function accepted(ts: string, delta: bigint, o: { channelId?: string; payee?: st
   });
 }
 
-function claimed(ts: string, channelId: string, cum: bigint, amount: bigint, extra: Record<string, unknown> = { payer: PAYER, vouchersCovered: 1 }): StoredEvent {
-  return event('channel.claimed', ts, { channelId, payee: SELLER, amount: amount.toString(), cumulative: cum.toString(), tx: 'ab'.repeat(32), ...extra });
+function claimed(
+  ts: string,
+  channelId: string,
+  cum: bigint,
+  amount: bigint,
+  extra: Record<string, unknown> = { payer: PAYER, vouchersCovered: 1 },
+): StoredEvent {
+  return event('channel.claimed', ts, {
+    channelId,
+    payee: SELLER,
+    amount: amount.toString(),
+    cumulative: cum.toString(),
+    tx: 'ab'.repeat(32),
+    ...extra,
+  });
 }
 
 function tally(events: StoredEvent[], bucket: 'hour' | 'day' = 'day', days = 2): RevenueTally {
@@ -48,8 +73,18 @@ function tally(events: StoredEvent[], bucket: 'hour' | 'day' = 'day', days = 2):
 
 describe('revenueWindow', () => {
   it('ends with the UTC bucket holding now and spans days × 24 h of whole buckets', () => {
-    expect(revenueWindow(NOW, 'day', 2)).toEqual({ bucket: 'day', days: 2, start: Date.parse('2025-03-09T00:00:00Z'), end: Date.parse('2025-03-11T00:00:00Z') });
-    expect(revenueWindow(NOW, 'hour', 1)).toEqual({ bucket: 'hour', days: 1, start: Date.parse('2025-03-09T19:00:00Z'), end: Date.parse('2025-03-10T19:00:00Z') });
+    expect(revenueWindow(NOW, 'day', 2)).toEqual({
+      bucket: 'day',
+      days: 2,
+      start: Date.parse('2025-03-09T00:00:00Z'),
+      end: Date.parse('2025-03-11T00:00:00Z'),
+    });
+    expect(revenueWindow(NOW, 'hour', 1)).toEqual({
+      bucket: 'hour',
+      days: 1,
+      start: Date.parse('2025-03-09T19:00:00Z'),
+      end: Date.parse('2025-03-10T19:00:00Z'),
+    });
     const midnight = Date.parse('2025-03-10T00:00:00Z');
     expect(revenueWindow(midnight, 'day', 1).start).toBe(midnight);
     expect(revenueWindow(midnight - 1, 'day', 1).start).toBe(midnight - DAY);
@@ -58,16 +93,30 @@ describe('revenueWindow', () => {
 
 describe('bucketing', () => {
   it('puts 23:59:59.999 in one day and 00:00:00.000 in the next, and keeps empty buckets', () => {
-    const r = tally([accepted('2025-03-09T23:59:59.999Z', 1000n), accepted('2025-03-10T00:00:00.000Z', 250n)]).report(NOW, null);
+    const r = tally([accepted('2025-03-09T23:59:59.999Z', 1000n), accepted('2025-03-10T00:00:00.000Z', 250n)]).report(
+      NOW,
+      null,
+    );
     expect(r.series).toEqual([
       { start: '2025-03-09T00:00:00.000Z', earned: '1000', settled: '0', payments: 1, settlements: 0 },
       { start: '2025-03-10T00:00:00.000Z', earned: '250', settled: '0', payments: 1, settlements: 0 },
     ]);
-    const hourly = tally([accepted('2025-03-09T23:59:59.999Z', 1000n), accepted('2025-03-10T00:00:00.000Z', 250n)], 'hour', 2).report(NOW, null);
+    const hourly = tally(
+      [accepted('2025-03-09T23:59:59.999Z', 1000n), accepted('2025-03-10T00:00:00.000Z', 250n)],
+      'hour',
+      2,
+    ).report(NOW, null);
     expect(hourly.series).toHaveLength(48);
     const nonEmpty = hourly.series.filter((s) => s.payments > 0);
-    expect(nonEmpty.map((s) => [s.start, s.earned])).toEqual([['2025-03-09T23:00:00.000Z', '1000'], ['2025-03-10T00:00:00.000Z', '250']]);
-    expect(hourly.series.filter((s) => s.payments === 0).every((s) => s.earned === '0' && s.settled === '0' && s.settlements === 0)).toBe(true);
+    expect(nonEmpty.map((s) => [s.start, s.earned])).toEqual([
+      ['2025-03-09T23:00:00.000Z', '1000'],
+      ['2025-03-10T00:00:00.000Z', '250'],
+    ]);
+    expect(
+      hourly.series
+        .filter((s) => s.payments === 0)
+        .every((s) => s.earned === '0' && s.settled === '0' && s.settlements === 0),
+    ).toBe(true);
   });
 
   it('counts a payment made without a resource (flat and v1 payloads store resource "") under ""', () => {
@@ -77,23 +126,47 @@ describe('bucketing', () => {
   });
 
   it('counts events outside the window in the totals only', () => {
-    const r = tally([accepted('2025-03-01T10:00:00.000Z', 700n), accepted('2025-03-10T10:00:00.000Z', 300n), claimed('2025-03-02T00:00:00.000Z', '1', 700n, 700n)]).report(NOW, null);
-    expect(r.totals).toMatchObject({ earned: '1000', settled: '700', receivable: '300', payments: 2, settlements: 1, paymentsPerSettlement: 2, buyers: 1 });
+    const r = tally([
+      accepted('2025-03-01T10:00:00.000Z', 700n),
+      accepted('2025-03-10T10:00:00.000Z', 300n),
+      claimed('2025-03-02T00:00:00.000Z', '1', 700n, 700n),
+    ]).report(NOW, null);
+    // The claim covered the first payment only: 1 per settlement, not 2 payments ÷ 1 claim.
+    expect(r.totals).toMatchObject({
+      earned: '1000',
+      settled: '700',
+      receivable: '300',
+      payments: 2,
+      settlements: 1,
+      paymentsPerSettlement: 1,
+      buyers: 1,
+    });
     expect(r.window).toMatchObject({ earned: '300', settled: '0', payments: 1, settlements: 0 });
     expect(r.byResource).toEqual([{ resource: 'http://seller.test/book', earned: '300', payments: 1 }]);
     expect(r.settlements).toEqual([]);
   });
 
   it('takes the window as [start, end): an event at its very start is in, one at its end is not', () => {
-    const r = tally([accepted('2025-03-09T00:00:00.000Z', 5n), accepted('2025-03-11T00:00:00.000Z', 7n)]).report(NOW, null);
-    expect(r.window).toMatchObject({ start: '2025-03-09T00:00:00.000Z', end: '2025-03-11T00:00:00.000Z', earned: '5', payments: 1 });
+    const r = tally([accepted('2025-03-09T00:00:00.000Z', 5n), accepted('2025-03-11T00:00:00.000Z', 7n)]).report(
+      NOW,
+      null,
+    );
+    expect(r.window).toMatchObject({
+      start: '2025-03-09T00:00:00.000Z',
+      end: '2025-03-11T00:00:00.000Z',
+      earned: '5',
+      payments: 1,
+    });
     expect(r.series.map((s) => s.earned)).toEqual(['5', '0']);
     expect(r.totals.earned).toBe('12');
   });
 
   it('sums amounts beyond 2^53 exactly', () => {
     const big = 2n ** 70n + 1n;
-    const r = tally([accepted('2025-03-10T01:00:00.000Z', big, { channelId: '9' }), accepted('2025-03-10T02:00:00.000Z', 1n, { channelId: '9' })]).report(NOW, null);
+    const r = tally([
+      accepted('2025-03-10T01:00:00.000Z', big, { channelId: '9' }),
+      accepted('2025-03-10T02:00:00.000Z', 1n, { channelId: '9' }),
+    ]).report(NOW, null);
     expect(r.totals.earned).toBe((big + 1n).toString());
   });
 });
@@ -122,7 +195,15 @@ describe('receivables aging', () => {
       accepted('2025-03-10T05:00:00.000Z', 50n, { channelId: '3' }),
     ]).report(NOW, null);
     expect(r.receivables.channels).toEqual([
-      { channelId: '3', payer: PAYER, status: 'open', amount: '150', oldestUnclaimedAt: '2025-03-10T03:00:00.000Z', ageSeconds: 15.5 * 3600, bucket: '1h-24h' },
+      {
+        channelId: '3',
+        payer: PAYER,
+        status: 'open',
+        amount: '150',
+        oldestUnclaimedAt: '2025-03-10T03:00:00.000Z',
+        ageSeconds: 15.5 * 3600,
+        bucket: '1h-24h',
+      },
     ]);
     expect(r.receivables.total).toBe(r.totals.receivable);
   });
@@ -136,19 +217,33 @@ describe('receivables aging', () => {
       accepted('2025-03-10T10:00:00.000Z', 30n, { channelId: '4' }),
       claimed('2025-03-10T11:00:00.000Z', '4', cumulative.get('4')!, 30n),
     ]).report(NOW, null);
-    expect(r.receivables.channels.map((c) => [c.channelId, c.status, c.amount, c.bucket])).toEqual([['6', 'open', '20', '<1h']]);
+    expect(r.receivables.channels.map((c) => [c.channelId, c.status, c.amount, c.bucket])).toEqual([
+      ['6', 'open', '20', '<1h'],
+    ]);
     expect(r.receivables.buckets).toEqual([
       { bucket: '<1h', amount: '20', channels: 1 },
       { bucket: '1h-24h', amount: '0', channels: 0 },
       { bucket: '1d-7d', amount: '0', channels: 0 },
       { bucket: '>7d', amount: '0', channels: 0 },
     ]);
-    expect(r.losses).toEqual({ total: '10', channels: [{ channelId: '5', payer: PAYER, amount: '10', closedAt: '2025-03-02T00:00:00.000Z' }], truncated: false });
+    expect(r.losses).toEqual({
+      total: '10',
+      channels: [{ channelId: '5', payer: PAYER, amount: '10', closedAt: '2025-03-02T00:00:00.000Z' }],
+      truncated: false,
+    });
     expect(r.totals).toMatchObject({ earned: '60', settled: '30', receivable: '20', lost: '10' });
   });
 
   it('labels ages with inclusive lower bounds', () => {
-    expect([0, HOUR - 1, HOUR, DAY - 1, DAY, 7 * DAY - 1, 7 * DAY].map(agingBucket)).toEqual(['<1h', '<1h', '1h-24h', '1h-24h', '1d-7d', '1d-7d', '>7d']);
+    expect([0, HOUR - 1, HOUR, DAY - 1, DAY, 7 * DAY - 1, 7 * DAY].map(agingBucket)).toEqual([
+      '<1h',
+      '<1h',
+      '1h-24h',
+      '1h-24h',
+      '1d-7d',
+      '1d-7d',
+      '>7d',
+    ]);
   });
 });
 
@@ -161,7 +256,15 @@ describe('settlements', () => {
     ]);
     const explorer = NETWORKS['stellar:testnet'].explorer;
     expect(t.settlements(explorer)).toEqual([
-      { settledAt: '2025-03-10T02:00:00.000Z', tx: 'ab'.repeat(32), channelId: '11', payer: PAYER, amount: 5000n, paymentsCovered: null, explorer: `${explorer}${'ab'.repeat(32)}` },
+      {
+        settledAt: '2025-03-10T02:00:00.000Z',
+        tx: 'ab'.repeat(32),
+        channelId: '11',
+        payer: PAYER,
+        amount: 5000n,
+        paymentsCovered: null,
+        explorer: `${explorer}${'ab'.repeat(32)}`,
+      },
     ]);
     expect(t.report(NOW, null).settlements[0]).toMatchObject({ amount: '5000', paymentsCovered: null, explorer: '' });
   });
@@ -184,10 +287,16 @@ describe('settlements', () => {
 
 describe('revenue by resource', () => {
   it(`lists the top ${MAX_LISTED_RESOURCES} by earned and sums the rest, so the whole sums to the window`, () => {
-    const events = Array.from({ length: MAX_LISTED_RESOURCES + 2 }, (_v, i) => accepted('2025-03-10T08:00:00.000Z', BigInt(i + 1), { channelId: '13', resource: `http://seller.test/r${i}` }));
+    const events = Array.from({ length: MAX_LISTED_RESOURCES + 2 }, (_v, i) =>
+      accepted('2025-03-10T08:00:00.000Z', BigInt(i + 1), { channelId: '13', resource: `http://seller.test/r${i}` }),
+    );
     const r = tally(events).report(NOW, null);
     expect(r.byResource).toHaveLength(MAX_LISTED_RESOURCES);
-    expect(r.byResource[0]).toEqual({ resource: `http://seller.test/r${MAX_LISTED_RESOURCES + 1}`, earned: String(MAX_LISTED_RESOURCES + 2), payments: 1 });
+    expect(r.byResource[0]).toEqual({
+      resource: `http://seller.test/r${MAX_LISTED_RESOURCES + 1}`,
+      earned: String(MAX_LISTED_RESOURCES + 2),
+      payments: 1,
+    });
     expect(r.otherResources).toEqual({ resources: 2, earned: '3', payments: 2 }); // r0 (1) and r1 (2)
     const listed = r.byResource.reduce((s, x) => s + BigInt(x.earned), 0n);
     expect(listed + BigInt(r.otherResources.earned)).toBe(BigInt(r.window.earned));
@@ -196,11 +305,21 @@ describe('revenue by resource', () => {
 
 describe('CSV', () => {
   it('quotes fields with a comma, quote or line break (RFC 4180) and ends every record with CRLF', () => {
-    expect(toCsv([['a', 'b,c', 'say "hi"', 'two\nlines', 'cr\rhere', ''], ['plain']])).toBe('a,"b,c","say ""hi""","two\nlines","cr\rhere",\r\nplain\r\n');
+    expect(toCsv([['a', 'b,c', 'say "hi"', 'two\nlines', 'cr\rhere', ''], ['plain']])).toBe(
+      'a,"b,c","say ""hi""","two\nlines","cr\rhere",\r\nplain\r\n',
+    );
   });
 
   it('writes amounts in asset units with 7 decimals and leaves unknown values empty', () => {
-    const s: Settlement = { settledAt: '2025-03-10T02:00:00.000Z', tx: 'ab'.repeat(32), channelId: '42', payer: null, amount: 15_000n, paymentsCovered: null, explorer: '' };
+    const s: Settlement = {
+      settledAt: '2025-03-10T02:00:00.000Z',
+      tx: 'ab'.repeat(32),
+      channelId: '42',
+      payer: null,
+      amount: 15_000n,
+      paymentsCovered: null,
+      explorer: '',
+    };
     expect(settlementsCsv([s, { ...s, payer: PAYER, amount: 123_456_789n, paymentsCovered: 4 }])).toBe(
       'settled_at,tx,channel_id,payer,amount,payments_covered,explorer\r\n' +
         `2025-03-10T02:00:00.000Z,${'ab'.repeat(32)},42,,0.0015000,,\r\n` +

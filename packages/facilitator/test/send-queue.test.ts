@@ -44,13 +44,23 @@ describe('ProcSendQueues', () => {
     }
   });
 
-  it.runIf(os.endianness() === 'LE')('names a socket as /proc does: each 32-bit word of an address in host order, ports in hex', () => {
-    expect(socketKey({ localAddress: '127.0.0.1', localPort: 4020, remoteAddress: '192.0.2.10', remotePort: 51000 })).toBe('0100007F:0FB4 0A0200C0:C738');
-    expect(socketKey({ localAddress: '::ffff:127.0.0.1', localPort: 80, remoteAddress: '2001:db8::1%eth0', remotePort: 1 })).toBe(
-      '0000000000000000FFFF00000100007F:0050 B80D0120000000000000000001000000:0001',
-    );
-    expect(socketKey({ localAddress: undefined, localPort: 1, remoteAddress: '::1', remotePort: 2 })).toBeNull();
-  });
+  it.runIf(os.endianness() === 'LE')(
+    'names a socket as /proc does: each 32-bit word of an address in host order, ports in hex',
+    () => {
+      expect(
+        socketKey({ localAddress: '127.0.0.1', localPort: 4020, remoteAddress: '192.0.2.10', remotePort: 51000 }),
+      ).toBe('0100007F:0FB4 0A0200C0:C738');
+      expect(
+        socketKey({
+          localAddress: '::ffff:127.0.0.1',
+          localPort: 80,
+          remoteAddress: '2001:db8::1%eth0',
+          remotePort: 1,
+        }),
+      ).toBe('0000000000000000FFFF00000100007F:0050 B80D0120000000000000000001000000:0001');
+      expect(socketKey({ localAddress: undefined, localPort: 1, remoteAddress: '::1', remotePort: 2 })).toBeNull();
+    },
+  );
 
   it('reads the wanted lines of a table', () => {
     const table = [
@@ -62,7 +72,13 @@ describe('ProcSendQueues', () => {
     ].join('\n');
     const all = new Map<string, number>();
     parseTable(table, all);
-    expect(all).toEqual(new Map([['0100007F:0FB4 00000000:0000', 0], ['0100007F:0FB4 0200007F:C350', 0x2bbc40], ['0100007F:0FB4 0300007F:C351', 16]]));
+    expect(all).toEqual(
+      new Map([
+        ['0100007F:0FB4 00000000:0000', 0],
+        ['0100007F:0FB4 0200007F:C350', 0x2bbc40],
+        ['0100007F:0FB4 0300007F:C351', 16],
+      ]),
+    );
     const one = new Map<string, number>();
     parseTable(table, one, new Set(['0100007F:0FB4 0300007F:C351']));
     expect(one).toEqual(new Map([['0100007F:0FB4 0300007F:C351', 16]]));

@@ -13,6 +13,7 @@
 // wait on instance A wakes when its voucher lands on instance B. A signal is a hint — the waiter
 // re-reads the store — so a duplicate or a lost one costs at most a wait's own timeout.
 import postgres from 'postgres';
+import { reconnectBackoff } from '../store/faults.js';
 import type { Sql } from 'postgres';
 import type { Store, StoredEvent } from '../store/port.js';
 import type { Bus, Unsubscribe } from './port.js';
@@ -62,7 +63,12 @@ export class PostgresBus implements Bus {
 
   static async open(o: PostgresBusOptions): Promise<PostgresBus> {
     // One connection for NOTIFY; postgres.js opens its own dedicated one for LISTEN.
-    const sql = postgres(o.url, { max: 1, onnotice: () => undefined, connection: { application_name: 'svc-bus' } });
+    const sql = postgres(o.url, {
+      max: 1,
+      backoff: reconnectBackoff,
+      onnotice: () => undefined,
+      connection: { application_name: 'svc-bus' },
+    });
     const [newest] = await o.store.events({ order: 'desc', limit: 1 });
     const bus = new PostgresBus(sql, o, newest?.id ?? 0);
     const events = await sql.listen(bus.#channels.events, () => bus.#tail());
@@ -85,7 +91,9 @@ export class PostgresBus implements Bus {
   signal(topic: string): void {
     this.#local.signal(topic);
     if (this.#closed || topic.length > MAX_TOPIC_CHARS) return;
-    this.#sql.notify(this.#channels.signals, topic).catch((err: unknown) => this.#onError(err, 'could not send a signal to the other instances'));
+    this.#sql
+      .notify(this.#channels.signals, topic)
+      .catch((err: unknown) => this.#onError(err, 'could not send a signal to the other instances'));
   }
 
   onSignal(topic: string, listener: () => void): Unsubscribe {

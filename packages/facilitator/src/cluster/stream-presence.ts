@@ -17,7 +17,11 @@ export interface StreamPresence {
 }
 
 /** One instance: nothing elsewhere. */
-export const NO_PRESENCE: StreamPresence = { elsewhere: () => 0, elsewhereTotal: () => 0, close: () => Promise.resolve() };
+export const NO_PRESENCE: StreamPresence = {
+  elsewhere: () => 0,
+  elsewhereTotal: () => 0,
+  close: () => Promise.resolve(),
+};
 
 const DEFAULT_EVERY_MS = 1_000;
 const DEFAULT_STALE_MS = 10_000;
@@ -34,7 +38,14 @@ export class PostgresStreamPresence implements StreamPresence {
   #published = new Set<string>();
   #running: Promise<void> | null = null;
 
-  private constructor(sql: Sql, table: string, local: () => ReadonlyMap<string, number>, everyMs: number, staleMs: number, onError: (err: unknown) => void) {
+  private constructor(
+    sql: Sql,
+    table: string,
+    local: () => ReadonlyMap<string, number>,
+    everyMs: number,
+    staleMs: number,
+    onError: (err: unknown) => void,
+  ) {
     this.#sql = sql;
     this.#table = table;
     this.#local = local;
@@ -48,11 +59,31 @@ export class PostgresStreamPresence implements StreamPresence {
   }
 
   /** `local` gives this instance's open streams per address. */
-  static async open(o: { url: string; schema: string; local: () => ReadonlyMap<string, number>; everyMs?: number; staleMs?: number; onError?: (err: unknown) => void }): Promise<PostgresStreamPresence> {
-    const sql = postgres(o.url, { max: 1, onnotice: () => undefined, connection: { application_name: 'svc-presence' } });
+  static async open(o: {
+    url: string;
+    schema: string;
+    local: () => ReadonlyMap<string, number>;
+    everyMs?: number;
+    staleMs?: number;
+    onError?: (err: unknown) => void;
+  }): Promise<PostgresStreamPresence> {
+    const sql = postgres(o.url, {
+      max: 1,
+      onnotice: () => undefined,
+      connection: { application_name: 'svc-presence' },
+    });
     const table = `${o.schema.replace(/"/g, '""')}"."svc_event_streams`;
-    await sql.unsafe(`CREATE TABLE IF NOT EXISTS "${table}" (instance text NOT NULL, ip text NOT NULL, n integer NOT NULL, seen timestamptz NOT NULL, PRIMARY KEY (instance, ip))`);
-    const presence = new PostgresStreamPresence(sql, table, o.local, o.everyMs ?? DEFAULT_EVERY_MS, o.staleMs ?? DEFAULT_STALE_MS, o.onError ?? (() => undefined));
+    await sql.unsafe(
+      `CREATE TABLE IF NOT EXISTS "${table}" (instance text NOT NULL, ip text NOT NULL, n integer NOT NULL, seen timestamptz NOT NULL, PRIMARY KEY (instance, ip))`,
+    );
+    const presence = new PostgresStreamPresence(
+      sql,
+      table,
+      o.local,
+      o.everyMs ?? DEFAULT_EVERY_MS,
+      o.staleMs ?? DEFAULT_STALE_MS,
+      o.onError ?? (() => undefined),
+    );
     await presence.refresh();
     return presence;
   }
@@ -72,7 +103,11 @@ export class PostgresStreamPresence implements StreamPresence {
     const counts = ips.map((ip) => local.get(ip) ?? 0);
     const gone = [...this.#published].filter((ip) => !local.has(ip));
     await this.#sql.begin(async (tx) => {
-      if (gone.length > 0) await tx.unsafe(`DELETE FROM "${this.#table}" WHERE instance = $1 AND ip = ANY($2::text[])`, [this.#instance, gone]);
+      if (gone.length > 0)
+        await tx.unsafe(`DELETE FROM "${this.#table}" WHERE instance = $1 AND ip = ANY($2::text[])`, [
+          this.#instance,
+          gone,
+        ]);
       if (ips.length > 0) {
         await tx.unsafe(
           `INSERT INTO "${this.#table}" (instance, ip, n, seen) SELECT $1, ip, n, now() FROM unnest($2::text[], $3::int[]) AS t(ip, n)

@@ -84,7 +84,11 @@ export class DemoAgent {
 
   /** Starts a run; CONFLICT while one runs. Resolves at once with the run's first state. */
   start(): AgentRun {
-    if (this.running) throw new SvcError('CONFLICT', `The demo agent is already running (run ${this.run?.id ?? ''}); one run at a time.`);
+    if (this.running)
+      throw new SvcError(
+        'CONFLICT',
+        `The demo agent is already running (run ${this.run?.id ?? ''}); one run at a time.`,
+      );
     const run: AgentRun = {
       id: randomUUID(),
       status: 'running',
@@ -93,7 +97,14 @@ export class DemoAgent {
       account: null,
       channelId: null,
       paid: '0',
-      steps: AGENT_STEPS.map((name) => ({ name, status: 'pending', detail: '', paid: '0', startedAt: null, finishedAt: null })),
+      steps: AGENT_STEPS.map((name) => ({
+        name,
+        status: 'pending',
+        detail: '',
+        paid: '0',
+        startedAt: null,
+        finishedAt: null,
+      })),
     };
     this.run = run;
     this.abort = new AbortController();
@@ -120,20 +131,32 @@ export class DemoAgent {
     try {
       world = await this.d.world();
       run.account = world.account;
-      await this.record('demo.agent.started', world.account, { runId: run.id, account: world.account, steps: [...AGENT_STEPS] });
+      await this.record('demo.agent.started', world.account, {
+        runId: run.id,
+        account: world.account,
+        steps: [...AGENT_STEPS],
+      });
       const ledger = this.d.ledger();
       const seeded = world;
       const signer = await this.step(run, 'channel', async () => {
         await this.d.topUp(ledger, seeded.account);
         const opened = await this.openChannel(ledger, seeded);
         run.channelId = opened.channelId.toString();
-        return { paid: 0n, detail: `channel ${opened.channelId} from ${seeded.account} to ${seeded.seller}, deposit ${AGENT_DEPOSIT} (signed by the agent key, within its policy)`, value: opened };
+        return {
+          paid: 0n,
+          detail: `channel ${opened.channelId} from ${seeded.account} to ${seeded.seller}, deposit ${AGENT_DEPOSIT} (signed by the agent key, within its policy)`,
+          value: opened,
+        };
       });
       if (!signer) throw new Error('no channel was opened');
       await this.step(run, 'book', async () => {
         let paid = 0n;
         for (let i = 0; i < AGENT_BOOKS; i++) {
-          const res = await payFetch(`${this.d.baseUrl()}/demo/book`, { signal }, { signer, trustedSigners: [this.d.receiptSigner] });
+          const res = await payFetch(
+            `${this.d.baseUrl()}/demo/book`,
+            { signal },
+            { signer, trustedSigners: [this.d.receiptSigner] },
+          );
           await res.body?.cancel();
           if (!res.ok || !res.payment) throw new Error(`GET /demo/book answered ${res.status}${rejection(res)}`);
           paid += BigInt(res.payment.delta);
@@ -142,24 +165,46 @@ export class DemoAgent {
       });
       const tickerSeconds = Math.min(60, this.d.tickerSliceSeconds + 2);
       await this.step(run, 'ticker', async () => {
-        const result = await streamPaid({ url: `${this.d.baseUrl()}/demo/ticker/stream?seconds=${tickerSeconds}`, signer, signal, trustedSigners: [this.d.receiptSigner] });
+        const result = await streamPaid({
+          url: `${this.d.baseUrl()}/demo/ticker/stream?seconds=${tickerSeconds}`,
+          signer,
+          signal,
+          trustedSigners: [this.d.receiptSigner],
+        });
         return { paid: result.paid, detail: streamDetail(result, 'tick'), ok: result.ended.reason === 'done' };
       });
       await this.step(run, 'chat', async () => {
-        const result = await streamPaid({ url: `${this.d.baseUrl()}/demo/chat`, method: 'POST', body: CHAT_PROMPT, signer, signal, trustedSigners: [this.d.receiptSigner] });
+        const result = await streamPaid({
+          url: `${this.d.baseUrl()}/demo/chat`,
+          method: 'POST',
+          body: CHAT_PROMPT,
+          signer,
+          signal,
+          trustedSigners: [this.d.receiptSigner],
+        });
         return { paid: result.paid, detail: streamDetail(result, 'token'), ok: result.ended.reason === 'done' };
       });
       await this.step(run, 'stopped', () => this.stoppedByOwner(ledger, seeded, signer, signal));
       run.status = run.steps.every((s) => s.status === 'done') ? 'done' : 'failed';
     } catch (err) {
       run.status = 'failed';
-      const pending = run.steps.find((s) => s.status === 'pending' || s.status === 'running');
-      if (pending && !pending.detail) pending.detail = (err as Error).message;
+      // The step the failure stopped (it may not have started: the channel opens before it) is
+      // the one that failed, with the reason; the steps after it never ran and stay pending.
+      const stopped = run.steps.find((s) => s.status === 'pending' || s.status === 'running');
+      if (stopped) {
+        stopped.status = 'failed';
+        if (!stopped.detail) stopped.detail = (err as Error).message;
+      }
       if (!world) this.d.log.warn({ err }, 'the demo world is not ready');
     } finally {
       run.finishedAt = this.iso();
       if (world) {
-        await this.record('demo.agent.finished', world.account, { runId: run.id, status: run.status, paid: run.paid, channelId: run.channelId }).catch(() => undefined);
+        await this.record('demo.agent.finished', world.account, {
+          runId: run.id,
+          status: run.status,
+          paid: run.paid,
+          channelId: run.channelId,
+        }).catch(() => undefined);
       }
     }
   }
@@ -167,7 +212,12 @@ export class DemoAgent {
   private async openChannel(ledger: LocalLedgerClient, world: DemoWorld): Promise<ChannelSigner> {
     const info = await ledger.info();
     const voucherKey = randomKeypair();
-    const opened = await ledger.openChannel({ payer: { account: world.account, signer: world.agent }, payee: world.seller, deposit: AGENT_DEPOSIT, voucherKey });
+    const opened = await ledger.openChannel({
+      payer: { account: world.account, signer: world.agent },
+      payee: world.seller,
+      deposit: AGENT_DEPOSIT,
+      voucherKey,
+    });
     return new ChannelSigner({
       channelId: opened.channelId,
       deposit: AGENT_DEPOSIT,
@@ -181,7 +231,12 @@ export class DemoAgent {
   }
 
   /** The ticker again, frozen by the owner at the first tick; unfrozen afterwards, whatever happens. */
-  private async stoppedByOwner(ledger: LocalLedgerClient, world: DemoWorld, signer: ChannelSigner, signal: AbortSignal): Promise<{ paid: bigint; detail: string; ok: boolean }> {
+  private async stoppedByOwner(
+    ledger: LocalLedgerClient,
+    world: DemoWorld,
+    signer: ChannelSigner,
+    signal: AbortSignal,
+  ): Promise<{ paid: bigint; detail: string; ok: boolean }> {
     const owner: { freezing: Promise<unknown> | null } = { freezing: null };
     const seconds = Math.min(300, this.d.tickerSliceSeconds * 3);
     try {
@@ -191,11 +246,16 @@ export class DemoAgent {
         signal,
         trustedSigners: [this.d.receiptSigner],
         onEvent: (e) => {
-          if (e.event === 'tick' && !owner.freezing) owner.freezing = ledger.freeze({ owner: world.owner, account: world.account, frozen: true });
+          if (e.event === 'tick' && !owner.freezing)
+            owner.freezing = ledger.freeze({ owner: world.owner, account: world.account, frozen: true });
         },
       });
       await owner.freezing;
-      return { paid: result.paid, detail: `the owner froze the account at the first tick: ${streamDetail(result, 'tick')}`, ok: result.ended.reason === 'ACCOUNT_FROZEN' };
+      return {
+        paid: result.paid,
+        detail: `the owner froze the account at the first tick: ${streamDetail(result, 'tick')}`,
+        ok: result.ended.reason === 'ACCOUNT_FROZEN',
+      };
     } finally {
       await owner.freezing?.catch(() => undefined);
       if (owner.freezing) {
@@ -207,7 +267,11 @@ export class DemoAgent {
     }
   }
 
-  private async step<T>(run: AgentRun, name: AgentStepName, body: () => Promise<{ paid: bigint; detail: string; ok?: boolean; value?: T }>): Promise<T | undefined> {
+  private async step<T>(
+    run: AgentRun,
+    name: AgentStepName,
+    body: () => Promise<{ paid: bigint; detail: string; ok?: boolean; value?: T }>,
+  ): Promise<T | undefined> {
     if (this.abort?.signal.aborted) throw new Error('cut short: the facilitator is shutting down');
     const step = run.steps.find((s) => s.name === name)!;
     step.status = 'running';
@@ -225,12 +289,23 @@ export class DemoAgent {
       throw err;
     } finally {
       step.finishedAt = this.iso();
-      await this.record('demo.agent.step', run.account, { runId: run.id, step: name, status: step.status, paid: step.paid, detail: step.detail }).catch(() => undefined);
+      await this.record('demo.agent.step', run.account, {
+        runId: run.id,
+        step: name,
+        status: step.status,
+        paid: step.paid,
+        detail: step.detail,
+      }).catch(() => undefined);
     }
   }
 
   private async record(type: string, account: string | null, data: Record<string, unknown>): Promise<void> {
-    await this.d.events.commit([{ op: 'event', event: { type, source: 'facilitator', ts: this.iso(), ...(account ? { accounts: [account] } : {}), data } }]);
+    await this.d.events.commit([
+      {
+        op: 'event',
+        event: { type, source: 'facilitator', ts: this.iso(), ...(account ? { accounts: [account] } : {}), data },
+      },
+    ]);
   }
 
   private iso(): string {

@@ -63,12 +63,12 @@ export class Demo {
     this.seeding ??= Promise.resolve()
       .then(() => this.seeder.seed(this.ledger(), this.o.log))
       .then(
-      (world) => (this.seeded = world),
-      (err: unknown) => {
-        this.seeding = null;
-        throw err;
-      },
-    );
+        (world) => (this.seeded = world),
+        (err: unknown) => {
+          this.seeding = null;
+          throw err;
+        },
+      );
     return this.seeding;
   }
 

@@ -71,7 +71,10 @@ export class DemoWorldSeeder {
         const amount = DEMO_INVESTMENTS[i]!;
         await this.fund(ledger, investor.address, amount);
         const { shares } = await ledger.poolDeposit({ from: investor, amount });
-        log.info({ investor: investor.address, amount: amount.toString(), shares: shares.toString() }, 'demo investor joined the credit pool');
+        log.info(
+          { investor: investor.address, amount: amount.toString(), shares: shares.toString() },
+          'demo investor joined the credit pool',
+        );
       }
       if (!pool.lines.some((l) => l.account === account)) {
         const line = await ledger.openLine({ owner: this.owner, account, limit: DEMO_LINE_LIMIT });
@@ -98,7 +101,12 @@ export class DemoWorldSeeder {
       if (view.account?.owner === this.owner.address) return known;
     }
     const info = await ledger.info();
-    const policy = { agentKey: this.agent.address, ...DEMO_POLICY, payees: [this.seller], expiresLedger: info.latestLedger + POLICY_LEDGERS };
+    const policy = {
+      agentKey: this.agent.address,
+      ...DEMO_POLICY,
+      payees: [this.seller],
+      expiresLedger: info.latestLedger + POLICY_LEDGERS,
+    };
     const { address } = await ledger.createAccount({ owner: this.owner, policy });
     this.write({ account: address });
     log.info({ account: address, owner: this.owner.address, agent: this.agent.address }, 'demo smart account created');

@@ -35,12 +35,26 @@ export class Attestations {
   async attest(receipt: Receipt, token: string | null, responseHash: string): Promise<Attestation> {
     const expected = Buffer.from(this.tokenFor(receipt.id), 'hex');
     const given = token !== null && /^[0-9a-f]{64}$/.test(token) ? Buffer.from(token, 'hex') : null;
-    if (!given) throw new SvcError('UNAUTHORIZED', 'Send the attestToken /verify gave the payee’s middleware, as Authorization: Bearer <token>.');
-    if (!crypto.timingSafeEqual(given, expected)) throw new SvcError('FORBIDDEN', 'That token does not attest this receipt.');
-    if (this.clock.now() - Date.parse(receipt.ts) > ATTEST_WINDOW_MS) throw new SvcError('CONFLICT', 'A receipt is attested within 60 s of its issue; this one is older.');
+    if (!given)
+      throw new SvcError(
+        'UNAUTHORIZED',
+        'Send the attestToken /verify gave the payee’s middleware, as Authorization: Bearer <token>.',
+      );
+    if (!crypto.timingSafeEqual(given, expected))
+      throw new SvcError('FORBIDDEN', 'That token does not attest this receipt.');
+    if (this.clock.now() - Date.parse(receipt.ts) > ATTEST_WINDOW_MS)
+      throw new SvcError('CONFLICT', 'A receipt is attested within 60 s of its issue; this one is older.');
     const at = new Date(this.clock.now()).toISOString();
     const attestation: Attestation = { responseHash, at };
-    const result = await this.store.write([{ op: 'idempotency', key: keyOf(receipt.id), fingerprint: responseHash, response: JSON.stringify(attestation), at }]);
+    const result = await this.store.write([
+      {
+        op: 'idempotency',
+        key: keyOf(receipt.id),
+        fingerprint: responseHash,
+        response: JSON.stringify(attestation),
+        at,
+      },
+    ]);
     if (!result.ok) throw new SvcError('CONFLICT', 'This receipt was attested already.');
     return attestation;
   }

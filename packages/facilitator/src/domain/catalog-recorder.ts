@@ -50,7 +50,14 @@ export class CatalogRecorder {
         this.dropped++;
         return;
       }
-      tally = { resource: listing.url, payTo: receipt.payee, latest: terms(listing, requirements), firstAt: receipt.ts, lastAt: receipt.ts, payers: new Map() };
+      tally = {
+        resource: listing.url,
+        payTo: receipt.payee,
+        latest: terms(listing, requirements),
+        firstAt: receipt.ts,
+        lastAt: receipt.ts,
+        payers: new Map(),
+      };
       this.pending.set(key, tally);
       if (this.pending.size >= MAX_LISTINGS) void this.flush();
     }
@@ -58,7 +65,10 @@ export class CatalogRecorder {
       tally.latest = terms(listing, requirements);
       tally.lastAt = receipt.ts;
     }
-    const payer = tally.payers.has(receipt.payer) || tally.payers.size < MAX_PAYERS ? receipt.payer : tally.payers.keys().next().value!;
+    const payer =
+      tally.payers.has(receipt.payer) || tally.payers.size < MAX_PAYERS
+        ? receipt.payer
+        : tally.payers.keys().next().value!;
     tally.payers.set(payer, (tally.payers.get(payer) ?? 0) + 1);
   }
 
@@ -89,7 +99,11 @@ export class CatalogRecorder {
       batch.map(async (tally) => {
         try {
           const result = await this.store.write(opsOf(tally));
-          if (!result.ok) this.log.warn({ resource: tally.resource, payTo: tally.payTo, reason: result.reason }, 'the store refused a catalog listing');
+          if (!result.ok)
+            this.log.warn(
+              { resource: tally.resource, payTo: tally.payTo, reason: result.reason },
+              'the store refused a catalog listing',
+            );
         } catch (err) {
           this.log.warn({ err, resource: tally.resource, payTo: tally.payTo }, 'could not record a catalog listing');
         }
@@ -99,7 +113,12 @@ export class CatalogRecorder {
 }
 
 function terms(listing: Listing, requirements: PaymentRequirements): Tally['latest'] {
-  return { accepts: [requirements], bazaar: listing.bazaar, description: listing.description, mimeType: listing.mimeType };
+  return {
+    accepts: [requirements],
+    bazaar: listing.bazaar,
+    description: listing.description,
+    mimeType: listing.mimeType,
+  };
 }
 
 /** One record per payer; the first carries the first payment's time (firstSeen of a new listing), the last the latest. */

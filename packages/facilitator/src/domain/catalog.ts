@@ -18,7 +18,12 @@ import { mimeTypeOf } from '@svc/meter';
 import { z } from 'zod';
 import type { CatalogEntry } from '../store/port.js';
 
-export const CATALOG_LIMITS = { urlChars: 2048, descriptionChars: 1024, mimeTypeChars: 128, bazaarBytes: 8 * 1024 } as const;
+export const CATALOG_LIMITS = {
+  urlChars: 2048,
+  descriptionChars: 1024,
+  mimeTypeChars: 128,
+  bazaarBytes: 8 * 1024,
+} as const;
 
 /** What the seller's middleware says about the resource, taken from the payment payload. */
 export interface Listing {
@@ -41,7 +46,10 @@ export function listingOf(payload: Record<string, unknown>, method: string, unit
   const url = listingUrl(resource.data.url);
   if (url === null) return null;
   const extensions = payload['extensions'];
-  const given = typeof extensions === 'object' && extensions !== null ? (extensions as Record<string, unknown>)['bazaar'] : undefined;
+  const given =
+    typeof extensions === 'object' && extensions !== null
+      ? (extensions as Record<string, unknown>)['bazaar']
+      : undefined;
   return {
     url,
     description: printable(resource.data.description ?? ''),
@@ -65,7 +73,8 @@ export function listingUrl(raw: string): string | null {
   } catch {
     return null;
   }
-  if ((url.protocol !== 'http:' && url.protocol !== 'https:') || url.username !== '' || url.password !== '') return null;
+  if ((url.protocol !== 'http:' && url.protocol !== 'https:') || url.username !== '' || url.password !== '')
+    return null;
   url.hash = '';
   return url.href.length > CATALOG_LIMITS.urlChars ? null : url.href;
 }
@@ -73,9 +82,13 @@ export function listingUrl(raw: string): string | null {
 /** The forwarded bazaar metadata when valid and within bounds, else the derived one. */
 export function bazaarOf(given: unknown, method: string, unit: Unit): Bazaar {
   const parsed = safeParse(BazaarSchema, given);
-  if (parsed.success && Buffer.byteLength(JSON.stringify(parsed.data)) <= CATALOG_LIMITS.bazaarBytes) return parsed.data;
+  if (parsed.success && Buffer.byteLength(JSON.stringify(parsed.data)) <= CATALOG_LIMITS.bazaarBytes)
+    return parsed.data;
   return {
-    info: { input: { type: 'http', method: /^[A-Z]{1,16}$/.test(method) ? method : 'GET' }, output: { type: 'json', mimeType: mimeTypeOf(unit) } },
+    info: {
+      input: { type: 'http', method: /^[A-Z]{1,16}$/.test(method) ? method : 'GET' },
+      output: { type: 'json', mimeType: mimeTypeOf(unit) },
+    },
     schema: {},
   };
 }

@@ -69,7 +69,13 @@ export class ChannelBook {
   advanced(id: bigint, cumulative: bigint, signature: string, at: string): void {
     const c = this.cache.get(id);
     if (!c || cumulative <= c.record.lastAccepted) return;
-    c.record = { ...c.record, lastAccepted: cumulative, lastSignature: signature, vouchers: c.record.vouchers + 1, lastVoucherAt: at };
+    c.record = {
+      ...c.record,
+      lastAccepted: cumulative,
+      lastSignature: signature,
+      vouchers: c.record.vouchers + 1,
+      lastVoucherAt: at,
+    };
   }
 
   private async load(id: bigint): Promise<CachedChannel | null> {

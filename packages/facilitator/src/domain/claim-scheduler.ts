@@ -5,7 +5,7 @@
 import type { ChannelFilter, ChannelRecord, Store } from '../store/port.js';
 import type { Claimer } from './claimer.js';
 import type { Clock } from './clock.js';
-import type { LedgerClock } from './ledger-clock.js';
+import type { LatestLedger } from './latest-ledger.js';
 import { Passes } from './passes.js';
 
 const BACKOFF_BASE_MS = 5_000;
@@ -31,7 +31,7 @@ export class ClaimScheduler {
   constructor(
     private readonly store: Store,
     private readonly claimer: Claimer,
-    private readonly ledgerClock: LedgerClock,
+    private readonly latestLedger: LatestLedger,
     private readonly clock: Clock,
     private readonly options: SchedulerOptions,
     private readonly log: SchedulerLog,
@@ -46,7 +46,7 @@ export class ClaimScheduler {
   async stop(): Promise<void> {
     if (this.timer) clearInterval(this.timer);
     this.timer = null;
-    await this.passes.running();
+    await this.passes.ended();
   }
 
   /** One pass that starts after this call; concurrent callers share the next pass. */
@@ -75,7 +75,7 @@ export class ClaimScheduler {
   private claimable(ch: ChannelRecord): boolean {
     const unclaimed = ch.lastAccepted - ch.claimed;
     if (unclaimed <= 0n || ch.lastSignature === null) return false;
-    const nearExpiry = ch.expiryLedger - this.ledgerClock.currentLedger <= this.options.expiryMarginLedgers;
+    const nearExpiry = ch.expiryLedger - this.latestLedger.currentLedger <= this.options.expiryMarginLedgers;
     return (unclaimed >= this.options.threshold || nearExpiry) && this.due(ch.id);
   }
 

@@ -1,10 +1,11 @@
 // Claims a channel's accepted amount on the ledger with the last accepted voucher, as a transaction
 // of the facilitator's key (the facilitator pays the fees), and records the result. Claims are
 // serialised here, and each adapter takes its own sequence numbers (FACTS.md, Stellar).
-import { LEDGER_CODES, formatUnits, parseUnits } from '@svc/core';
+import { LEDGER_CODES, SvcError, formatUnits, parseUnits } from '@svc/core';
 import type { Keypair, LedgerCode } from '@svc/core';
 import { LedgerUnavailable } from '@svc/ledger';
 import type { Ledger, TxResult } from '@svc/ledger';
+import { isStoreUnavailable } from '../store/faults.js';
 import type { ChannelRecord, Store, WriteOp } from '../store/port.js';
 import type { ChannelBook } from './channel-book.js';
 import type { Clock } from './clock.js';
@@ -13,9 +14,19 @@ import type { EventLog } from './event-log.js';
 /** Ledger codes after which the channel's ledger state is simply re-read (someone else acted). */
 const RESYNC_CODES = new Set([21, 23]);
 const RECORDED_MAX = 10_000;
+/** Retry-After of a claim paid on the ledger whose recording waits for the store. */
+const RECORD_RETRY_AFTER_S = 5;
 
 export type ClaimOutcome =
-  | { status: 'claimed'; channelId: bigint; amount: bigint; cumulative: bigint; vouchersCovered: number; tx: string; ledger: number }
+  | {
+      status: 'claimed';
+      channelId: bigint;
+      amount: bigint;
+      cumulative: bigint;
+      vouchersCovered: number;
+      tx: string;
+      ledger: number;
+    }
   | { status: 'nothing'; channelId: bigint; unclaimed: bigint }
   | { status: 'rejected'; channelId: bigint; code: number; codeName: string; tx: string };
 
@@ -63,7 +74,10 @@ export class Claimer {
     try {
       let result: TxResult;
       try {
-        result = await this.d.ledger.claim({ channelId: record.id, cumulative: record.lastAccepted, signature: record.lastSignature }, this.d.keys);
+        result = await this.d.ledger.claim(
+          { channelId: record.id, cumulative: record.lastAccepted, signature: record.lastSignature },
+          this.d.keys,
+        );
       } catch (err) {
         // Not even submitted: report it (PROTOCOL.md §7) once per outage, however often the claim
         // is tried meanwhile (the scheduler's retries, manual claims), then let the caller retry.
@@ -74,16 +88,33 @@ export class Claimer {
         throw err;
       }
       this.unreachable.clear(); // the ledger answered: a later outage is a new one
-      if (result.status === 'SUCCESS') return await this.recordSuccess(record, result);
-      return await this.recordFailure(record, result);
+      if (result.status !== 'SUCCESS') return await this.recordFailure(record, result);
+      try {
+        return await this.recordSuccess(record, result);
+      } catch (err) {
+        if (!isStoreUnavailable(err)) throw err;
+        // Paid on the ledger, not yet in the books: the ledger watcher records it from the ledger's
+        // event (it waits while this claim is in progress, then finds it unrecorded), so it is
+        // recorded once whatever happens to this process. The caller must not claim again.
+        throw new SvcError(
+          'FACILITATOR_UNAVAILABLE',
+          `The ledger paid the claim (tx ${result.hash}), but the store could not record it now; it is recorded from the ledger's events once the store answers again. Do not send the claim again.`,
+          { retryAfter: RECORD_RETRY_AFTER_S, tx: result.hash, source: 'facilitator' },
+        );
+      }
     } finally {
       this.inProgress.delete(key);
     }
   }
 
-  /** Whether this process made (and reports) the claim the ledger watcher sees; forgets it then. */
-  isOwnClaim(channelId: bigint, cumulative: bigint, tx: string): boolean {
-    return this.inProgress.has(claimKey(channelId, cumulative)) || this.recorded.delete(tx);
+  /** Whether this process is making (and will report) this claim right now. */
+  isClaiming(channelId: bigint, cumulative: bigint): boolean {
+    return this.inProgress.has(claimKey(channelId, cumulative));
+  }
+
+  /** Whether this process recorded the claim transaction `tx` (forgets it then: the watcher asks once). */
+  recordedHere(tx: string): boolean {
+    return this.recorded.delete(tx);
   }
 
   private async recordSuccess(record: ChannelRecord, result: TxResult): Promise<ClaimOutcome> {
@@ -91,7 +122,12 @@ export class Claimer {
     const amount = typeof reported === 'string' ? parseUnits(reported) : record.lastAccepted - record.claimed;
     const vouchersCovered = record.vouchers - record.vouchersClaimed;
     const ts = new Date(this.d.clock.now()).toISOString();
-    const claimed: WriteOp = { op: 'channel.claimed', channelId: record.id, cumulative: record.lastAccepted, vouchersClaimed: record.vouchers };
+    const claimed: WriteOp = {
+      op: 'channel.claimed',
+      channelId: record.id,
+      cumulative: record.lastAccepted,
+      vouchersClaimed: record.vouchers,
+    };
     const written = await this.d.events.commit([
       claimed,
       claimOnce(result.hash, ts),
@@ -120,7 +156,15 @@ export class Claimer {
     this.d.book.invalidate(record.id);
     if (this.recorded.size >= RECORDED_MAX) this.recorded.clear();
     this.recorded.add(result.hash);
-    return { status: 'claimed', channelId: record.id, amount, cumulative: record.lastAccepted, vouchersCovered, tx: result.hash, ledger: result.ledger };
+    return {
+      status: 'claimed',
+      channelId: record.id,
+      amount,
+      cumulative: record.lastAccepted,
+      vouchersCovered,
+      tx: result.hash,
+      ledger: result.ledger,
+    };
   }
 
   private async recordFailure(record: ChannelRecord, result: TxResult): Promise<ClaimOutcome> {
@@ -159,7 +203,11 @@ export class Claimer {
         deposit: onLedger.deposit,
         expiryLedger: onLedger.expiryLedger,
         claimed: onLedger.claimed,
-        ...(onLedger.open ? {} : { closed: { at: new Date(this.d.clock.now()).toISOString(), refunded: onLedger.deposit - onLedger.claimed } }),
+        ...(onLedger.open
+          ? {}
+          : {
+              closed: { at: new Date(this.d.clock.now()).toISOString(), refunded: onLedger.deposit - onLedger.claimed },
+            }),
       },
     ]);
     this.d.book.invalidate(channelId);

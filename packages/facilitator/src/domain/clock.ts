@@ -1,9 +1,8 @@
-/** The Clock port: wall time in milliseconds. Tests pass a fake one. */
-export interface Clock {
-  now(): number;
-}
+// The Clock port is @svc/core's, shared by every package; tests pass a fake one.
+import type { Clock } from '@svc/core';
 
-export const systemClock: Clock = { now: () => Date.now() };
+export type { Clock } from '@svc/core';
+export { SYSTEM_CLOCK } from '@svc/core';
 
 export function isoAt(clock: Clock): string {
   return new Date(clock.now()).toISOString();

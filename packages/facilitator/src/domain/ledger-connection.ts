@@ -7,7 +7,7 @@ import { LedgerInfoWireSchema, LedgerUnavailable } from '@svc/ledger';
 import type { Ledger, LedgerInfo } from '@svc/ledger';
 import { z } from 'zod';
 import type { Store } from '../store/port.js';
-import type { LedgerClock } from './ledger-clock.js';
+import type { LatestLedger } from './latest-ledger.js';
 
 export const LEDGER_INFO_KEY = 'ledger.info';
 export const LEDGER_TIME_KEY = 'ledger.time';
@@ -25,7 +25,12 @@ export interface ConnectionLog {
  * an earlier run saved. A data directory that never reached its ledger has nothing to go on: then
  * this waits for the ledger, saying so, rather than exiting.
  */
-export async function ledgerInfoOf(ledger: Ledger, store: Store, log: ConnectionLog, retryMs = WAIT_RETRY_MS): Promise<LedgerInfo> {
+export async function ledgerInfoOf(
+  ledger: Ledger,
+  store: Store,
+  log: ConnectionLog,
+  retryMs = WAIT_RETRY_MS,
+): Promise<LedgerInfo> {
   for (let attempt = 0; ; attempt++) {
     try {
       const info = await ledger.info();
@@ -35,10 +40,17 @@ export async function ledgerInfoOf(ledger: Ledger, store: Store, log: Connection
       if (!(err instanceof LedgerUnavailable)) throw err;
       const saved = await savedInfo(store);
       if (saved) {
-        log.warn({ reason: err.message }, 'the ledger does not answer: starting degraded from what the last run saw; catching up when it answers');
+        log.warn(
+          { reason: err.message },
+          'the ledger does not answer: starting degraded from what the last run saw; catching up when it answers',
+        );
         return saved;
       }
-      if (attempt % WAIT_LOG_EVERY === 0) log.warn({ reason: err.message }, 'the ledger does not answer and this store has never reached it: waiting for it');
+      if (attempt % WAIT_LOG_EVERY === 0)
+        log.warn(
+          { reason: err.message },
+          'the ledger does not answer and this store has never reached it: waiting for it',
+        );
       await new Promise((resolve) => setTimeout(resolve, retryMs));
     }
   }
@@ -51,7 +63,7 @@ async function savedInfo(store: Store): Promise<LedgerInfo | null> {
 }
 
 /** Reads the ledger's time now; if it does not answer, starts from the time the last run saved. */
-export async function startLedgerClock(clock: LedgerClock, store: Store, wallNow: number): Promise<void> {
+export async function startLatestLedger(clock: LatestLedger, store: Store, wallNow: number): Promise<void> {
   try {
     await clock.refresh();
   } catch (err) {
@@ -63,7 +75,7 @@ export async function startLedgerClock(clock: LedgerClock, store: Store, wallNow
 }
 
 /** Saves the clock's reading, for a restart while the ledger is down. */
-export async function saveLedgerTime(clock: LedgerClock, store: Store, wallNow: number): Promise<void> {
+export async function saveLedgerTime(clock: LatestLedger, store: Store, wallNow: number): Promise<void> {
   const saved = clock.save(wallNow);
   if (saved) await store.write([{ op: 'meta.set', key: LEDGER_TIME_KEY, value: JSON.stringify(saved) }]);
 }

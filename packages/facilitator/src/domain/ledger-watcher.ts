@@ -10,13 +10,15 @@ import type { ChannelBook } from './channel-book.js';
 import { claimKeyOf, claimOnce } from './claimer.js';
 import type { Claimer } from './claimer.js';
 import type { EventLog } from './event-log.js';
-import type { LedgerClock } from './ledger-clock.js';
+import type { LatestLedger } from './latest-ledger.js';
 import { CURSOR_KEY, channelIdOf, str } from './openings.js';
 import type { Openings } from './openings.js';
 import { Passes } from './passes.js';
 
 export { CURSOR_KEY };
 const PAGE = 500;
+/** apply()'s answer for an event that must wait for the next pass. */
+const DEFER = Symbol('defer');
 
 export interface WatcherOptions {
   pollMs: number;
@@ -38,7 +40,7 @@ export class LedgerWatcher {
     private readonly book: ChannelBook,
     private readonly claimer: Claimer,
     private readonly accounts: AccountBook,
-    private readonly ledgerClock: LedgerClock,
+    private readonly latestLedger: LatestLedger,
     private readonly openings: Openings,
     private readonly options: WatcherOptions,
     private readonly log: WatcherLog,
@@ -53,7 +55,7 @@ export class LedgerWatcher {
     this.stopped = true;
     if (this.timer) clearTimeout(this.timer);
     this.timer = null;
-    await this.passes.running();
+    await this.passes.ended();
   }
 
   /**
@@ -75,19 +77,26 @@ export class LedgerWatcher {
   }
 
   private async catchUp(): Promise<void> {
-    await this.ledgerClock.refresh();
+    await this.latestLedger.refresh();
     let cursor = await this.store.getMeta(CURSOR_KEY);
     for (;;) {
       const page = await this.ledger.events(cursor, PAGE);
       if (page.events.length === 0) {
         // An empty page can still move the cursor (Soroban scans ledgers): keep it, or a quiet
         // contract's cursor falls out of the RPC's event history.
-        if (page.cursor !== null && page.cursor !== cursor) await this.events.commit([{ op: 'meta.set', key: CURSOR_KEY, value: page.cursor }]);
+        if (page.cursor !== null && page.cursor !== cursor)
+          await this.events.commit([{ op: 'meta.set', key: CURSOR_KEY, value: page.cursor }]);
         return;
       }
       const opened = new Map<bigint, ChannelRecord>();
       const ops: WriteOp[] = [];
-      for (const ev of page.events) ops.push(...(await this.apply(ev, opened)));
+      for (const ev of page.events) {
+        const applied = await this.apply(ev, opened);
+        // This process's claimer is recording one of these claims right now: the page waits for
+        // the next pass, which finds it recorded, or records it if the claimer could not.
+        if (applied === DEFER) return;
+        ops.push(...applied);
+      }
       cursor = page.cursor;
       if (cursor !== null) ops.push({ op: 'meta.set', key: CURSOR_KEY, value: cursor });
       // Refused only when another instance's claimer recorded one of these claims, or a channel
@@ -95,7 +104,10 @@ export class LedgerWatcher {
       // it recorded and skips it.
       const written = await this.events.commit(ops);
       if (!written.ok) {
-        this.log.warn({ reason: written.reason, op: ops[written.op]?.op }, 'ledger watcher: a page was refused by the store; retrying it');
+        this.log.warn(
+          { reason: written.reason, op: ops[written.op]?.op },
+          'ledger watcher: a page was refused by the store; retrying it',
+        );
         return;
       }
       for (const ev of page.events) {
@@ -106,7 +118,7 @@ export class LedgerWatcher {
     }
   }
 
-  private async apply(ev: LedgerEvent, opened: Map<bigint, ChannelRecord>): Promise<WriteOp[]> {
+  private async apply(ev: LedgerEvent, opened: Map<bigint, ChannelRecord>): Promise<WriteOp[] | typeof DEFER> {
     const d = ev.data;
     if (ev.type === 'account.frozen') return this.frozen(ev);
     const channelId = channelIdOf(d['channelId']);
@@ -119,17 +131,28 @@ export class LedgerWatcher {
       case 'channel.topped_up':
         return [
           { op: 'channel.ledger', channelId, deposit: units(d['deposit']), expiryLedger: Number(d['expiryLedger']) },
-          this.event(ev, channelId, parties, { channelId: channelId.toString(), amount: str(d['amount']), deposit: str(d['deposit']), expiryLedger: Number(d['expiryLedger']), tx: ev.tx }),
+          this.event(ev, channelId, parties, {
+            channelId: channelId.toString(),
+            amount: str(d['amount']),
+            deposit: str(d['deposit']),
+            expiryLedger: Number(d['expiryLedger']),
+            tx: ev.tx,
+          }),
         ];
       case 'channel.claimed':
-        return this.claimed(ev, channelId, parties);
+        return this.claimed(ev, channelId, known);
       case 'channel.closed': {
         // What the facilitator accepted and no claim covered can never be paid now: the seller's loss.
         const claimed = units(d['claimed']);
         const lost = known && known.lastAccepted > claimed ? known.lastAccepted - claimed : 0n;
         return [
           { op: 'channel.ledger', channelId, claimed, closed: { at: ev.ts, refunded: units(d['refunded']) } },
-          this.event(ev, channelId, parties, { channelId: channelId.toString(), refunded: str(d['refunded']), lost: formatUnits(lost), tx: ev.tx }),
+          this.event(ev, channelId, parties, {
+            channelId: channelId.toString(),
+            refunded: str(d['refunded']),
+            lost: formatUnits(lost),
+            tx: ev.tx,
+          }),
         ];
       }
       default:
@@ -142,7 +165,18 @@ export class LedgerWatcher {
     const account = str(ev.data['account']);
     const frozen = ev.data['frozen'] === true;
     this.accounts.setFrozen(account, frozen);
-    return [{ op: 'event', event: { type: 'account.frozen', source: 'ledger', ts: ev.ts, accounts: [account], data: { account, frozen, tx: ev.tx } } }];
+    return [
+      {
+        op: 'event',
+        event: {
+          type: 'account.frozen',
+          source: 'ledger',
+          ts: ev.ts,
+          accounts: [account],
+          data: { account, frozen, tx: ev.tx },
+        },
+      },
+    ];
   }
 
   /** An opening, unless the channel book recorded it ahead of this pass (openings.ts). */
@@ -152,22 +186,34 @@ export class LedgerWatcher {
     return (await this.openings.recorded(channelId)) ? [] : ops;
   }
 
-  private async claimed(ev: LedgerEvent, channelId: bigint, parties: string[]): Promise<WriteOp[]> {
+  /**
+   * Every claim the ledger paid is recorded once (issue 19.4), whoever sent it — another instance,
+   * the payee itself, or this facilitator, including a claim whose own recording failed or whose
+   * process died before it could record it: the cursor moves past a claim only in the transaction
+   * that records it, or once it is found recorded (claimOnce, which the claimers write too).
+   */
+  private async claimed(
+    ev: LedgerEvent,
+    channelId: bigint,
+    known: ChannelRecord | null,
+  ): Promise<WriteOp[] | typeof DEFER> {
     const d = ev.data;
     const cumulative = units(d['cumulative']);
+    if (this.claimer.isClaiming(channelId, cumulative)) return DEFER;
     const ops: WriteOp[] = [{ op: 'channel.ledger', channelId, claimed: cumulative }];
-    // A claim this process is making is recorded by its claimer; one made by anyone else (another
-    // instance of the cluster, the payee itself, or this facilitator before a crash) is reported
-    // here — once per transaction (claimOnce, which the claimers write too), never twice.
-    if (this.claimer.isOwnClaim(channelId, cumulative, ev.tx) || (await this.store.getIdempotent(claimKeyOf(ev.tx)))) return ops;
+    if (this.claimer.recordedHere(ev.tx) || (await this.store.getIdempotent(claimKeyOf(ev.tx)))) return ops;
+    // A claim of everything the facilitator accepted covers the vouchers no claim covered yet.
+    const coversAll = known !== null && known.lastAccepted === cumulative;
+    const vouchersCovered = coversAll ? known.vouchers - known.vouchersClaimed : null;
+    if (coversAll) ops.push({ op: 'channel.claimed', channelId, cumulative, vouchersClaimed: known.vouchers });
     ops.push(
       claimOnce(ev.tx, ev.ts),
-      this.event(ev, channelId, parties, {
+      this.event(ev, channelId, known ? [known.payer, known.payee] : [], {
         channelId: channelId.toString(),
         payee: str(d['payee']),
         amount: str(d['amount']),
         cumulative: formatUnits(cumulative),
-        vouchersCovered: null,
+        vouchersCovered,
         tx: ev.tx,
       }),
     );

@@ -77,7 +77,17 @@ export class Openings {
       ops: [
         { op: 'channel.insert', channel },
         { op: 'idempotency', key: openingKey(channelId), fingerprint: 'channel.opened', response: '', at: ev.ts },
-        { op: 'event', event: { type: 'channel.opened', source: 'ledger', ts: ev.ts, channelId, accounts: [channel.payer, channel.payee], data } },
+        {
+          op: 'event',
+          event: {
+            type: 'channel.opened',
+            source: 'ledger',
+            ts: ev.ts,
+            channelId,
+            accounts: [channel.payer, channel.payee],
+            data,
+          },
+        },
       ],
     };
   }

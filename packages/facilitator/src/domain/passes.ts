@@ -4,7 +4,7 @@
 //
 //   const passes = new Passes(() => this.catchUp());
 //   await passes.run();      // a fresh pass, or the one queued behind the running pass
-//   await passes.running();  // the pass under way, if any (for stop())
+//   await passes.ended();    // the pass under way has ended, failed or not (for stop())
 
 export class Passes {
   #current: Promise<void> | null = null;
@@ -29,5 +29,13 @@ export class Passes {
   /** The pass under way (settles when it ends), or null. */
   running(): Promise<void> | null {
     return this.#current;
+  }
+
+  /**
+   * Settles when the pass under way ends, failed or not: for stop(), which must not fail because a
+   * pass failed (its caller handles and logs that failure).
+   */
+  async ended(): Promise<void> {
+    await this.#current?.catch(() => undefined);
   }
 }

@@ -92,7 +92,8 @@ export class RevenueTally {
     for (const e of events) {
       if (e.type === 'voucher.accepted' && e.data['payee'] === this.payTo) this.accepted(e);
       else if (e.type === 'channel.claimed' && e.data['payee'] === this.payTo) this.claimed(e);
-      else if (e.type === 'channel.opened' && e.data['payee'] === this.payTo) this.channel(text(e, 'channelId')).payer ??= text(e, 'payer');
+      else if (e.type === 'channel.opened' && e.data['payee'] === this.payTo)
+        this.channel(text(e, 'channelId')).payer ??= text(e, 'payer');
       else if (e.type === 'channel.closed') this.closed(e);
     }
   }
@@ -165,7 +166,9 @@ export class RevenueTally {
   report(now: number, explorerBase: string | null): RevenueReport {
     const { total, window } = this;
     const size = BUCKET_MS[window.bucket];
-    const ranked = [...this.resources].sort(([a, x], [b, y]) => (x.earned !== y.earned ? (x.earned > y.earned ? -1 : 1) : a < b ? -1 : 1));
+    const ranked = [...this.resources].sort(([a, x], [b, y]) =>
+      x.earned !== y.earned ? (x.earned > y.earned ? -1 : 1) : a < b ? -1 : 1,
+    );
     const rest = ranked.slice(MAX_LISTED_RESOURCES).map(([, r]) => r);
     const listed = this.settlements(explorerBase, (c) => this.inRange(c.at)).reverse();
     const all = [...this.channels.values()];
@@ -181,20 +184,44 @@ export class RevenueTally {
         lost: losses.total,
         payments: total.payments,
         settlements: total.settlements,
-        // A ratio of counts, not money: two decimals are plenty.
-        paymentsPerSettlement: total.settlements === 0 ? null : Math.round((total.payments * 100) / total.settlements) / 100,
+        paymentsPerSettlement: paymentsPerSettlement(this.claims),
         buyers: this.buyers.size,
       },
-      window: { bucket: window.bucket, days: window.days, start: iso(window.start), end: iso(window.end), ...binJson(this.inWindow) },
-      byResource: ranked.slice(0, MAX_LISTED_RESOURCES).map(([resource, r]) => ({ resource, earned: formatUnits(r.earned), payments: r.payments })),
-      otherResources: { resources: rest.length, earned: formatUnits(rest.reduce((s, r) => s + r.earned, 0n)), payments: rest.reduce((s, r) => s + r.payments, 0) },
+      window: {
+        bucket: window.bucket,
+        days: window.days,
+        start: iso(window.start),
+        end: iso(window.end),
+        ...binJson(this.inWindow),
+      },
+      byResource: ranked
+        .slice(0, MAX_LISTED_RESOURCES)
+        .map(([resource, r]) => ({ resource, earned: formatUnits(r.earned), payments: r.payments })),
+      otherResources: {
+        resources: rest.length,
+        earned: formatUnits(rest.reduce((s, r) => s + r.earned, 0n)),
+        payments: rest.reduce((s, r) => s + r.payments, 0),
+      },
       series: this.series.map((b, i) => ({ start: iso(window.start + i * size), ...binJson(b) })),
-      receivables: agingReport(all.filter((c) => c.closedAt === null), now),
+      receivables: agingReport(
+        all.filter((c) => c.closedAt === null),
+        now,
+      ),
       losses,
       settlements: listed.slice(0, MAX_LISTED_SETTLEMENTS).map(settlementJson),
       settlementsTruncated: listed.length > MAX_LISTED_SETTLEMENTS,
     };
   }
+}
+
+/**
+ * What a settlement covered, on average: the payments each claim settled (not all payments ever
+ * accepted ÷ claims, which counts payments no claim covers yet). Claims whose coverage is unknown
+ * (made by someone else) are left out; null when none is known. A ratio of counts: two decimals.
+ */
+function paymentsPerSettlement(claims: readonly Claim[]): number | null {
+  const known = claims.flatMap((c) => (c.paymentsCovered === null ? [] : [c.paymentsCovered]));
+  return known.length === 0 ? null : Math.round((known.reduce((a, b) => a + b, 0) * 100) / known.length) / 100;
 }
 
 /** One channel of the seller: what it earned and settled, and the accepted vouchers no claim covers yet. */
@@ -271,7 +298,18 @@ function agingReport(channels: readonly ChannelTally[], now: number): AgingRepor
     .sort((x, y) => (x.at ?? now) - (y.at ?? now) || (x.c.id < y.c.id ? -1 : 1));
   const rows = owing.map(({ c, amount, at }) => {
     const ageMs = Math.max(0, now - (at ?? now));
-    return { amount, row: { channelId: c.id, payer: c.payer, status: c.closedAt === null ? ('open' as const) : ('closed' as const), amount: formatUnits(amount), oldestUnclaimedAt: at === null ? null : iso(at), ageSeconds: Math.floor(ageMs / 1000), bucket: agingBucket(ageMs) } };
+    return {
+      amount,
+      row: {
+        channelId: c.id,
+        payer: c.payer,
+        status: c.closedAt === null ? ('open' as const) : ('closed' as const),
+        amount: formatUnits(amount),
+        oldestUnclaimedAt: at === null ? null : iso(at),
+        ageSeconds: Math.floor(ageMs / 1000),
+        bucket: agingBucket(ageMs),
+      },
+    };
   });
   const buckets = AGING_BUCKETS.map((bucket) => {
     const inBucket = rows.filter((r) => r.row.bucket === bucket);
@@ -289,9 +327,20 @@ export interface LossReport {
 
 /** Closed channels whose accepted vouchers were not all claimed: what they owe can never be paid. */
 function lossReport(closed: readonly ChannelTally[]): LossReport {
-  const owing = closed.filter((c) => c.earned > c.settled).sort((x, y) => (x.closedAt! < y.closedAt! ? 1 : x.closedAt! > y.closedAt! ? -1 : x.id < y.id ? -1 : 1));
-  const channels = owing.map((c) => ({ channelId: c.id, payer: c.payer, amount: formatUnits(c.earned - c.settled), closedAt: c.closedAt! }));
-  return { total: formatUnits(owing.reduce((s, c) => s + c.earned - c.settled, 0n)), channels: channels.slice(0, MAX_LISTED_SETTLEMENTS), truncated: channels.length > MAX_LISTED_SETTLEMENTS };
+  const owing = closed
+    .filter((c) => c.earned > c.settled)
+    .sort((x, y) => (x.closedAt! < y.closedAt! ? 1 : x.closedAt! > y.closedAt! ? -1 : x.id < y.id ? -1 : 1));
+  const channels = owing.map((c) => ({
+    channelId: c.id,
+    payer: c.payer,
+    amount: formatUnits(c.earned - c.settled),
+    closedAt: c.closedAt!,
+  }));
+  return {
+    total: formatUnits(owing.reduce((s, c) => s + c.earned - c.settled, 0n)),
+    channels: channels.slice(0, MAX_LISTED_SETTLEMENTS),
+    truncated: channels.length > MAX_LISTED_SETTLEMENTS,
+  };
 }
 
 export interface BinJson {
@@ -308,7 +357,16 @@ export interface SettlementJson extends Omit<Settlement, 'amount'> {
 export interface RevenueReport {
   payTo: string;
   asOf: string;
-  totals: { earned: string; settled: string; receivable: string; lost: string; payments: number; settlements: number; paymentsPerSettlement: number | null; buyers: number };
+  totals: {
+    earned: string;
+    settled: string;
+    receivable: string;
+    lost: string;
+    payments: number;
+    settlements: number;
+    paymentsPerSettlement: number | null;
+    buyers: number;
+  };
   window: { bucket: RevenueBucket; days: number; start: string; end: string } & BinJson;
   byResource: { resource: string; earned: string; payments: number }[];
   otherResources: { resources: number; earned: string; payments: number };
@@ -323,11 +381,27 @@ export function settlementJson(s: Settlement): SettlementJson {
   return { ...s, amount: formatUnits(s.amount) };
 }
 
-export const SETTLEMENTS_CSV_COLUMNS = ['settled_at', 'tx', 'channel_id', 'payer', 'amount', 'payments_covered', 'explorer'];
+export const SETTLEMENTS_CSV_COLUMNS = [
+  'settled_at',
+  'tx',
+  'channel_id',
+  'payer',
+  'amount',
+  'payments_covered',
+  'explorer',
+];
 
 /** PROTOCOL.md §7: a header row, then one row per settlement; amounts in asset units (7 decimals). */
 export function settlementsCsv(settlements: readonly Settlement[]): string {
-  const rows = settlements.map((s) => [s.settledAt, s.tx, s.channelId, s.payer ?? '', displayAmount(s.amount), s.paymentsCovered?.toString() ?? '', s.explorer]);
+  const rows = settlements.map((s) => [
+    s.settledAt,
+    s.tx,
+    s.channelId,
+    s.payer ?? '',
+    displayAmount(s.amount),
+    s.paymentsCovered?.toString() ?? '',
+    s.explorer,
+  ]);
   return toCsv([SETTLEMENTS_CSV_COLUMNS, ...rows]);
 }
 
@@ -341,7 +415,12 @@ function csvField(value: string): string {
 }
 
 function binJson(b: Bin): BinJson {
-  return { earned: formatUnits(b.earned), settled: formatUnits(b.settled), payments: b.payments, settlements: b.settlements };
+  return {
+    earned: formatUnits(b.earned),
+    settled: formatUnits(b.settled),
+    payments: b.payments,
+    settlements: b.settlements,
+  };
 }
 
 function iso(ms: number): string {

@@ -20,7 +20,9 @@ export interface StatsView {
 export class Stats {
   private accepted = 0;
   private rejected = 0;
+  /** Claims that say how many vouchers they covered, and the sum of those. */
   private claims = 0;
+  private covered = 0;
   private chainTx = 0;
   private volume = 0n;
   private lastId = 0;
@@ -56,10 +58,18 @@ export class Stats {
       volume: this.volume.toString(),
       channelsOpen,
       medianVerifyLatencyMs: median === null ? null : Math.round(median * 100) / 100,
-      vouchersPerClaim: this.claims === 0 ? null : Math.round((this.accepted / this.claims) * 10) / 10,
+      // What each claim covered (not accepted ÷ claims: vouchers no claim covers yet would count).
+      vouchersPerClaim: this.claims === 0 ? null : Math.round((this.covered / this.claims) * 10) / 10,
       // The same payments as one on-chain transfer each, each waiting for a ledger to close.
       exactEquivalent: { txCount: this.accepted, seconds: this.accepted * this.ledgerSeconds },
     };
+  }
+
+  private claimed(vouchersCovered: unknown): void {
+    // A claim made by someone else (seen by the ledger watcher) may not know what it covered.
+    if (typeof vouchersCovered !== 'number' || !Number.isSafeInteger(vouchersCovered)) return;
+    this.claims++;
+    this.covered += vouchersCovered;
   }
 
   private count(e: StoredEvent): void {
@@ -72,7 +82,7 @@ export class Stats {
     } else if (e.type === 'voucher.rejected') {
       this.rejected++;
     } else if (e.type === 'channel.claimed') {
-      this.claims++;
+      this.claimed(e.data['vouchersCovered']);
     }
     if (typeof e.data['tx'] === 'string' && e.data['tx'] !== '') this.chainTx++;
   }

@@ -1,22 +1,35 @@
-// Whether this instance can write to its store, for /health (issue 13.14: /health said ok while
-// every commit failed). Every write's outcome is watched: a failure marks the store unwritable
-// until a write succeeds again. /health asks for a small probe write while the store is marked
-// unwritable, at most one at a time, so the mark clears once the fault is gone even without traffic.
+// Whether this instance can write to its store, for /health and for leadership (issues 13.14 and
+// 19.2–19.3: /health said ok while every commit failed, or while every write hung, and a leader
+// that could not write kept the lock). Every write's outcome is watched: a failure marks the store
+// unwritable until a write succeeds again, and so does a write still waiting after `stallMs`.
+// /health asks for a small probe write while the store is marked unwritable, at most one at a
+// time, so the mark clears once the fault is gone even without traffic; leadership asks for one
+// (check()) on every poll, bounded in time.
 import type { Store } from '../store/port.js';
 import { isStoreUnavailable } from '../store/faults.js';
 
 const PROBE_KEY = 'health.probe';
+/** A write still waiting after this long means the store cannot write now (its lock timeout is 5 s). */
+export const DEFAULT_STALL_MS = 6_000;
 
 export class StoreHealth {
   private failedAt: number | null = null;
   private okAt: number | null = null;
   private probing = false;
+  /** Writes in flight by start time, oldest first (a Map keeps insertion order). */
+  private readonly inFlight = new Map<number, number>();
+  private nextWrite = 0;
 
-  constructor(private readonly now: () => number = () => Date.now()) {}
+  constructor(
+    private readonly now: () => number = () => Date.now(),
+    private readonly stallMs = DEFAULT_STALL_MS,
+  ) {}
 
   /** `store`, with every write's outcome recorded. */
   watch<S extends Store>(store: S): S {
     const write = async (...args: Parameters<Store['write']>) => {
+      const id = this.nextWrite++;
+      this.inFlight.set(id, this.now());
       try {
         const result = await store.write(...args);
         this.okAt = this.now();
@@ -24,6 +37,8 @@ export class StoreHealth {
       } catch (err) {
         if (isStoreUnavailable(err)) this.failedAt = this.now();
         throw err;
+      } finally {
+        this.inFlight.delete(id);
       }
     };
     const bound = new Map<PropertyKey, unknown>([['write', write]]);
@@ -39,8 +54,10 @@ export class StoreHealth {
     });
   }
 
-  /** False from a failed write until a write succeeds. */
+  /** False from a failed write until a write succeeds, and while a write has waited past `stallMs`. */
   get writable(): boolean {
+    const oldest = this.inFlight.values().next();
+    if (!oldest.done && this.now() - oldest.value > this.stallMs) return false;
     return this.failedAt === null || (this.okAt !== null && this.okAt >= this.failedAt);
   }
 
@@ -54,5 +71,20 @@ export class StoreHealth {
       .finally(() => {
         this.probing = false;
       });
+  }
+
+  /** Whether a small write commits within `timeoutMs` now (`store`: the watched store). */
+  async check(store: Store, timeoutMs: number): Promise<boolean> {
+    let timer: NodeJS.Timeout | undefined;
+    const write = store.write([{ op: 'meta.set', key: PROBE_KEY, value: new Date(this.now()).toISOString() }]).then(
+      () => true,
+      () => false,
+    );
+    const late = new Promise<boolean>((resolve) => (timer = setTimeout(() => resolve(false), timeoutMs)));
+    try {
+      return await Promise.race([write, late]);
+    } finally {
+      clearTimeout(timer);
+    }
   }
 }

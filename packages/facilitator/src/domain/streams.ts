@@ -67,8 +67,10 @@ export class StreamSessions {
   async open(input: OpenInput): Promise<{ stream: StreamRecord; deposit: bigint }> {
     await this.checkFirstSlice(input);
     const channel = await this.d.book.get(input.channelId);
-    if (!channel || channel.record.status !== 'open') throw new SvcError('CONFLICT', `Channel ${input.channelId} is not open.`);
-    if (channel.record.payee !== input.payTo) throw new SvcError('CONFLICT', `Channel ${input.channelId} does not pay ${input.payTo}.`);
+    if (!channel || channel.record.status !== 'open')
+      throw new SvcError('CONFLICT', `Channel ${input.channelId} is not open.`);
+    if (channel.record.payee !== input.payTo)
+      throw new SvcError('CONFLICT', `Channel ${input.channelId} does not pay ${input.payTo}.`);
     const now = this.iso();
     const paid = channel.record.lastAccepted;
     const stream: StreamRecord = {
@@ -95,7 +97,12 @@ export class StreamSessions {
     };
     const result = await this.d.events.commit([
       { op: 'stream.open', stream, ...this.d.limits },
-      this.event('stream.started', stream, now, { streamId: stream.id, channelId: stream.channelId.toString(), unit: stream.unit, resource: stream.resource }),
+      this.event('stream.started', stream, now, {
+        streamId: stream.id,
+        channelId: stream.channelId.toString(),
+        unit: stream.unit,
+        resource: stream.resource,
+      }),
     ]);
     if (!result.ok && result.reason === 'limit') {
       const why = (await this.fullCap(stream.channelId, stream.payer, stream.payTo)) ?? 'a cap was reached';
@@ -112,7 +119,10 @@ export class StreamSessions {
   async checkCapacity(channelId: bigint): Promise<void> {
     const channel = await this.d.book.get(channelId);
     const full = await this.fullCap(channelId, channel?.record.payer ?? null, channel?.record.payee ?? null);
-    if (full) throw new SvcError('RATE_LIMITED', `No stream session can be opened now: ${full}; try again shortly.`, { retryAfter: RATE_LIMIT_RETRY_SECONDS });
+    if (full)
+      throw new SvcError('RATE_LIMITED', `No stream session can be opened now: ${full}; try again shortly.`, {
+        retryAfter: RATE_LIMIT_RETRY_SECONDS,
+      });
   }
 
   /**
@@ -122,9 +132,12 @@ export class StreamSessions {
   private async fullCap(channelId: bigint, payer: string | null, payTo: string | null): Promise<string | null> {
     const { maxPerChannel, maxPerPayer, maxPerPayee, maxTotal } = this.d.limits;
     const onChannel = await this.d.store.countOpenStreams(channelId);
-    if (onChannel >= maxPerChannel) return `channel ${channelId} has ${onChannel} open sessions (at most ${maxPerChannel})`;
-    if (payer !== null && (await this.d.store.countOpenStreamsOf({ payer })) >= maxPerPayer) return `the payer ${payer} has ${maxPerPayer} open sessions (at most ${maxPerPayer} per payer)`;
-    if (payTo !== null && (await this.d.store.countOpenStreamsOf({ payTo })) >= maxPerPayee) return `the seller ${payTo} has ${maxPerPayee} open sessions (at most ${maxPerPayee} per seller)`;
+    if (onChannel >= maxPerChannel)
+      return `channel ${channelId} has ${onChannel} open sessions (at most ${maxPerChannel})`;
+    if (payer !== null && (await this.d.store.countOpenStreamsOf({ payer })) >= maxPerPayer)
+      return `the payer ${payer} has ${maxPerPayer} open sessions (at most ${maxPerPayer} per payer)`;
+    if (payTo !== null && (await this.d.store.countOpenStreamsOf({ payTo })) >= maxPerPayee)
+      return `the seller ${payTo} has ${maxPerPayee} open sessions (at most ${maxPerPayee} per seller)`;
     if ((await this.d.store.countOpenStreams()) >= maxTotal) return `${maxTotal} sessions are open`;
     return null;
   }
@@ -172,10 +185,16 @@ export class StreamSessions {
   }
 
   /** POST /channels/:id/voucher: a voucher for a session's next slice (or a bare one). */
-  async voucher(channelId: bigint, v: { streamId?: string; cumulative: bigint; signature: string }, facilitatorUrl: string): Promise<{ receipt: PaymentResponse; streamId: string | null; requiredCumulative: bigint | null }> {
+  async voucher(
+    channelId: bigint,
+    v: { streamId?: string; cumulative: bigint; signature: string },
+    facilitatorUrl: string,
+  ): Promise<{ receipt: PaymentResponse; streamId: string | null; requiredCumulative: bigint | null }> {
     const stream = v.streamId === undefined ? null : await this.d.store.getStream(v.streamId);
-    if (v.streamId !== undefined && (!stream || stream.channelId !== channelId)) throw new SvcError('STREAM_NOT_FOUND', `No stream session ${v.streamId} on channel ${channelId}.`);
-    if (stream && stream.status !== 'open') throw new SvcError('CONFLICT', `Stream session ${stream.id} has ended (${stream.reason}).`);
+    if (v.streamId !== undefined && (!stream || stream.channelId !== channelId))
+      throw new SvcError('STREAM_NOT_FOUND', `No stream session ${v.streamId} on channel ${channelId}.`);
+    if (stream && stream.status !== 'open')
+      throw new SvcError('CONFLICT', `Stream session ${stream.id} has ended (${stream.reason}).`);
     const channel = await this.d.book.get(channelId);
     const payTo = stream?.payTo ?? channel?.record.payee ?? '';
     const outcome = await this.d.verifier.verify({
@@ -188,15 +207,32 @@ export class StreamSessions {
       ...(stream
         ? {
             extraOps: ({ delta, receipt }): WriteOp[] => [
-              { op: 'stream.credit', streamId: stream.id, cumulative: v.cumulative, delta, receiptId: receipt.id, required: v.cumulative + stream.sliceCost, at: receipt.ts },
+              {
+                op: 'stream.credit',
+                streamId: stream.id,
+                cumulative: v.cumulative,
+                delta,
+                receiptId: receipt.id,
+                required: v.cumulative + stream.sliceCost,
+                at: receipt.ts,
+              },
             ],
             conflictMessage: `Stream session ${stream.id} has ended.`,
           }
         : {}),
     });
-    if (!outcome.ok) throw new SvcError(outcome.code, outcome.message, outcome.retryAfter === undefined ? {} : { retryAfter: outcome.retryAfter });
+    if (!outcome.ok)
+      throw new SvcError(
+        outcome.code,
+        outcome.message,
+        outcome.retryAfter === undefined ? {} : { retryAfter: outcome.retryAfter },
+      );
     if (stream) this.d.bus.signal(topicOf(stream.id));
-    return { receipt: outcome.response, streamId: stream?.id ?? null, requiredCumulative: stream ? v.cumulative + stream.sliceCost : null };
+    return {
+      receipt: outcome.response,
+      streamId: stream?.id ?? null,
+      requiredCumulative: stream ? v.cumulative + stream.sliceCost : null,
+    };
   }
 
   /** DELETE /streams/:id: the seller ends the session (again: the recorded outcome). */
@@ -204,7 +240,8 @@ export class StreamSessions {
     const stream = await this.d.store.getStream(id);
     if (!stream) throw new SvcError('STREAM_NOT_FOUND', `No stream session ${id}.`);
     if (stream.status === 'open') await this.finish(stream, reason, units);
-    else if (units !== null && stream.units === null) await this.d.store.write([{ op: 'stream.units', streamId: id, units }]);
+    else if (units !== null && stream.units === null)
+      await this.d.store.write([{ op: 'stream.units', streamId: id, units }]);
     this.d.bus.signal(topicOf(id));
     return (await this.d.store.getStream(id)) ?? stream;
   }
@@ -225,7 +262,8 @@ export class StreamSessions {
   /** After a restart no seller loop is attached to an open session: end them, cleanly. */
   async abortOrphans(): Promise<number> {
     let ended = 0;
-    for (const s of await this.d.store.listStreams({ status: 'open' })) if (await this.finish(s, 'ABORTED', null)) ended++;
+    for (const s of await this.d.store.listStreams({ status: 'open' }))
+      if (await this.finish(s, 'ABORTED', null)) ended++;
     return ended;
   }
 
@@ -251,19 +289,31 @@ export class StreamSessions {
     }
     const channel = await this.d.book.get(s.channelId);
     if (s.pendingReceiptId) {
-      const taken = await this.d.store.write([{ op: 'stream.consume', streamId: id, receiptId: s.pendingReceiptId, at: this.iso() }]);
+      const taken = await this.d.store.write([
+        { op: 'stream.consume', streamId: id, receiptId: s.pendingReceiptId, at: this.iso() },
+      ]);
       const receipt = taken.ok ? await this.d.store.getReceipt(s.pendingReceiptId) : null;
-      if (receipt) return { kind: 'paid', receipt: paymentResponseOf(receipt, channel?.record.deposit ?? 0n), requiredCumulative: s.required, deposit: channel?.record.deposit ?? 0n };
+      if (receipt)
+        return {
+          kind: 'paid',
+          receipt: paymentResponseOf(receipt, channel?.record.deposit ?? 0n),
+          requiredCumulative: s.required,
+          deposit: channel?.record.deposit ?? 0n,
+        };
       return null; // another wait took it: look again
     }
     if (channel && (await this.d.isFrozen(channel.record.payer))) return this.endWith(s, 'ACCOUNT_FROZEN');
     // Decided before waiting: no voucher can pay a slice the deposit cannot cover.
-    if (!channel || channel.record.status !== 'open' || s.required > channel.record.deposit) return this.endWith(s, 'CHANNEL_EXHAUSTED');
+    if (!channel || channel.record.status !== 'open' || s.required > channel.record.deposit)
+      return this.endWith(s, 'CHANNEL_EXHAUSTED');
     if (this.d.clock.now() >= deadline) return this.endWith(s, 'TIMEOUT');
     return null;
   }
 
-  private async endWith(s: StreamRecord, reason: 'ACCOUNT_FROZEN' | 'CHANNEL_EXHAUSTED' | 'TIMEOUT'): Promise<WaitResult | null> {
+  private async endWith(
+    s: StreamRecord,
+    reason: 'ACCOUNT_FROZEN' | 'CHANNEL_EXHAUSTED' | 'TIMEOUT',
+  ): Promise<WaitResult | null> {
     // If the session changed meanwhile (a voucher, an end), look again rather than end it blindly.
     return (await this.finish(s, reason, null)) ? { kind: END_KIND[reason]! } : null;
   }
@@ -290,10 +340,20 @@ export class StreamSessions {
   private async checkFirstSlice(input: OpenInput): Promise<void> {
     const receipt = await this.d.store.getReceipt(input.receiptId);
     const fresh = receipt !== null && this.d.clock.now() - Date.parse(receipt.ts) <= RECEIPT_FRESH_MS;
-    if (!receipt || receipt.channelId !== input.channelId.toString() || receipt.payee !== input.payTo || BigInt(receipt.amount) < input.initialCharge || !fresh) {
-      throw new SvcError('CONFLICT', 'receiptId must name the receipt of the first slice: for this channel and payee, at least initialCharge, issued within the last 60 s.');
+    if (
+      !receipt ||
+      receipt.channelId !== input.channelId.toString() ||
+      receipt.payee !== input.payTo ||
+      BigInt(receipt.amount) < input.initialCharge ||
+      !fresh
+    ) {
+      throw new SvcError(
+        'CONFLICT',
+        'receiptId must name the receipt of the first slice: for this channel and payee, at least initialCharge, issued within the last 60 s.',
+      );
     }
-    if (input.initialCharge < input.sliceCost) throw new SvcError('BAD_REQUEST', 'initialCharge must cover at least one slice.');
+    if (input.initialCharge < input.sliceCost)
+      throw new SvcError('BAD_REQUEST', 'initialCharge must cover at least one slice.');
   }
 
   private requirements(payTo: string, stream: StreamRecord | null, facilitatorUrl: string): PaymentRequirements {
@@ -306,7 +366,13 @@ export class StreamSessions {
       amount: slice,
       unit: stream?.unit ?? 'request',
       maxTimeoutSeconds: 60,
-      extra: { channelContract: this.d.channelContract, minDeposit: '0', facilitator: facilitatorUrl, areFeesSponsored: true, ...(stream ? { sliceAmount: slice } : {}) },
+      extra: {
+        channelContract: this.d.channelContract,
+        minDeposit: '0',
+        facilitator: facilitatorUrl,
+        areFeesSponsored: true,
+        ...(stream ? { sliceAmount: slice } : {}),
+      },
     };
   }
 
@@ -315,7 +381,10 @@ export class StreamSessions {
   }
 
   private event(type: string, s: StreamRecord, ts: string, data: Record<string, unknown>): WriteOp {
-    return { op: 'event', event: { type, source: 'facilitator', ts, channelId: s.channelId, accounts: [s.payTo], data } };
+    return {
+      op: 'event',
+      event: { type, source: 'facilitator', ts, channelId: s.channelId, accounts: [s.payTo], data },
+    };
   }
 
   private iso(): string {

@@ -6,15 +6,23 @@
 // allowance (PROTOCOL.md §6 puts the rate before "not increasing"; this order is stricter).
 // The advance is a compare-and-set in the store, durable before the receipt leaves: two copies of
 // one voucher give exactly one acceptance, in one process or many.
-import { formatUnits, fromHex, signReceiptAsync } from '@svc/core';
+import { formatUnits, fromHex, owedPerPayment, signReceiptAsync } from '@svc/core';
 import { LedgerUnavailable } from '@svc/ledger';
-import type { Keypair, Payment, PaymentRejection, PaymentRequirements, PaymentResponse, Receipt, VoucherContext } from '@svc/core';
+import type {
+  Keypair,
+  Payment,
+  PaymentRejection,
+  PaymentRequirements,
+  PaymentResponse,
+  Receipt,
+  VoucherContext,
+} from '@svc/core';
 import type { Store, WriteOp } from '../store/port.js';
 import type { CachedChannel, ChannelBook } from './channel-book.js';
 import type { Clock } from './clock.js';
 import type { EventLog } from './event-log.js';
 import type { LatencyWindow } from './latency.js';
-import type { LedgerClock } from './ledger-clock.js';
+import type { LatestLedger } from './latest-ledger.js';
 
 const MAX_CAS_ATTEMPTS = 4;
 
@@ -34,7 +42,12 @@ export interface VerifyInput {
 }
 
 export type VerifyOutcome =
-  | { ok: true; response: PaymentResponse; payer: string; /** The first answer to an earlier copy (Idempotency-Key), not a new acceptance. */ replayed?: true }
+  | {
+      ok: true;
+      response: PaymentResponse;
+      payer: string;
+      /** The first answer to an earlier copy (Idempotency-Key), not a new acceptance. */ replayed?: true;
+    }
   | { ok: false; code: PaymentRejection | 'CONFLICT'; message: string; payer?: string; retryAfter?: number };
 
 type Advanced = { kind: 'accepted'; response: PaymentResponse } | { kind: 'lost' } | { kind: 'conflict' };
@@ -52,7 +65,7 @@ export interface VerifierDeps {
   book: ChannelBook;
   store: Store;
   events: EventLog;
-  ledgerClock: LedgerClock;
+  latestLedger: LatestLedger;
   clock: Clock;
   latency: LatencyWindow;
   rate: VoucherRateLimit;
@@ -74,7 +87,8 @@ export class Verifier {
   async verify(input: VerifyInput): Promise<VerifyOutcome> {
     const started = performance.now();
     const outcome = await this.run(input, started);
-    if (!outcome.ok && outcome.code !== 'CONFLICT') this.d.onRejected({ code: outcome.code, channelId: input.payment.channelId, resource: input.resource });
+    if (!outcome.ok && outcome.code !== 'CONFLICT')
+      this.d.onRejected({ code: outcome.code, channelId: input.payment.channelId, resource: input.resource });
     return outcome;
   }
 
@@ -83,7 +97,7 @@ export class Verifier {
     const network = this.checkNetwork(payment, requirements);
     if (!network.ok) return network;
     // Without any reading of the ledger's time no expiry can be judged: 503, try again shortly.
-    if (!this.d.ledgerClock.known) throw new LedgerUnavailable('The facilitator has not read the ledger’s time yet.');
+    if (!this.d.latestLedger.known) throw new LedgerUnavailable('The facilitator has not read the ledger’s time yet.');
     let channel = await this.d.book.get(payment.channelId);
     if (!channel) return fail('CHANNEL_NOT_FOUND', `Channel ${payment.channelId} does not exist on ${this.d.network}.`);
     const payer = channel.record.payer;
@@ -105,38 +119,68 @@ export class Verifier {
       }
       const advanced = await this.advance(channel, input, started);
       if (advanced.kind === 'accepted') return { ok: true, response: advanced.response, payer };
-      if (advanced.kind === 'conflict') return { ok: false, code: 'CONFLICT', message: input.conflictMessage ?? 'The payment conflicts with the current state.', payer };
+      if (advanced.kind === 'conflict')
+        return {
+          ok: false,
+          code: 'CONFLICT',
+          message: input.conflictMessage ?? 'The payment conflicts with the current state.',
+          payer,
+        };
       // Lost the compare-and-set: another voucher advanced the channel. Re-read and re-check.
       const reloaded = await this.d.book.reload(payment.channelId);
       if (!reloaded) return { ...fail('CHANNEL_NOT_FOUND', 'The channel disappeared.'), payer };
       channel = reloaded;
       if (channel.record.status !== 'open') return { ...fail('CHANNEL_CLOSED', 'The channel is closed.'), payer };
     }
-    return { ...fail('VOUCHER_NOT_INCREASING', 'The channel kept advancing under this voucher; sign a new one.'), payer };
+    return {
+      ...fail('VOUCHER_NOT_INCREASING', 'The channel kept advancing under this voucher; sign a new one.'),
+      payer,
+    };
   }
 
   private checkNetwork(payment: Payment, requirements: PaymentRequirements): Step {
     if (payment.network !== this.d.network || requirements.network !== this.d.network) {
-      return fail('WRONG_NETWORK', `This facilitator settles on ${this.d.network}, not ${payment.network === this.d.network ? requirements.network : payment.network}.`);
+      return fail(
+        'WRONG_NETWORK',
+        `This facilitator settles on ${this.d.network}, not ${payment.network === this.d.network ? requirements.network : payment.network}.`,
+      );
     }
     return pass;
   }
 
-  private checkTerms(channel: CachedChannel, payment: Payment, requirements: PaymentRequirements, payerFrozen: boolean): Step {
+  private checkTerms(
+    channel: CachedChannel,
+    payment: Payment,
+    requirements: PaymentRequirements,
+    payerFrozen: boolean,
+  ): Step {
     const { record } = channel;
     if (record.status !== 'open') return fail('CHANNEL_CLOSED', `Channel ${record.id} is closed.`);
     if (record.payee !== requirements.payTo) {
-      return fail('WRONG_PAYEE', `Channel ${record.id} pays ${record.payee}, but this seller is ${requirements.payTo}.`);
+      return fail(
+        'WRONG_PAYEE',
+        `Channel ${record.id} pays ${record.payee}, but this seller is ${requirements.payTo}.`,
+      );
     }
     const acceptedAsset = payment.accepted?.['asset'];
-    if (record.asset !== requirements.asset || record.asset !== this.d.asset || (acceptedAsset !== undefined && acceptedAsset !== record.asset)) {
-      return fail('WRONG_ASSET', `Channel ${record.id} holds ${record.asset}; the payment asks for ${requirements.asset}.`);
+    if (
+      record.asset !== requirements.asset ||
+      record.asset !== this.d.asset ||
+      (acceptedAsset !== undefined && acceptedAsset !== record.asset)
+    ) {
+      return fail(
+        'WRONG_ASSET',
+        `Channel ${record.id} holds ${record.asset}; the payment asks for ${requirements.asset}.`,
+      );
     }
     if (payerFrozen) return fail('ACCOUNT_FROZEN', `The payer ${record.payer} is frozen.`);
     // On the estimate of the ledger's time, which keeps running while the ledger is silent.
-    const left = record.expiryLedger - this.d.ledgerClock.currentLedger;
+    const left = record.expiryLedger - this.d.latestLedger.currentLedger;
     if (left < this.d.safetyLedgers) {
-      return fail('CHANNEL_EXPIRING', `Channel ${record.id} expires in ${Math.max(0, left)} ledgers or fewer; vouchers are refused within ${this.d.safetyLedgers} ledgers of expiry.`);
+      return fail(
+        'CHANNEL_EXPIRING',
+        `Channel ${record.id} expires in ${Math.max(0, left)} ledgers or fewer; vouchers are refused within ${this.d.safetyLedgers} ledgers of expiry.`,
+      );
     }
     return pass;
   }
@@ -144,15 +188,19 @@ export class Verifier {
   private async checkSignature(channel: CachedChannel, payment: Payment): Promise<Step> {
     const sig = fromHex(payment.signature, 64);
     const valid =
-      channel.keyIsStrict && (await this.d.vouchers.verifyAsync(channel.voucherKey, payment.channelId, payment.cumulative, sig));
-    if (!valid) return fail('VOUCHER_BAD_SIGNATURE', "The voucher signature does not verify under the channel's voucher key.");
+      channel.keyIsStrict &&
+      (await this.d.vouchers.verifyAsync(channel.voucherKey, payment.channelId, payment.cumulative, sig));
+    if (!valid)
+      return fail('VOUCHER_BAD_SIGNATURE', "The voucher signature does not verify under the channel's voucher key.");
     return pass;
   }
 
   /** Counted only for a voucher that verifies and could advance: forged or replayed ones cannot use up a channel's limit. */
   private async checkRate(channelId: bigint): Promise<Step> {
     const wait = await this.d.rate.take(channelId);
-    return wait === null ? pass : fail('RATE_LIMITED', `Too many vouchers on channel ${channelId}; retry in ${wait} s.`, wait);
+    return wait === null
+      ? pass
+      : fail('RATE_LIMITED', `Too many vouchers on channel ${channelId}; retry in ${wait} s.`, wait);
   }
 
   private checkAmounts(channel: CachedChannel, input: VerifyInput): Step {
@@ -160,7 +208,7 @@ export class Verifier {
     const { cumulative } = input.payment;
     const increasing = checkIncreasing(channel, cumulative);
     if (!increasing.ok) return increasing;
-    const owed = owedBy(input.requirements);
+    const owed = owedPerPayment(input.requirements);
     const delta = cumulative - record.lastAccepted;
     if (delta < owed) return fail('VOUCHER_UNDERPAID', `The voucher adds ${delta}, but ${owed} is owed.`);
     if (cumulative > record.deposit) {
@@ -204,10 +252,17 @@ export class Verifier {
       latencyMs,
       receipt,
     };
-    let ops = [...this.advanceOps(record.lastAccepted, input, receipt, response, latencyMs), ...(input.extraOps?.({ delta, receipt }) ?? [])];
+    let ops = [
+      ...this.advanceOps(record.lastAccepted, input, receipt, response, latencyMs),
+      ...(input.extraOps?.({ delta, receipt }) ?? []),
+    ];
     let result = await this.d.events.commit(ops);
     const keyAt = result.ok || result.reason !== 'duplicate' ? -1 : result.op;
-    if (keyAt >= 0 && ops[keyAt]?.op === 'idempotency' && (ops[keyAt] as { key: string }).key.startsWith(VERIFY_KEY_PREFIX)) {
+    if (
+      keyAt >= 0 &&
+      ops[keyAt]?.op === 'idempotency' &&
+      (ops[keyAt] as { key: string }).key.startsWith(VERIFY_KEY_PREFIX)
+    ) {
       // The idempotency key belongs to another voucher: accept this one without remembering it.
       ops = ops.filter((_, i) => i !== keyAt);
       result = await this.d.events.commit(ops);
@@ -218,10 +273,23 @@ export class Verifier {
     return { kind: 'accepted', response };
   }
 
-  private advanceOps(expected: bigint, input: VerifyInput, receipt: Receipt, response: PaymentResponse, latencyMs: number): WriteOp[] {
+  private advanceOps(
+    expected: bigint,
+    input: VerifyInput,
+    receipt: Receipt,
+    response: PaymentResponse,
+    latencyMs: number,
+  ): WriteOp[] {
     const { payment } = input;
     const ops: WriteOp[] = [
-      { op: 'channel.advance', channelId: payment.channelId, expected, cumulative: payment.cumulative, signature: payment.signature, at: receipt.ts },
+      {
+        op: 'channel.advance',
+        channelId: payment.channelId,
+        expected,
+        cumulative: payment.cumulative,
+        signature: payment.signature,
+        at: receipt.ts,
+      },
       { op: 'receipt', receipt },
       {
         op: 'event',
@@ -246,7 +314,13 @@ export class Verifier {
       },
     ];
     if (input.idempotencyKey) {
-      ops.push({ op: 'idempotency', key: verifyKey(input.idempotencyKey), fingerprint: fingerprint(payment), response: JSON.stringify(response), at: receipt.ts });
+      ops.push({
+        op: 'idempotency',
+        key: verifyKey(input.idempotencyKey),
+        fingerprint: fingerprint(payment),
+        response: JSON.stringify(response),
+        at: receipt.ts,
+      });
     }
     return ops;
   }
@@ -264,13 +338,10 @@ export class Verifier {
 function checkIncreasing(channel: CachedChannel, cumulative: bigint): Step {
   const last = channel.record.lastAccepted;
   if (cumulative > last) return pass;
-  return fail('VOUCHER_NOT_INCREASING', `The voucher's cumulative ${cumulative} is not above the last accepted ${last}.`);
-}
-
-/** What one payment must add: one unit for `request`, one slice for `token` and `second`. */
-export function owedBy(requirements: PaymentRequirements): bigint {
-  if (requirements.unit === 'request') return BigInt(requirements.amount);
-  return BigInt(requirements.extra.sliceAmount ?? requirements.amount);
+  return fail(
+    'VOUCHER_NOT_INCREASING',
+    `The voucher's cumulative ${cumulative} is not above the last accepted ${last}.`,
+  );
 }
 
 /** Idempotency records are shared (attestations, reports): a client's key lives in its own namespace. */

@@ -50,7 +50,11 @@ export interface HttpOptions {
   consoleDir?: string;
 }
 
-export async function buildHttp(s: Services, feed: EventFeed, options: HttpOptions): Promise<{ app: FastifyInstance; routes: AnyRoute[] }> {
+export async function buildHttp(
+  s: Services,
+  feed: EventFeed,
+  options: HttpOptions,
+): Promise<{ app: FastifyInstance; routes: AnyRoute[] }> {
   const app = Fastify({
     loggerInstance: options.logger,
     logController: new LogController({ disableRequestLogging: true }),
@@ -61,7 +65,11 @@ export async function buildHttp(s: Services, feed: EventFeed, options: HttpOptio
     frameworkErrors: (error, request, reply) => void sendError(error, request, reply),
     clientErrorHandler: clientError,
   });
-  limitConnections(app.server, { perIp: s.config.CONN_MAX_PER_IP, total: s.config.CONN_MAX_TOTAL, trusted: trustedPeer(options.trustProxy) });
+  limitConnections(app.server, {
+    perIp: s.config.CONN_MAX_PER_IP,
+    total: s.config.CONN_MAX_TOTAL,
+    trusted: trustedPeer(options.trustProxy),
+  });
   installErrorHandling(app);
   installJsonParser(app);
   await app.register(cors, {
@@ -116,7 +124,11 @@ function installJsonParser(app: FastifyInstance): void {
   app.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body, done) => {
     void parse(request, typeof body === 'string' ? body : body.toString('utf8'), (err, value) => {
       if (err) return done(err, undefined);
-      if (jsonDepth(value) > MAX_JSON_DEPTH) return done(new SvcError('BAD_REQUEST', `The JSON body is nested deeper than ${MAX_JSON_DEPTH} levels.`), undefined);
+      if (jsonDepth(value) > MAX_JSON_DEPTH)
+        return done(
+          new SvcError('BAD_REQUEST', `The JSON body is nested deeper than ${MAX_JSON_DEPTH} levels.`),
+          undefined,
+        );
       done(null, value);
     });
   });
@@ -130,9 +142,17 @@ function installJsonParser(app: FastifyInstance): void {
  * being sent: event streams and long polls are bounded by their own rules, and a stream whose
  * client stopped reading is dropped by the event feed.
  */
-function serverTimeouts(idleMs: number): { keepAliveTimeout: number; requestTimeout: number; http: { headersTimeout: number; requestTimeout: number; connectionsCheckingInterval: number } } {
+function serverTimeouts(idleMs: number): {
+  keepAliveTimeout: number;
+  requestTimeout: number;
+  http: { headersTimeout: number; requestTimeout: number; connectionsCheckingInterval: number };
+} {
   const requestTimeout = Math.max(REQUEST_TIMEOUT_MS, idleMs);
-  return { keepAliveTimeout: idleMs, requestTimeout, http: { headersTimeout: idleMs, requestTimeout, connectionsCheckingInterval: TIMEOUT_CHECK_MS } };
+  return {
+    keepAliveTimeout: idleMs,
+    requestTimeout,
+    http: { headersTimeout: idleMs, requestTimeout, connectionsCheckingInterval: TIMEOUT_CHECK_MS },
+  };
 }
 
 /** TRUST_PROXY: empty (trust nobody), `true`, a hop count, or a list of addresses/CIDRs. */
@@ -159,5 +179,7 @@ function clientError(err: NodeJS.ErrnoException, socket: Socket): void {
         ? [408, 'The request took too long to arrive.']
         : [400, 'The request is malformed.'];
   const body = JSON.stringify({ error: 'BAD_REQUEST', source: 'facilitator', message });
-  socket.end(`HTTP/1.1 ${status} ${status === 431 ? 'Request Header Fields Too Large' : status === 408 ? 'Request Timeout' : 'Bad Request'}\r\ncontent-type: application/json; charset=utf-8\r\ncontent-length: ${Buffer.byteLength(body)}\r\nconnection: close\r\n\r\n${body}`);
+  socket.end(
+    `HTTP/1.1 ${status} ${status === 431 ? 'Request Header Fields Too Large' : status === 408 ? 'Request Timeout' : 'Bad Request'}\r\ncontent-type: application/json; charset=utf-8\r\ncontent-length: ${Buffer.byteLength(body)}\r\nconnection: close\r\n\r\n${body}`,
+  );
 }

@@ -79,10 +79,14 @@ export class ChannelListing {
   private async rest(query: Query, firstPage: ChannelRecord[], first: Buffer): Promise<Listing> {
     const parts = [first];
     let count = firstPage.length;
-    for (let page = firstPage; page.length === PAGE; ) {
+    for (let page = firstPage; page.length === PAGE;) {
       await new Promise<void>((resolve) => setImmediate(resolve));
       const last = page[PAGE - 1]!;
-      page = await this.store.listChannels({ ...query, after: { createdAt: last.createdAt, id: last.id }, limit: PAGE });
+      page = await this.store.listChannels({
+        ...query,
+        after: { createdAt: last.createdAt, id: last.id },
+        limit: PAGE,
+      });
       if (page.length > 0) parts.push(this.chunk(page, false));
       count += page.length;
     }

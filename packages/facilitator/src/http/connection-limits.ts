@@ -42,7 +42,11 @@ export function limitConnections(server: Server, o: ConnectionLimitOptions): voi
     const capped = o.perIp > 0 && !o.trusted(ip);
     const mine = perIp.get(ip) ?? 0;
     const refusal =
-      capped && mine >= o.perIp ? `Too many connections from ${ip}: at most ${o.perIp} open connections per address` : total >= o.total ? `Too many connections: at most ${o.total} open connections in all` : null;
+      capped && mine >= o.perIp
+        ? `Too many connections from ${ip}: at most ${o.perIp} open connections per address`
+        : total >= o.total
+          ? `Too many connections: at most ${o.total} open connections in all`
+          : null;
     if (refusal) return void refuse(socket, `${refusal}; retry in ${RETRY_AFTER_SECONDS} s.`);
     total++;
     perIp.set(ip, mine + 1);

@@ -18,7 +18,8 @@ import type { AnyRoute } from './route.js';
 export const CONSOLE_DIST = fileURLToPath(new URL('../../console', import.meta.url));
 export const INDEX_CACHE = 'no-cache';
 const ASSET_MAX_AGE_MS = 365 * 24 * 3600 * 1000;
-const NOT_BUILT = 'The web console is not built. Build it with `npm run build -w @svc/console` (`npm start` builds it when needed), then reload.';
+const NOT_BUILT =
+  'The web console is not built. Build it with `npm run build -w @svc/console` (`npm start` builds it when needed), then reload.';
 
 const AssetParams = z.object({
   file: z
@@ -35,10 +36,15 @@ export async function consoleRoutes(app: FastifyInstance, dist: string = CONSOLE
     defineRoute({
       method: 'GET',
       url: '/',
-      summary: 'The web console: live payments, sellers, accounts, the float and the catalog, read from this API (HTML; the view and address are in the URL fragment).',
+      summary:
+        'The web console: live payments, sellers, accounts, the float and the catalog, read from this API (HTML; the view and address are in the URL fragment).',
       tags: ['console'],
       responses: {
-        200: { description: 'The console page (Cache-Control: no-cache)', schema: z.string(), contentType: 'text/html' },
+        200: {
+          description: 'The console page (Cache-Control: no-cache)',
+          schema: z.string(),
+          contentType: 'text/html',
+        },
         404: { description: 'The console is not built; the message says how to build it', schema: ErrorBodySchema },
       },
       handler: async ({ reply }) => {
@@ -55,11 +61,15 @@ export async function consoleRoutes(app: FastifyInstance, dist: string = CONSOLE
       tags: ['console'],
       params: AssetParams,
       responses: {
-        200: { description: 'The file, with its content type (Cache-Control: public, max-age=31536000, immutable)', contentType: 'application/octet-stream' },
+        200: {
+          description: 'The file, with its content type (Cache-Control: public, max-age=31536000, immutable)',
+          contentType: 'application/octet-stream',
+        },
         404: { description: 'No such file in the build', schema: ErrorBodySchema },
       },
       // send sets Cache-Control only on a file it found: a 404 is not cached for a year.
-      handler: ({ params, reply }) => reply.sendFile(params.file, assets, { maxAge: ASSET_MAX_AGE_MS, immutable: true, dotfiles: 'deny' }),
+      handler: ({ params, reply }) =>
+        reply.sendFile(params.file, assets, { maxAge: ASSET_MAX_AGE_MS, immutable: true, dotfiles: 'deny' }),
     }),
   ];
 }

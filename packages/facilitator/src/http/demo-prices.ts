@@ -15,7 +15,11 @@ export const DemoPriceSchema = z
     path: z.string(),
     unit: z.enum(['request', 'second', 'token']),
     price: zUnits.meta({ description: 'Price of one unit, in base units (the 402’s accepts[0].amount).' }),
-    slice: z.number().int().nullable().meta({ description: 'Units paid per voucher (seconds or tokens); null per request.' }),
+    slice: z
+      .number()
+      .int()
+      .nullable()
+      .meta({ description: 'Units paid per voucher (seconds or tokens); null per request.' }),
     sliceAmount: zUnits.nullable().meta({ description: 'price × slice: what one voucher adds; null per request.' }),
     minDeposit: zUnits.meta({ description: 'The smallest channel deposit the seller accepts.' }),
     description: z.string(),
@@ -32,9 +36,35 @@ export interface DemoResource {
 /** The demo seller's resources and the meter options it sells them with. */
 export function demoResources(c: Config): DemoResource[] {
   return [
-    { method: 'GET', path: '/demo/book', options: { price: c.PRICE_BOOK_PER_REQUEST, unit: 'request', description: 'A short book about cumulative vouchers, per request (JSON).' } },
-    { method: 'GET', path: '/demo/ticker/stream', options: { price: c.PRICE_TICKER_PER_SECOND, unit: 'second', sliceSeconds: c.TICKER_SLICE_SECONDS, description: 'A price ticker, per second, streamed as server-sent events.' } },
-    { method: 'POST', path: '/demo/chat', options: { price: c.PRICE_CHAT_PER_TOKEN, unit: 'token', sliceTokens: c.CHAT_SLICE_TOKENS, description: 'A chat answer, per token, streamed as server-sent events.' } },
+    {
+      method: 'GET',
+      path: '/demo/book',
+      options: {
+        price: c.PRICE_BOOK_PER_REQUEST,
+        unit: 'request',
+        description: 'A short book about cumulative vouchers, per request (JSON).',
+      },
+    },
+    {
+      method: 'GET',
+      path: '/demo/ticker/stream',
+      options: {
+        price: c.PRICE_TICKER_PER_SECOND,
+        unit: 'second',
+        sliceSeconds: c.TICKER_SLICE_SECONDS,
+        description: 'A price ticker, per second, streamed as server-sent events.',
+      },
+    },
+    {
+      method: 'POST',
+      path: '/demo/chat',
+      options: {
+        price: c.PRICE_CHAT_PER_TOKEN,
+        unit: 'token',
+        sliceTokens: c.CHAT_SLICE_TOKENS,
+        description: 'A chat answer, per token, streamed as server-sent events.',
+      },
+    },
   ];
 }
 
@@ -42,6 +72,15 @@ export function demoPrices(c: Config, supported: SupportedResponse): DemoPrice[]
   return demoResources(c).map(({ method, path, options }) => {
     const terms = requirementsFor(options, '', supported);
     const slice = terms.extra.sliceSeconds ?? terms.extra.sliceTokens ?? null;
-    return { method, path, unit: terms.unit, price: terms.amount, slice, sliceAmount: terms.extra.sliceAmount ?? null, minDeposit: terms.extra.minDeposit, description: options.description };
+    return {
+      method,
+      path,
+      unit: terms.unit,
+      price: terms.amount,
+      slice,
+      sliceAmount: terms.extra.sliceAmount ?? null,
+      minDeposit: terms.extra.minDeposit,
+      description: options.description,
+    };
   });
 }

@@ -13,7 +13,8 @@ import { isStoreUnavailable } from '../store/faults.js';
 const TRANSPORT_STATUSES = new Set([413, 414, 415]);
 /** Retry-After of a 503 that names none: about one ledger close, as the meter says for an unreachable facilitator. */
 export const UNAVAILABLE_RETRY_AFTER_SECONDS = 5;
-const STORE_UNAVAILABLE_MESSAGE = "The facilitator's database is unavailable right now; send the same request again shortly.";
+const STORE_UNAVAILABLE_MESSAGE =
+  "The facilitator's database is unavailable right now; send the same request again shortly.";
 
 export function installErrorHandling(app: FastifyInstance): void {
   app.setNotFoundHandler((request, reply) => {
@@ -37,19 +38,27 @@ export function sendError(error: unknown, request: FastifyRequest, reply: Fastif
 
 export function toSvcError(error: unknown): SvcError {
   if (error instanceof SvcError) return error;
-  if (error instanceof LedgerUnavailable) return new SvcError('LEDGER_UNAVAILABLE', DEFAULT_MESSAGES.LEDGER_UNAVAILABLE, { source: 'ledger' });
+  if (error instanceof LedgerUnavailable)
+    return new SvcError('LEDGER_UNAVAILABLE', DEFAULT_MESSAGES.LEDGER_UNAVAILABLE, { source: 'ledger' });
   if (error instanceof LedgerTxRefused) return new SvcError('BAD_REQUEST', error.message, { source: 'ledger' });
   // The demo's own transactions go through the sdk's ledger client.
   if (error instanceof LedgerClientError) {
-    if (error.status >= 500) return new SvcError('LEDGER_UNAVAILABLE', DEFAULT_MESSAGES.LEDGER_UNAVAILABLE, { source: 'ledger' });
-    return new SvcError('LEDGER_REJECTED', `The ledger refused the transaction: ${error.message}`, { source: 'ledger', ...(error.tx ? { tx: error.tx } : {}) });
+    if (error.status >= 500)
+      return new SvcError('LEDGER_UNAVAILABLE', DEFAULT_MESSAGES.LEDGER_UNAVAILABLE, { source: 'ledger' });
+    return new SvcError('LEDGER_REJECTED', `The ledger refused the transaction: ${error.message}`, {
+      source: 'ledger',
+      ...(error.tx ? { tx: error.tx } : {}),
+    });
   }
   // Nothing of a failed write was acknowledged (store/faults.ts): the client may send it again.
   if (isStoreUnavailable(error)) return new SvcError('FACILITATOR_UNAVAILABLE', STORE_UNAVAILABLE_MESSAGE);
   const status = statusOf(error);
   if (status !== undefined && status >= 400 && status < 500) {
     // Fastify's own refusals: unparsable JSON, body too large, unsupported media type, bad URL, …
-    return new SvcError(status === 429 ? 'RATE_LIMITED' : 'BAD_REQUEST', clientMessage((error as FastifyError).code, status));
+    return new SvcError(
+      status === 429 ? 'RATE_LIMITED' : 'BAD_REQUEST',
+      clientMessage((error as FastifyError).code, status),
+    );
   }
   return new SvcError('INTERNAL');
 }

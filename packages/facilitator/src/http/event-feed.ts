@@ -112,8 +112,10 @@ export class EventFeed {
 
   /** Why a new connection from `ip` must be refused, or null. */
   refusal(ip: string): string | null {
-    if ((this.perIp.get(ip) ?? 0) + this.presence.elsewhere(ip) >= this.limits.perIp) return `at most ${this.limits.perIp} open event streams per address`;
-    if (this.clients.size + this.presence.elsewhereTotal() >= this.limits.total) return `at most ${this.limits.total} open event streams`;
+    if ((this.perIp.get(ip) ?? 0) + this.presence.elsewhere(ip) >= this.limits.perIp)
+      return `at most ${this.limits.perIp} open event streams per address`;
+    if (this.clients.size + this.presence.elsewhereTotal() >= this.limits.total)
+      return `at most ${this.limits.total} open event streams`;
     return null;
   }
 
@@ -125,7 +127,18 @@ export class EventFeed {
    * event (another deployment's, a reset store) gets a `feed.reset` frame, then the last BACKLOG.
    */
   async attach(res: ServerResponse, ip: string, filter: FeedFilter, lastEventId: number | null): Promise<void> {
-    const client: Client = { res, ip, filter, queued: [], lastId: lastEventId ?? 0, allowance: this.maxBufferedBytes, written: 0, taken: 0, swept: { written: 0, drained: true }, stalledSince: null };
+    const client: Client = {
+      res,
+      ip,
+      filter,
+      queued: [],
+      lastId: lastEventId ?? 0,
+      allowance: this.maxBufferedBytes,
+      written: 0,
+      taken: 0,
+      swept: { written: 0, drained: true },
+      stalledSince: null,
+    };
     this.clients.add(client);
     this.perIp.set(ip, (this.perIp.get(ip) ?? 0) + 1);
     res.on('close', () => this.detach(client));
@@ -133,7 +146,15 @@ export class EventFeed {
     if (after !== null) {
       const newest = (await this.store.events({ order: 'desc', limit: 1 }))[0]?.id ?? 0;
       if (after > newest) {
-        this.push(client, notice('feed.reset', { lastEventId: after, newestId: newest, reason: 'Last-Event-ID is beyond the newest event of this facilitator: the stream starts again with its last events.' }));
+        this.push(
+          client,
+          notice('feed.reset', {
+            lastEventId: after,
+            newestId: newest,
+            reason:
+              'Last-Event-ID is beyond the newest event of this facilitator: the stream starts again with its last events.',
+          }),
+        );
         after = null;
         client.lastId = 0;
       }
@@ -147,7 +168,12 @@ export class EventFeed {
 
   /** The last BACKLOG events (after `after`, if given), oldest first. */
   private async sendBacklog(client: Client, after?: number): Promise<void> {
-    const backlog = await this.store.events({ ...(after === undefined ? {} : { after }), order: 'desc', limit: BACKLOG, ...filterQuery(client.filter) });
+    const backlog = await this.store.events({
+      ...(after === undefined ? {} : { after }),
+      order: 'desc',
+      limit: BACKLOG,
+      ...filterQuery(client.filter),
+    });
     // Written whole: the backlog is bounded by itself (BACKLOG events), and a client may leave it
     // waiting, plus maxBufferedBytes of what keeps coming after it.
     for (const event of backlog.reverse()) {
@@ -161,7 +187,12 @@ export class EventFeed {
     client.lastId = after;
     let replayed = 0;
     for (;;) {
-      const page = await this.store.events({ after: client.lastId, order: 'asc', limit: REPLAY_PAGE, ...filterQuery(client.filter) });
+      const page = await this.store.events({
+        after: client.lastId,
+        order: 'asc',
+        limit: REPLAY_PAGE,
+        ...filterQuery(client.filter),
+      });
       // Like the backlog, a page may be left waiting whole (the next is read once it is taken).
       client.allowance = this.maxBufferedBytes;
       for (const event of page) {
@@ -177,12 +208,30 @@ export class EventFeed {
     }
     // Too far behind to replay here: say so, and go on with the last events.
     const resumeFrom = client.lastId;
-    const latest = await this.store.events({ after: resumeFrom, order: 'desc', limit: BACKLOG, ...filterQuery(client.filter) });
+    const latest = await this.store.events({
+      after: resumeFrom,
+      order: 'desc',
+      limit: BACKLOG,
+      ...filterQuery(client.filter),
+    });
     const firstKept = latest.at(-1)?.id;
     if (firstKept !== undefined) {
-      const skipped = await this.store.events({ after: resumeFrom, before: firstKept, order: 'desc', limit: 1, ...filterQuery(client.filter) });
+      const skipped = await this.store.events({
+        after: resumeFrom,
+        before: firstKept,
+        order: 'desc',
+        limit: 1,
+        ...filterQuery(client.filter),
+      });
       if (skipped.length > 0) {
-        this.push(client, notice('feed.gap', { after: resumeFrom, before: firstKept, reason: `more than ${this.replayMax} events to replay: the events after ${resumeFrom} and before ${firstKept} are not sent (they are in the accounts' ledgers, GET /accounts/:address/ledger).` }));
+        this.push(
+          client,
+          notice('feed.gap', {
+            after: resumeFrom,
+            before: firstKept,
+            reason: `more than ${this.replayMax} events to replay: the events after ${resumeFrom} and before ${firstKept} are not sent (they are in the accounts' ledgers, GET /accounts/:address/ledger).`,
+          }),
+        );
       }
     }
     await this.sendBacklog(client, resumeFrom);
@@ -243,7 +292,9 @@ export class EventFeed {
         .filter((client) => !(client.swept.drained && client.swept.written === client.written))
         .map((client) => ({ client, written: client.written, waiting: client.res.writableLength }));
       if (before.length === 0) return;
-      const kernel = await this.sendQueues.read(before.flatMap(({ client }) => (client.res.socket ? [client.res.socket] : [])));
+      const kernel = await this.sendQueues.read(
+        before.flatMap(({ client }) => (client.res.socket ? [client.res.socket] : [])),
+      );
       const now = performance.now();
       for (const { client, written, waiting } of before) {
         const socket = client.res.socket;
@@ -280,7 +331,10 @@ function notice(type: 'feed.reset' | 'feed.gap', data: Record<string, unknown>):
 }
 
 function filterQuery(filter: FeedFilter): { account?: string; channelId?: bigint } {
-  return { ...(filter.account ? { account: filter.account } : {}), ...(filter.channelId !== undefined ? { channelId: filter.channelId } : {}) };
+  return {
+    ...(filter.account ? { account: filter.account } : {}),
+    ...(filter.channelId !== undefined ? { channelId: filter.channelId } : {}),
+  };
 }
 
 /** Resolves once `res` has room again (true), or is gone (false). */

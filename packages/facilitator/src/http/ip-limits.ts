@@ -26,8 +26,12 @@ export interface IpLimitOptions {
 
 /** Installs the general limit as an onRequest hook; returns the costly limit for the routes that declare it. */
 export async function installIpLimits(app: FastifyInstance, limiters: Limiters, o: IpLimitOptions): Promise<IpLimits> {
-  const general = o.generalPerMinute > 0 ? await limiters.limiter({ name: 'ip', points: o.generalPerMinute, seconds: 60 }) : null;
-  const costly = o.costlyPerMinute > 0 ? await limiters.limiter({ name: 'ip-costly', points: o.costlyPerMinute, seconds: 60 }) : null;
+  const general =
+    o.generalPerMinute > 0 ? await limiters.limiter({ name: 'ip', points: o.generalPerMinute, seconds: 60 }) : null;
+  const costly =
+    o.costlyPerMinute > 0
+      ? await limiters.limiter({ name: 'ip-costly', points: o.costlyPerMinute, seconds: 60 })
+      : null;
   const token = Buffer.from(o.internalToken);
   const internal = (request: FastifyRequest): boolean => {
     const given = request.headers[INTERNAL_HEADER];
@@ -46,5 +50,6 @@ export async function installIpLimits(app: FastifyInstance, limiters: Limiters, 
 
 async function refuseOver(limiter: Limiter, ip: string, what: string): Promise<void> {
   const wait = await limiter.take(ip);
-  if (wait !== null) throw new SvcError('RATE_LIMITED', `Too many ${what} from ${ip}; retry in ${wait} s.`, { retryAfter: wait });
+  if (wait !== null)
+    throw new SvcError('RATE_LIMITED', `Too many ${what} from ${ip}; retry in ${wait} s.`, { retryAfter: wait });
 }

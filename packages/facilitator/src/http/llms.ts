@@ -1,7 +1,19 @@
 // GET /llms.txt: a plain-text guide for language models, generated at request time from the
 // configuration, the ledger's identity and the route declarations, so it cannot go stale. The
 // voucher test vector is computed here by the same voucher code the verifier uses.
-import { REASON_STATUS, TX_DOMAIN, displayAmount, fromHex, keypairFromSeed, networkId, signLedgerTx, toHex, txCanonicalJson, txSigningHash, voucherContext } from '@svc/core';
+import {
+  REASON_STATUS,
+  TX_DOMAIN,
+  displayAmount,
+  fromHex,
+  keypairFromSeed,
+  networkId,
+  signLedgerTx,
+  toHex,
+  txCanonicalJson,
+  txSigningHash,
+  voucherContext,
+} from '@svc/core';
 import type { LedgerInfo } from '@svc/ledger';
 import type { Config } from '../config.js';
 import { COSTLY, PAGE, REUSE_MS } from './channel-listing.js';
@@ -32,7 +44,21 @@ export interface LlmsInput {
 }
 
 export function llmsText(i: LlmsInput): string {
-  return [...intro(i), ...scheme(i), ...voucherBytes(i), ...paymentHeader(), ...(i.ledgerServed ? ledgerTransactions(i) : []), ...events(), ...errors(), ...prices(i), ...limits(i.config), ...endpoints(i.routes), ...exampleFlow(i)].join('\n') + '\n';
+  return (
+    [
+      ...intro(i),
+      ...scheme(i),
+      ...voucherBytes(i),
+      ...paymentHeader(),
+      ...(i.ledgerServed ? ledgerTransactions(i) : []),
+      ...events(),
+      ...errors(),
+      ...prices(i),
+      ...limits(i.config),
+      ...endpoints(i.routes),
+      ...exampleFlow(i),
+    ].join('\n') + '\n'
+  );
 }
 
 function intro(i: LlmsInput): string[] {
@@ -142,7 +168,14 @@ function ledgerTransactions(i: LlmsInput): string[] {
   const payee = keypairFromSeed(fromHex(v.payeeSecretSeedHex, 32)).address;
   const body = { source: key.address, seq: v.seq, op: v.op, args: { payee, ...v.args } };
   const signed = signLedgerTx(key, v.networkPassphrase, body);
-  const expected = { source: key.address, payee, canonicalJson: txCanonicalJson(body), networkIdHex: toHex(networkId(v.networkPassphrase)), hashHex: toHex(txSigningHash(v.networkPassphrase, body)), signatureHex: signed.signature };
+  const expected = {
+    source: key.address,
+    payee,
+    canonicalJson: txCanonicalJson(body),
+    networkIdHex: toHex(networkId(v.networkPassphrase)),
+    hashHex: toHex(txSigningHash(v.networkPassphrase, body)),
+    signatureHex: signed.signature,
+  };
   return [
     '## Ledger transactions (POST /ledger/tx)',
     '',
@@ -188,7 +221,8 @@ function events(): string[] {
 
 function errors(): string[] {
   const byStatus = new Map<number, string[]>();
-  for (const [code, status] of Object.entries(REASON_STATUS)) byStatus.set(status, [...(byStatus.get(status) ?? []), code]);
+  for (const [code, status] of Object.entries(REASON_STATUS))
+    byStatus.set(status, [...(byStatus.get(status) ?? []), code]);
   return [
     '## Errors',
     '',
@@ -201,7 +235,8 @@ function errors(): string[] {
 
 function prices(i: LlmsInput): string[] {
   const code = i.ledger.asset.code;
-  const amount = (units: string) => `${units} base units (${displayAmount(BigInt(units), i.ledger.asset.decimals)} ${code})`;
+  const amount = (units: string) =>
+    `${units} base units (${displayAmount(BigInt(units), i.ledger.asset.decimals)} ${code})`;
   const line = (p: DemoPrice) =>
     `- ${p.method} ${i.baseUrl}${p.path}: ${amount(p.price)} per ${p.unit}` +
     (p.slice === null ? '' : `, ${p.slice} ${p.unit}s per voucher = ${amount(p.sliceAmount ?? '0')}`) +
@@ -243,7 +278,8 @@ function endpoints(routes: readonly RouteDoc[]): string[] {
 function exampleFlow(i: LlmsInput): string[] {
   const book = i.demo.find((p) => p.unit === 'request');
   const ticker = i.demo.find((p) => p.unit === 'second');
-  const deposit = i.demo.reduce((max, p) => (BigInt(p.minDeposit) > max ? BigInt(p.minDeposit) : max), 0n) || 5_000_000n;
+  const deposit =
+    i.demo.reduce((max, p) => (BigInt(p.minDeposit) > max ? BigInt(p.minDeposit) : max), 0n) || 5_000_000n;
   const price = book?.price ?? '<accepts[0].amount>';
   // Without the demo seller the flow is the same against any metered resource (the catalog lists them).
   const url = book ? `$BASE${book.path}` : '$URL';
@@ -285,7 +321,11 @@ function exampleFlow(i: LlmsInput): string[] {
     'const { channelId } = await ledger.openChannel({ payer, payee, deposit, voucherKey });',
     'const signer = new ChannelSigner({ channelId, deposit, voucherKey, payee, networkPassphrase: info.passphrase, channelContract: info.contracts.channel, network: info.network, asset: info.contracts.asset });',
     `const res = await payFetch(${tsUrl}, {}, { signer }); // res.payment.receipt`,
-    ...(ticker ? [`const run = await streamPaid({ url: \`\${BASE}${ticker.path}?seconds=30\`, signer, onEvent: (e) => console.log(e.event, e.data) });`] : []),
+    ...(ticker
+      ? [
+          `const run = await streamPaid({ url: \`\${BASE}${ticker.path}?seconds=30\`, signer, onEvent: (e) => console.log(e.event, e.data) });`,
+        ]
+      : []),
     '```',
     '',
   ];

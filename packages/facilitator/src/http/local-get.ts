@@ -14,7 +14,12 @@ export type LocalGet = (path: string, query?: Record<string, string>) => Promise
 /** `internalToken` marks the call as the facilitator's own, so per-IP limits do not count it again. */
 export function localGet(app: FastifyInstance, internalToken: string): LocalGet {
   return async (path, query) => {
-    const res = await app.inject({ method: 'GET', url: path, headers: { [INTERNAL_HEADER]: internalToken }, ...(query ? { query } : {}) });
+    const res = await app.inject({
+      method: 'GET',
+      url: path,
+      headers: { [INTERNAL_HEADER]: internalToken },
+      ...(query ? { query } : {}),
+    });
     let body: unknown = res.body;
     try {
       body = res.json();

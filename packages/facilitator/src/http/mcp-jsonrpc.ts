@@ -19,14 +19,25 @@ export const JsonRpcMessageSchema = z
     z.looseObject({ jsonrpc: z.literal('2.0'), id: zId, method: z.string().max(256), params: zParams }),
     z.looseObject({ jsonrpc: z.literal('2.0'), method: z.string().max(256), params: zParams }),
     z.looseObject({ jsonrpc: z.literal('2.0'), id: zId, result: z.unknown() }),
-    z.looseObject({ jsonrpc: z.literal('2.0'), id: zId.nullable(), error: z.looseObject({ code: z.number().int(), message: z.string() }) }),
+    z.looseObject({
+      jsonrpc: z.literal('2.0'),
+      id: zId.nullable(),
+      error: z.looseObject({ code: z.number().int(), message: z.string() }),
+    }),
   ])
   .meta({ id: 'JsonRpcMessage', description: 'A JSON-RPC 2.0 request, notification or response (MCP 2025-11-25).' });
 export type JsonRpcMessage = z.infer<typeof JsonRpcMessageSchema>;
 
 export const JsonRpcErrorSchema = z
-  .object({ jsonrpc: z.literal('2.0'), id: zId.nullable(), error: z.object({ code: z.number().int(), message: z.string(), data: z.unknown().optional() }) })
-  .meta({ id: 'JsonRpcError', description: 'A JSON-RPC 2.0 error response; `id` is null when the request’s id could not be read.' });
+  .object({
+    jsonrpc: z.literal('2.0'),
+    id: zId.nullable(),
+    error: z.object({ code: z.number().int(), message: z.string(), data: z.unknown().optional() }),
+  })
+  .meta({
+    id: 'JsonRpcError',
+    description: 'A JSON-RPC 2.0 error response; `id` is null when the request’s id could not be read.',
+  });
 
 export interface JsonRpcError {
   jsonrpc: '2.0';
@@ -35,24 +46,30 @@ export interface JsonRpcError {
 }
 
 export type Checked =
-  | { ok: true; messages: JsonRpcMessage | JsonRpcMessage[] }
-  | { ok: false; status: number; error: JsonRpcError };
+  { ok: true; messages: JsonRpcMessage | JsonRpcMessage[] } | { ok: false; status: number; error: JsonRpcError };
 
 export function rpcError(id: string | number | null, code: number, message: string): JsonRpcError {
   return { jsonrpc: '2.0', id, error: { code, message } };
 }
 
 /** Parses and checks a POST /mcp body (the raw text). */
-export function checkMessages(raw: string, protocolVersion: string | undefined, tools: readonly string[], maxBatch: number): Checked {
+export function checkMessages(
+  raw: string,
+  protocolVersion: string | undefined,
+  tools: readonly string[],
+  maxBatch: number,
+): Checked {
   let value: unknown;
   try {
     value = JSON.parse(raw);
   } catch {
     return { ok: false, status: 400, error: rpcError(null, PARSE_ERROR, 'Parse error: the body is not JSON.') };
   }
-  if (jsonDepth(value) > MAX_JSON_DEPTH) return invalid(null, `the body is nested deeper than ${MAX_JSON_DEPTH} levels`);
+  if (jsonDepth(value) > MAX_JSON_DEPTH)
+    return invalid(null, `the body is nested deeper than ${MAX_JSON_DEPTH} levels`);
   if (Array.isArray(value)) {
-    if (protocolVersion !== undefined && protocolVersion >= NO_BATCH_FROM) return invalid(null, `protocol version ${protocolVersion} has no batches: send one message per request`);
+    if (protocolVersion !== undefined && protocolVersion >= NO_BATCH_FROM)
+      return invalid(null, `protocol version ${protocolVersion} has no batches: send one message per request`);
     if (value.length === 0 || value.length > maxBatch) return invalid(null, `a batch holds 1 to ${maxBatch} messages`);
   }
   const messages: unknown[] = Array.isArray(value) ? value : [value];
@@ -60,7 +77,8 @@ export function checkMessages(raw: string, protocolVersion: string | undefined, 
     const parsed = safeParse(JsonRpcMessageSchema, m);
     if (!parsed.success) return invalid(idOf(m), 'not a JSON-RPC 2.0 request, notification or response');
     // A notification has no id: an id that is there must be a string or an integer (MCP).
-    if (typeof m === 'object' && m !== null && 'id' in m && !safeParse(zId.nullable(), m.id).success) return invalid(null, 'an id is a string or an integer');
+    if (typeof m === 'object' && m !== null && 'id' in m && !safeParse(zId.nullable(), m.id).success)
+      return invalid(null, 'an id is a string or an integer');
   }
   const checked = messages as JsonRpcMessage[];
   if (!Array.isArray(value)) {
@@ -75,8 +93,14 @@ function checkToolCall(m: JsonRpcMessage, tools: readonly string[]): JsonRpcErro
   const { method, id, params } = m as { method?: unknown; id?: string | number; params?: Record<string, unknown> };
   if (method !== 'tools/call' || id === undefined) return null;
   const name = params?.['name'];
-  if (typeof name !== 'string') return rpcError(id, INVALID_PARAMS, 'Invalid params: tools/call needs params.name, the tool to call.');
-  if (!tools.includes(name)) return rpcError(id, INVALID_PARAMS, `Invalid params: unknown tool ${JSON.stringify(name.slice(0, 64))} (tools: ${tools.join(', ')}).`);
+  if (typeof name !== 'string')
+    return rpcError(id, INVALID_PARAMS, 'Invalid params: tools/call needs params.name, the tool to call.');
+  if (!tools.includes(name))
+    return rpcError(
+      id,
+      INVALID_PARAMS,
+      `Invalid params: unknown tool ${JSON.stringify(name.slice(0, 64))} (tools: ${tools.join(', ')}).`,
+    );
   return null;
 }
 

@@ -27,8 +27,12 @@ const CatalogPriceSchema = z.object({
 export const PriceListShape = {
   network: z.string(),
   asset: z.object({ contract: z.string(), code: z.string(), decimals: z.number().int() }),
-  demo: z.array(DemoPriceSchema.extend({ url: z.string(), payTo: z.string() })).meta({ description: 'The demo seller’s resources (empty when DEMO is off).' }),
-  catalog: z.array(CatalogPriceSchema).meta({ description: 'Every payment option of the discovery catalog, most paid resources first.' }),
+  demo: z
+    .array(DemoPriceSchema.extend({ url: z.string(), payTo: z.string() }))
+    .meta({ description: 'The demo seller’s resources (empty when DEMO is off).' }),
+  catalog: z
+    .array(CatalogPriceSchema)
+    .meta({ description: 'Every payment option of the discovery catalog, most paid resources first.' }),
   catalogTotal: z.number().int().meta({ description: 'Listings in the catalog (the price list stops at 1000 rows).' }),
 };
 type PriceList = z.infer<z.ZodObject<typeof PriceListShape>>;
@@ -36,7 +40,9 @@ type PriceList = z.infer<z.ZodObject<typeof PriceListShape>>;
 /** The price list, or the failing answer of the catalog route. */
 export async function priceList(s: Services, get: LocalGet): Promise<PriceList | LocalAnswer> {
   const base = s.publicUrl();
-  const demo = s.demo ? demoPrices(s.config, s.supported()).map((p) => ({ ...p, url: `${base}${p.path}`, payTo: s.demo!.payTo })) : [];
+  const demo = s.demo
+    ? demoPrices(s.config, s.supported()).map((p) => ({ ...p, url: `${base}${p.path}`, payTo: s.demo!.payTo }))
+    : [];
   const catalog: PriceList['catalog'] = [];
   let total = 0;
   for (let offset = 0; offset < CATALOG_MAX_ROWS; offset += CATALOG_PAGE) {
@@ -48,7 +54,13 @@ export async function priceList(s: Services, get: LocalGet): Promise<PriceList |
     if (page.items.length < CATALOG_PAGE) break;
   }
   const { network, asset, contracts } = s.ledgerInfo;
-  return { network, asset: { contract: contracts.asset, code: asset.code, decimals: asset.decimals }, demo, catalog: catalog.slice(0, CATALOG_MAX_ROWS), catalogTotal: total };
+  return {
+    network,
+    asset: { contract: contracts.asset, code: asset.code, decimals: asset.decimals },
+    demo,
+    catalog: catalog.slice(0, CATALOG_MAX_ROWS),
+    catalogTotal: total,
+  };
 }
 
 function pricesOf(item: z.infer<typeof DiscoveryResponseSchema>['items'][number]): PriceList['catalog'] {

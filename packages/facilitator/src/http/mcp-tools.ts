@@ -19,7 +19,14 @@ import { AccountSchema } from './routes/accounts.js';
 import { DiscoveryResponseSchema } from './routes/discovery.js';
 import { StatsSchema } from './routes/meta.js';
 
-export const MCP_TOOLS = ['svc_list_resources', 'svc_price_list', 'svc_get_channel', 'svc_get_account', 'svc_stats', 'svc_supported'] as const;
+export const MCP_TOOLS = [
+  'svc_list_resources',
+  'svc_price_list',
+  'svc_get_channel',
+  'svc_get_account',
+  'svc_stats',
+  'svc_supported',
+] as const;
 
 const READ_ONLY = { readOnlyHint: true, openWorldHint: false } as const;
 const INSTRUCTIONS =
@@ -30,28 +37,53 @@ const INSTRUCTIONS =
 /** A tool result from an endpoint's answer: its JSON as structured content, or its error body as an error. */
 export function toolResult(answer: LocalAnswer): CallToolResult {
   const text = JSON.stringify(answer.body);
-  if (answer.status >= 200 && answer.status < 300) return { content: [{ type: 'text', text }], structuredContent: answer.body as Record<string, unknown> };
+  if (answer.status >= 200 && answer.status < 300)
+    return { content: [{ type: 'text', text }], structuredContent: answer.body as Record<string, unknown> };
   return { content: [{ type: 'text', text }], isError: true };
 }
 
 /** A new server with the six tools (stateless transport: one per request). */
 export function mcpServer(s: Services, get: LocalGet): McpServer {
-  const server = new McpServer({ name: 'svc', title: 'svc facilitator', version: SERVICE_VERSION }, { instructions: INSTRUCTIONS });
+  const server = new McpServer(
+    { name: 'svc', title: 'svc facilitator', version: SERVICE_VERSION },
+    { instructions: INSTRUCTIONS },
+  );
   server.registerTool(
     'svc_list_resources',
     {
       title: 'Paid resources (discovery catalog)',
-      description: 'Resources that have received at least one verified payment through this facilitator, with their 402 terms (accepts) and bazaar metadata; as GET /discovery/resources.',
+      description:
+        'Resources that have received at least one verified payment through this facilitator, with their 402 terms (accepts) and bazaar metadata; as GET /discovery/resources.',
       inputSchema: {
-        payTo: z.string().max(64).optional().meta({ description: 'Only this seller’s resources (a G… or C… address).' }),
-        limit: z.number().int().min(1).max(200).optional().meta({ description: 'Listings per page, 1 to 200 (default 50).' }),
-        offset: z.number().int().min(0).max(1_000_000).optional().meta({ description: 'Listings to skip (default 0).' }),
+        payTo: z
+          .string()
+          .max(64)
+          .optional()
+          .meta({ description: 'Only this seller’s resources (a G… or C… address).' }),
+        limit: z
+          .number()
+          .int()
+          .min(1)
+          .max(200)
+          .optional()
+          .meta({ description: 'Listings per page, 1 to 200 (default 50).' }),
+        offset: z
+          .number()
+          .int()
+          .min(0)
+          .max(1_000_000)
+          .optional()
+          .meta({ description: 'Listings to skip (default 0).' }),
       },
       outputSchema: DiscoveryResponseSchema.shape,
       annotations: READ_ONLY,
     },
     async ({ payTo, limit, offset }) => {
-      const query = Object.fromEntries(Object.entries({ payTo, limit, offset }).filter(([, v]) => v !== undefined).map(([k, v]) => [k, String(v)]));
+      const query = Object.fromEntries(
+        Object.entries({ payTo, limit, offset })
+          .filter(([, v]) => v !== undefined)
+          .map(([k, v]) => [k, String(v)]),
+      );
       return toolResult(await get('/discovery/resources', query));
     },
   );
@@ -59,7 +91,8 @@ export function mcpServer(s: Services, get: LocalGet): McpServer {
     'svc_price_list',
     {
       title: 'Prices',
-      description: 'The demo seller’s live prices and slices (from configuration) and every price listed in the discovery catalog, in base units.',
+      description:
+        'The demo seller’s live prices and slices (from configuration) and every price listed in the discovery catalog, in base units.',
       inputSchema: {},
       outputSchema: PriceListShape,
       annotations: READ_ONLY,
@@ -73,7 +106,8 @@ export function mcpServer(s: Services, get: LocalGet): McpServer {
     'svc_get_channel',
     {
       title: 'A channel',
-      description: 'One payment channel: deposit, claimed, last accepted, remaining, expiry, status; as GET /channels/{id}.',
+      description:
+        'One payment channel: deposit, claimed, last accepted, remaining, expiry, status; as GET /channels/{id}.',
       inputSchema: {
         channelId: z
           .union([z.string().max(64), z.number().int().min(0).max(Number.MAX_SAFE_INTEGER)])
@@ -88,8 +122,11 @@ export function mcpServer(s: Services, get: LocalGet): McpServer {
     'svc_get_account',
     {
       title: 'An account',
-      description: 'An account: kind, smart-account policy, today’s spend, frozen flag, balances, open channels; as GET /accounts/{address}.',
-      inputSchema: { address: z.string().max(128).meta({ description: 'A Stellar account (G…) or contract (C…) address.' }) },
+      description:
+        'An account: kind, smart-account policy, today’s spend, frozen flag, balances, open channels; as GET /accounts/{address}.',
+      inputSchema: {
+        address: z.string().max(128).meta({ description: 'A Stellar account (G…) or contract (C…) address.' }),
+      },
       outputSchema: AccountSchema.shape,
       annotations: READ_ONLY,
     },
@@ -97,12 +134,26 @@ export function mcpServer(s: Services, get: LocalGet): McpServer {
   );
   server.registerTool(
     'svc_stats',
-    { title: 'Totals', description: 'Vouchers accepted and rejected, on-chain transactions, volume, open channels, median verification latency; as GET /stats.', inputSchema: {}, outputSchema: StatsSchema.shape, annotations: READ_ONLY },
+    {
+      title: 'Totals',
+      description:
+        'Vouchers accepted and rejected, on-chain transactions, volume, open channels, median verification latency; as GET /stats.',
+      inputSchema: {},
+      outputSchema: StatsSchema.shape,
+      annotations: READ_ONLY,
+    },
     async () => toolResult(await get('/stats')),
   );
   server.registerTool(
     'svc_supported',
-    { title: 'Supported payment kinds', description: 'Schemes, networks, asset, channel contract and receipt signer this facilitator handles; as GET /supported.', inputSchema: {}, outputSchema: SupportedResponseSchema.shape, annotations: READ_ONLY },
+    {
+      title: 'Supported payment kinds',
+      description:
+        'Schemes, networks, asset, channel contract and receipt signer this facilitator handles; as GET /supported.',
+      inputSchema: {},
+      outputSchema: SupportedResponseSchema.shape,
+      annotations: READ_ONLY,
+    },
     async () => toolResult(await get('/supported')),
   );
   return server;

@@ -14,13 +14,34 @@ const TAGS = ['demo'];
 const BookSchema = z.object({
   title: z.string(),
   chapters: z.array(z.string()),
-  paidWith: z.object({ channelId: z.string(), cumulative: z.string() }).meta({ description: 'The voucher this request was paid with.' }),
+  paidWith: z
+    .object({ channelId: z.string(), cumulative: z.string() })
+    .meta({ description: 'The voucher this request was paid with.' }),
 });
-const ChatBody = z.object({ prompt: z.string().max(4096).optional().meta({ description: 'The question (the demo answers with its built-in text).' }) }).meta({ id: 'DemoChatRequest' });
-const TickerQuery = z.object({ seconds: z.coerce.number().int().min(1).max(3600).default(60).meta({ description: 'How many one-second ticks to stream.' }) });
+const ChatBody = z
+  .object({
+    prompt: z
+      .string()
+      .max(4096)
+      .optional()
+      .meta({ description: 'The question (the demo answers with its built-in text).' }),
+  })
+  .meta({ id: 'DemoChatRequest' });
+const TickerQuery = z.object({
+  seconds: z.coerce
+    .number()
+    .int()
+    .min(1)
+    .max(3600)
+    .default(60)
+    .meta({ description: 'How many one-second ticks to stream.' }),
+});
 
 const PAYMENT_HEADERS = [
-  { name: 'PAYMENT-SIGNATURE', description: 'Base64 JSON payment payload (x402 v2) carrying a signed voucher (PROTOCOL.md §3).' },
+  {
+    name: 'PAYMENT-SIGNATURE',
+    description: 'Base64 JSON payment payload (x402 v2) carrying a signed voucher (PROTOCOL.md §3).',
+  },
   { name: 'X-PAYMENT', description: 'The same, for x402 v1 clients.' },
 ];
 
@@ -28,10 +49,19 @@ function metered(price: DemoPrice): RouteDoc['responses'] {
   const stream = price.unit !== 'request';
   return {
     200: stream
-      ? { description: `Paid: a server-sent-event stream (session, ${price.unit === 'second' ? 'tick' : 'token'}, payment-required with the next requiredCumulative, done)`, contentType: 'text/event-stream', headers: { 'PAYMENT-RESPONSE': 'Base64 JSON receipt of the first slice' } }
-      : { description: 'Paid: the resource', schema: BookSchema, headers: { 'PAYMENT-RESPONSE': 'Base64 JSON receipt (PROTOCOL.md §5)' } },
+      ? {
+          description: `Paid: a server-sent-event stream (session, ${price.unit === 'second' ? 'tick' : 'token'}, payment-required with the next requiredCumulative, done)`,
+          contentType: 'text/event-stream',
+          headers: { 'PAYMENT-RESPONSE': 'Base64 JSON receipt of the first slice' },
+        }
+      : {
+          description: 'Paid: the resource',
+          schema: BookSchema,
+          headers: { 'PAYMENT-RESPONSE': 'Base64 JSON receipt (PROTOCOL.md §5)' },
+        },
     402: {
-      description: 'No payment (error PAYMENT_REQUIRED) or a rejected one (error = the reason code): the payment terms, also base64-encoded in PAYMENT-REQUIRED',
+      description:
+        'No payment (error PAYMENT_REQUIRED) or a rejected one (error = the reason code): the payment terms, also base64-encoded in PAYMENT-REQUIRED',
       schema: PaymentRequiredSchema,
       headers: { 'PAYMENT-REQUIRED': 'Base64 JSON of the same 402 body' },
     },
@@ -41,7 +71,10 @@ function metered(price: DemoPrice): RouteDoc['responses'] {
 }
 
 function summary(p: DemoPrice): string {
-  const per = p.slice === null ? 'per request' : `per ${p.unit}, paid ${p.slice} ${p.unit}s (${p.sliceAmount ?? ''} base units) per voucher`;
+  const per =
+    p.slice === null
+      ? 'per request'
+      : `per ${p.unit}, paid ${p.slice} ${p.unit}s (${p.sliceAmount ?? ''} base units) per voucher`;
   return `Demo seller: ${p.description} Price ${p.price} base units ${per}; minimum deposit ${p.minDeposit}.`;
 }
 

@@ -20,27 +20,86 @@ import type { RouteDoc } from './openapi.js';
 
 export const LEDGER_PREFIX = '/ledger';
 const TAGS = ['ledger'];
-const errors = { 400: { description: 'Malformed request', schema: ErrorBodySchema }, 404: { description: 'Not found', schema: ErrorBodySchema } };
+const errors = {
+  400: { description: 'Malformed request', schema: ErrorBodySchema },
+  404: { description: 'Not found', schema: ErrorBodySchema },
+};
 
 /** A ledger route; replies are described in their wire (input) form: amounts as decimal strings. */
-function doc(method: RouteDoc['method'], path: string, summary: string, reply: z.ZodType, extra: Partial<RouteDoc> = {}): RouteDoc {
-  return { method, url: `${LEDGER_PREFIX}${path}`, summary, tags: TAGS, responses: { 200: { description: 'OK', schema: reply, io: 'input' }, ...errors }, ...extra };
+function doc(
+  method: RouteDoc['method'],
+  path: string,
+  summary: string,
+  reply: z.ZodType,
+  extra: Partial<RouteDoc> = {},
+): RouteDoc {
+  return {
+    method,
+    url: `${LEDGER_PREFIX}${path}`,
+    summary,
+    tags: TAGS,
+    responses: { 200: { description: 'OK', schema: reply, io: 'input' }, ...errors },
+    ...extra,
+  };
 }
 
 export function ledgerRouteDocs(): RouteDoc[] {
   const tx = TxResultSchema.meta({ id: 'LedgerTxResult' });
   return [
-    doc('GET', '/info', 'The local ledger: network, passphrase, latest ledger, contracts, asset.', LedgerInfoWireSchema.meta({ id: 'LedgerInfo' })),
-    doc('POST', '/faucet', `Funds a test account (${displayAmount(DEFAULT_FAUCET_AMOUNT)} asset units by default; limited per address and per hour).`, tx, { body: FaucetRequestSchema }),
-    doc('POST', '/tx', 'Submits a signed transaction (ops: transfer, channel.open, channel.top_up, channel.claim, channel.close, account.*, dex.swap, pool.*). A contract failure is recorded as FAILED with its code.', tx, {
-      body: SignedTxSchema.meta({ id: 'LedgerSignedTx', description: 'ed25519 over sha256("svc:tx:v1" ‖ network id ‖ RFC 8785 JSON of { source, seq, op, args }).' }),
-    }),
+    doc(
+      'GET',
+      '/info',
+      'The local ledger: network, passphrase, latest ledger, contracts, asset.',
+      LedgerInfoWireSchema.meta({ id: 'LedgerInfo' }),
+    ),
+    doc(
+      'POST',
+      '/faucet',
+      `Funds a test account (${displayAmount(DEFAULT_FAUCET_AMOUNT)} asset units by default; limited per address and per hour).`,
+      tx,
+      { body: FaucetRequestSchema },
+    ),
+    doc(
+      'POST',
+      '/tx',
+      'Submits a signed transaction (ops: transfer, channel.open, channel.top_up, channel.claim, channel.close, account.*, dex.swap, pool.*). A contract failure is recorded as FAILED with its code.',
+      tx,
+      {
+        body: SignedTxSchema.meta({
+          id: 'LedgerSignedTx',
+          description: 'ed25519 over sha256("svc:tx:v1" ‖ network id ‖ RFC 8785 JSON of { source, seq, op, args }).',
+        }),
+      },
+    ),
     doc('GET', '/tx/:hash', 'A transaction record by hash.', tx, { params: z.object({ hash: TxHashSchema }) }),
-    doc('GET', '/events', 'Ledger events in order, paged by cursor.', EventsPageSchema.meta({ id: 'LedgerEventsPage' }), { query: EventsQuerySchema }),
-    doc('GET', '/accounts/:address', 'An account on the ledger: sequence number, balances, smart-account state.', AccountWireSchema.meta({ id: 'LedgerAccount' }), { params: z.object({ address: zAddress }) }),
-    doc('GET', '/channels/:id', "The channel contract's own record.", ChannelWireSchema.meta({ id: 'LedgerChannel' }), { params: z.object({ id: z.string().regex(/^[0-9]{1,20}$/) }) }),
-    doc('GET', '/pool', 'The credit pool, read-only: size, share price, utilization, credit lines, investor positions (404 on a ledger without one).', PoolWireSchema, {
-      responses: { 200: { description: 'The pool, amounts as decimal strings', schema: PoolWireSchema, io: 'input' }, 404: errors[404] },
+    doc(
+      'GET',
+      '/events',
+      'Ledger events in order, paged by cursor.',
+      EventsPageSchema.meta({ id: 'LedgerEventsPage' }),
+      { query: EventsQuerySchema },
+    ),
+    doc(
+      'GET',
+      '/accounts/:address',
+      'An account on the ledger: sequence number, balances, smart-account state.',
+      AccountWireSchema.meta({ id: 'LedgerAccount' }),
+      { params: z.object({ address: zAddress }) },
+    ),
+    doc('GET', '/channels/:id', "The channel contract's own record.", ChannelWireSchema.meta({ id: 'LedgerChannel' }), {
+      params: z.object({ id: z.string().regex(/^[0-9]{1,20}$/) }),
     }),
+    doc(
+      'GET',
+      '/pool',
+      'The credit pool, read-only: size, share price, utilization, credit lines, investor positions (404 on a ledger without one).',
+      PoolWireSchema,
+      {
+        responses: {
+          200: { description: 'The pool, amounts as decimal strings', schema: PoolWireSchema, io: 'input' },
+          404: errors[404],
+        },
+      },
+    ),
   ];
 }

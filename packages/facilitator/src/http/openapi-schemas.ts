@@ -63,15 +63,23 @@ export class SchemaSet {
  * side (or has no output side), `<id>Input` otherwise. A def that points at a renamed def differs
  * too, so renaming repeats until nothing changes.
  */
-function inputNaming(inputDefs: Record<string, JsonSchema>, outputDefs: Record<string, JsonSchema>): (id: string) => string {
+function inputNaming(
+  inputDefs: Record<string, JsonSchema>,
+  outputDefs: Record<string, JsonSchema>,
+): (id: string) => string {
   const renamed = new Set<string>();
   const name = (id: string) => (renamed.has(id) ? `${id}Input` : id);
-  for (let changed = true; changed; ) {
+  for (let changed = true; changed;) {
     changed = false;
     for (const [id, def] of Object.entries(inputDefs)) {
       const out = outputDefs[id];
       if (renamed.has(id) || out === undefined) continue;
-      if (!isDeepStrictEqual(rewriteRefs(def, name), rewriteRefs(out, (i) => i))) {
+      if (
+        !isDeepStrictEqual(
+          rewriteRefs(def, name),
+          rewriteRefs(out, (i) => i),
+        )
+      ) {
         renamed.add(id);
         changed = true;
       }
@@ -86,7 +94,12 @@ function rewriteRefs(value: JsonSchema, name: (id: string) => string): JsonSchem
     if (Array.isArray(v)) return v.map(walk);
     if (v === null || typeof v !== 'object') return v;
     return Object.fromEntries(
-      Object.entries(v).map(([k, inner]) => [k, k === '$ref' && typeof inner === 'string' && inner.startsWith(DEFS) ? COMPONENTS + name(inner.slice(DEFS.length)) : walk(inner)]),
+      Object.entries(v).map(([k, inner]) => [
+        k,
+        k === '$ref' && typeof inner === 'string' && inner.startsWith(DEFS)
+          ? COMPONENTS + name(inner.slice(DEFS.length))
+          : walk(inner),
+      ]),
     );
   };
   return walk(value) as JsonSchema;

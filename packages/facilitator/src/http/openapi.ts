@@ -16,10 +16,20 @@ export const SECURITY_SCHEMES = {
     type: 'http',
     scheme: 'bearer',
     bearerFormat: 'svcs1 seller token',
-    description: 'A seller token (POST /sellers/{payTo}/token, or `svc seller token`): proves the payee’s side — its middleware.',
+    description:
+      'A seller token (POST /sellers/{payTo}/token, or `svc seller token`): proves the payee’s side — its middleware.',
   },
-  attestToken: { type: 'http', scheme: 'bearer', description: 'The attestToken POST /verify gave the payee’s side for one receipt.' },
-  demoKey: { type: 'apiKey', in: 'header', name: 'x-demo-key', description: 'The demo control key (DEMO_CONTROL_KEY), when the facilitator sets one.' },
+  attestToken: {
+    type: 'http',
+    scheme: 'bearer',
+    description: 'The attestToken POST /verify gave the payee’s side for one receipt.',
+  },
+  demoKey: {
+    type: 'apiKey',
+    in: 'header',
+    name: 'x-demo-key',
+    description: 'The demo control key (DEMO_CONTROL_KEY), when the facilitator sets one.',
+  },
 } as const;
 export type SecurityScheme = keyof typeof SECURITY_SCHEMES;
 
@@ -50,7 +60,10 @@ export interface RouteDoc {
   /** Not subject to the general per-address rate limit (GET /events, GET /health). */
   unlimited?: boolean;
   /** `io: 'input'` for a reply written in a schema's wire (input) form, e.g. amounts a parser turns into bigint. */
-  responses: Record<number, { description: string; schema?: z.ZodType; contentType?: string; headers?: Record<string, string>; io?: Io }>;
+  responses: Record<
+    number,
+    { description: string; schema?: z.ZodType; contentType?: string; headers?: Record<string, string>; io?: Io }
+  >;
 }
 
 export interface OpenApiOptions {
@@ -83,7 +96,12 @@ export function openApiDocument(options: OpenApiOptions): JsonSchema {
   const tagNames = [...new Set(options.routes.flatMap((r) => r.tags))];
   return {
     openapi: OPENAPI_VERSION,
-    info: { title: 'svc facilitator', version: SERVICE_VERSION, description: options.description, license: { name: 'Apache-2.0', identifier: 'Apache-2.0' } },
+    info: {
+      title: 'svc facilitator',
+      version: SERVICE_VERSION,
+      description: options.description,
+      license: { name: 'Apache-2.0', identifier: 'Apache-2.0' },
+    },
     servers: [{ url: options.serverUrl }],
     tags: tagNames.map((name) => ({ name, ...(options.tags?.[name] ? { description: options.tags[name] } : {}) })),
     paths,
@@ -92,25 +110,45 @@ export function openApiDocument(options: OpenApiOptions): JsonSchema {
 }
 
 /** Registers the route's schemas now; returns the builder of its operation, run after the set is built. */
-function prepareOperation(route: RouteDoc, set: SchemaSet, error: Deferred): (components: Record<string, JsonSchema>) => Record<string, unknown> {
+function prepareOperation(
+  route: RouteDoc,
+  set: SchemaSet,
+  error: Deferred,
+): (components: Record<string, JsonSchema>) => Record<string, unknown> {
   const params = route.params ? set.add(route.params, 'input') : null;
   const query = route.query ? set.add(route.query, 'input') : null;
   const body = route.body ? set.add(route.body, 'input') : null;
-  const responses = Object.entries(route.responses).map(([status, r]) => ({ status, r, schema: r.schema ? set.add(r.schema, r.io ?? 'output') : null }));
+  const responses = Object.entries(route.responses).map(([status, r]) => ({
+    status,
+    r,
+    schema: r.schema ? set.add(r.schema, r.io ?? 'output') : null,
+  }));
   return (components) => {
     const parameters = [
       ...(params ? parameterList(params(), 'path', components) : []),
       ...(query ? parameterList(query(), 'query', components) : []),
-      ...(route.headers ?? []).map((h) => ({ name: h.name, in: 'header', required: h.required ?? false, description: h.description, schema: { type: 'string' } })),
+      ...(route.headers ?? []).map((h) => ({
+        name: h.name,
+        in: 'header',
+        required: h.required ?? false,
+        description: h.description,
+        schema: { type: 'string' },
+      })),
     ];
     const out: Record<string, unknown> = {};
     for (const { status, r, schema } of responses) out[status] = response(r, schema);
     // Invalid input is refused before the handler runs, whether or not the route lists it.
-    if ((params || query || body) && out['400'] === undefined) out['400'] = response({ description: 'Invalid path, query or body (BAD_REQUEST)' }, error);
+    if ((params || query || body) && out['400'] === undefined)
+      out['400'] = response({ description: 'Invalid path, query or body (BAD_REQUEST)' }, error);
     // Every route but the exempt ones counts against the general per-address limit.
-    if (!route.unlimited && out['429'] === undefined) out['429'] = response({ description: 'Too many requests from this address (RATE_LIMITED)' }, error);
-    for (const status of ['429', '503']) if (out[status]) out[status] = withRetryAfter(out[status] as Record<string, unknown>);
-    out['default'] = response({ description: 'Any other failure: the error body of PROTOCOL.md §6 with the status of its code' }, error);
+    if (!route.unlimited && out['429'] === undefined)
+      out['429'] = response({ description: 'Too many requests from this address (RATE_LIMITED)' }, error);
+    for (const status of ['429', '503'])
+      if (out[status]) out[status] = withRetryAfter(out[status] as Record<string, unknown>);
+    out['default'] = response(
+      { description: 'Any other failure: the error body of PROTOCOL.md §6 with the status of its code' },
+      error,
+    );
     return {
       summary: route.summary,
       ...(route.description ? { description: route.description } : {}),
@@ -131,18 +169,38 @@ function securityOf(auth: RouteAuth | undefined): Record<string, string[]>[] {
 
 function withRetryAfter(r: Record<string, unknown>): Record<string, unknown> {
   const headers = (r['headers'] ?? {}) as Record<string, unknown>;
-  return { ...r, headers: { ...headers, 'Retry-After': { description: 'Whole seconds to wait before retrying.', schema: { type: 'string', pattern: '^[0-9]+$' } } } };
+  return {
+    ...r,
+    headers: {
+      ...headers,
+      'Retry-After': {
+        description: 'Whole seconds to wait before retrying.',
+        schema: { type: 'string', pattern: '^[0-9]+$' },
+      },
+    },
+  };
 }
 
-function response(r: { description: string; contentType?: string; headers?: Record<string, string> }, schema: Deferred | null): Record<string, unknown> {
+function response(
+  r: { description: string; contentType?: string; headers?: Record<string, string> },
+  schema: Deferred | null,
+): Record<string, unknown> {
   const type = r.contentType ?? JSON_TYPE;
   const content = schema || r.contentType ? { [type]: schema ? { schema: schema() } : {} } : undefined;
-  const headers = r.headers ? Object.fromEntries(Object.entries(r.headers).map(([name, description]) => [name, { description, schema: { type: 'string' } }])) : undefined;
+  const headers = r.headers
+    ? Object.fromEntries(
+        Object.entries(r.headers).map(([name, description]) => [name, { description, schema: { type: 'string' } }]),
+      )
+    : undefined;
   return { description: r.description, ...(headers ? { headers } : {}), ...(content ? { content } : {}) };
 }
 
 /** An object schema's properties as OpenAPI parameters (path parameters are always required). */
-function parameterList(json: JsonSchema, where: 'path' | 'query', components: Record<string, JsonSchema>): Record<string, unknown>[] {
+function parameterList(
+  json: JsonSchema,
+  where: 'path' | 'query',
+  components: Record<string, JsonSchema>,
+): Record<string, unknown>[] {
   const ref = json['$ref'];
   const object = typeof ref === 'string' ? (components[ref.split('/').pop() ?? ''] ?? {}) : json;
   const required = new Set((object['required'] as string[] | undefined) ?? []);
@@ -161,7 +219,11 @@ function operationId(route: RouteDoc): string {
   const words = route.url
     .split(/[/.]/)
     .filter(Boolean)
-    .map((part) => (part.startsWith(':') ? `By${capital(part.slice(1))}` : capital(part.replace(/[^A-Za-z0-9]+(.)?/g, (_m, c: string | undefined) => (c ?? '').toUpperCase()))));
+    .map((part) =>
+      part.startsWith(':')
+        ? `By${capital(part.slice(1))}`
+        : capital(part.replace(/[^A-Za-z0-9]+(.)?/g, (_m, c: string | undefined) => (c ?? '').toUpperCase())),
+    );
   return route.method.toLowerCase() + words.join('');
 }
 

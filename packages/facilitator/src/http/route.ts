@@ -20,7 +20,11 @@ export interface RouteContext<B, Q, P> {
   costly: () => Promise<void>;
 }
 
-export interface RouteSpec<B extends Schema | undefined = undefined, Q extends Schema | undefined = undefined, P extends Schema | undefined = undefined> {
+export interface RouteSpec<
+  B extends Schema | undefined = undefined,
+  Q extends Schema | undefined = undefined,
+  P extends Schema | undefined = undefined,
+> {
   method: 'GET' | 'POST' | 'DELETE';
   url: string;
   summary: string;
@@ -49,9 +53,11 @@ export interface RouteSpec<B extends Schema | undefined = undefined, Q extends S
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 export type AnyRoute = RouteSpec<any, any, any>;
 
-export function defineRoute<B extends Schema | undefined = undefined, Q extends Schema | undefined = undefined, P extends Schema | undefined = undefined>(
-  spec: RouteSpec<B, Q, P>,
-): RouteSpec<B, Q, P> {
+export function defineRoute<
+  B extends Schema | undefined = undefined,
+  Q extends Schema | undefined = undefined,
+  P extends Schema | undefined = undefined,
+>(spec: RouteSpec<B, Q, P>): RouteSpec<B, Q, P> {
   return spec;
 }
 
@@ -71,12 +77,16 @@ export function mount(app: FastifyInstance, routes: readonly AnyRoute[], limits?
       handler: async (request, reply) => {
         const costly = async (): Promise<void> => {
           const wait = limits ? await limits.costly(request.ip) : null;
-          if (wait !== null) throw new SvcError('RATE_LIMITED', `Too many costly requests from ${request.ip}; retry in ${wait} s.`, { retryAfter: wait });
+          if (wait !== null)
+            throw new SvcError('RATE_LIMITED', `Too many costly requests from ${request.ip}; retry in ${wait} s.`, {
+              retryAfter: wait,
+            });
         };
         if (spec.costly) await costly();
         const params: unknown = spec.params ? parseInput(spec.params, request.params, 'path') : undefined;
         const query: unknown = spec.query ? parseInput(spec.query, request.query, 'query') : undefined;
-        const body: unknown = spec.body && !spec.selfValidated ? parseInput(spec.body, request.body, 'body') : request.body;
+        const body: unknown =
+          spec.body && !spec.selfValidated ? parseInput(spec.body, request.body, 'body') : request.body;
         const out: unknown = await spec.handler({ body, query, params, request, reply, costly });
         return reply.sent ? reply : out;
       },

@@ -22,7 +22,11 @@ export function sellerOf(tokens: SellerTokens, request: FastifyRequest): string 
   const token = bearerOf(request);
   if (token === null) return null;
   const seller = tokens.check(token);
-  if (!seller) throw new SvcError('UNAUTHORIZED', 'The seller token is not valid here (malformed, expired, or minted by another facilitator): get a new one with `svc seller token`.');
+  if (!seller)
+    throw new SvcError(
+      'UNAUTHORIZED',
+      'The seller token is not valid here (malformed, expired, or minted by another facilitator): get a new one with `svc seller token`.',
+    );
   return seller.payTo;
 }
 
@@ -30,5 +34,6 @@ export function sellerOf(tokens: SellerTokens, request: FastifyRequest): string 
 export function requireSeller(tokens: SellerTokens, request: FastifyRequest, payTo: string): void {
   const seller = sellerOf(tokens, request);
   if (seller === null) throw new SvcError('UNAUTHORIZED', NO_TOKEN);
-  if (seller !== payTo) throw new SvcError('FORBIDDEN', `This token is ${seller}’s; only ${payTo}’s own token may do this.`);
+  if (seller !== payTo)
+    throw new SvcError('FORBIDDEN', `This token is ${seller}’s; only ${payTo}’s own token may do this.`);
 }

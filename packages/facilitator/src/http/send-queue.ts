@@ -47,7 +47,7 @@ export class ProcSendQueues implements SendQueues {
  * thousands on a busy one: it is scanned in place, without splitting it into lines and fields.
  */
 export function parseTable(text: string, into: Map<string, number>, wanted?: ReadonlySet<string>): void {
-  for (let at = text.indexOf('\n') + 1; at > 0 && at < text.length; ) {
+  for (let at = text.indexOf('\n') + 1; at > 0 && at < text.length;) {
     const end = text.indexOf('\n', at);
     const lineEnd = end === -1 ? text.length : end;
     // "  12: LOCAL:PORT REMOTE:PORT ST TX:RX …"
@@ -65,7 +65,9 @@ export function parseTable(text: string, into: Map<string, number>, wanted?: Rea
 }
 
 /** A socket's key in those tables (`0100007F:1F90 0200007F:C350`), or null when it has no addresses. */
-export function socketKey(socket: Pick<Socket, 'localAddress' | 'localPort' | 'remoteAddress' | 'remotePort'>): string | null {
+export function socketKey(
+  socket: Pick<Socket, 'localAddress' | 'localPort' | 'remoteAddress' | 'remotePort'>,
+): string | null {
   const { localAddress, localPort, remoteAddress, remotePort } = socket;
   if (!localAddress || !remoteAddress || localPort === undefined || remotePort === undefined) return null;
   return `${procAddress(localAddress)}:${procPort(localPort)} ${procAddress(remoteAddress)}:${procPort(remotePort)}`;
@@ -93,7 +95,10 @@ function ipv6Bytes(text: string): number[] {
   const [head = '', tail] = address.split('::');
   const left = head ? head.split(':') : [];
   const right = tail ? tail.split(':') : [];
-  const groups = tail === undefined ? left : [...left, ...Array<string>(Math.max(0, 8 - left.length - right.length)).fill('0'), ...right];
+  const groups =
+    tail === undefined
+      ? left
+      : [...left, ...Array<string>(Math.max(0, 8 - left.length - right.length)).fill('0'), ...right];
   const bytes = groups.flatMap((g) => {
     const n = parseInt(g, 16) || 0;
     return [n >> 8, n & 255];

@@ -59,5 +59,5 @@ function netmaskPrefix(mask: string): number | null {
     .split('.')
     .map((o) => Number(o).toString(2).padStart(8, '0'))
     .join('');
-  return /^1*0*$/.test(bits) ? bits.indexOf('0') === -1 ? 32 : bits.indexOf('0') : null;
+  return /^1*0*$/.test(bits) ? (bits.indexOf('0') === -1 ? 32 : bits.indexOf('0')) : null;
 }

@@ -9,6 +9,8 @@
 //   const wait = await perIp.take('203.0.113.7');   // null, or seconds to wait
 import { Redis } from 'ioredis';
 import postgres from 'postgres';
+import { reconnectBackoff } from '../store/faults.js';
+import { ReplaceablePool } from '../store/postgres/replaceable-pool.js';
 import { RateLimiterMemory, RateLimiterPostgres, RateLimiterRedis, RateLimiterRes } from 'rate-limiter-flexible';
 import type { RateLimiterAbstract } from 'rate-limiter-flexible';
 
@@ -42,7 +44,11 @@ const BACKEND_TIMEOUT_MS = 1000;
 
 export async function openLimiters(backend: LimitBackend): Promise<Limiters> {
   const prefix = backend.prefix ?? 'svc';
-  const options = (spec: LimitSpec) => ({ keyPrefix: `${prefix}:${spec.name}`, points: spec.points, duration: spec.seconds });
+  const options = (spec: LimitSpec) => ({
+    keyPrefix: `${prefix}:${spec.name}`,
+    points: spec.points,
+    duration: spec.seconds,
+  });
   const memory = (spec: LimitSpec) => new RateLimiterMemory(options(spec));
   switch (backend.kind) {
     case 'memory':
@@ -54,32 +60,63 @@ export async function openLimiters(backend: LimitBackend): Promise<Limiters> {
     case 'redis': {
       // No offline queue: while Redis is unreachable a call fails at once and the insurance
       // limiter answers, rather than requests queueing behind a reconnect.
-      const redis = new Redis(backend.url, { enableOfflineQueue: false, maxRetriesPerRequest: 1, commandTimeout: BACKEND_TIMEOUT_MS, lazyConnect: true });
+      const redis = new Redis(backend.url, {
+        enableOfflineQueue: false,
+        maxRetriesPerRequest: 1,
+        commandTimeout: BACKEND_TIMEOUT_MS,
+        lazyConnect: true,
+      });
       redis.on('error', () => undefined); // reported through the limiter's fallback, not as crashes
       await redis.connect();
       return {
         backend: 'redis',
-        limiter: (spec) => Promise.resolve(wrap(new RateLimiterRedis({ storeClient: redis, ...options(spec), insuranceLimiter: memory(spec) }))),
+        limiter: (spec) =>
+          Promise.resolve(
+            wrap(new RateLimiterRedis({ storeClient: redis, ...options(spec), insuranceLimiter: memory(spec) })),
+          ),
         close: async () => {
           await redis.quit().catch(() => redis.disconnect());
         },
       };
     }
     case 'postgres': {
-      const sql = postgres(backend.url, { max: 4, onnotice: () => undefined, connect_timeout: 5, connection: { application_name: 'svc-rate-limits', statement_timeout: BACKEND_TIMEOUT_MS } });
+      const open = () =>
+        postgres(backend.url, {
+          max: 4,
+          backoff: reconnectBackoff,
+          onnotice: () => undefined,
+          connect_timeout: 5,
+          connection: { application_name: 'svc-rate-limits', statement_timeout: BACKEND_TIMEOUT_MS },
+        });
+      const sql = open();
       await sql`SELECT 1`;
+      // A query the driver never settles fails after its deadline, and the insurance limiter answers.
+      const guarded = new ReplaceablePool(sql, open, 2 * BACKEND_TIMEOUT_MS);
       // rate-limiter-flexible speaks to a `pg`-style pool: query({ text, values }) → { rows }.
-      const pool = { query: async (q: { text: string; values?: unknown[] }) => ({ rows: await sql.unsafe(q.text, (q.values ?? []) as postgres.ParameterOrJSON<never>[]) }) };
+      const pool = {
+        query: async (q: { text: string; values?: unknown[] }) => ({
+          rows: await guarded.run((s) => s.unsafe(q.text, (q.values ?? []) as postgres.ParameterOrJSON<never>[])),
+        }),
+      };
       return {
         backend: 'postgres',
         limiter: (spec) =>
           new Promise<Limiter>((resolve, reject) => {
             const limiter: RateLimiterPostgres = new RateLimiterPostgres(
-              { storeClient: pool, storeType: 'pool', tableName: RATE_LIMIT_TABLE, ...options(spec), insuranceLimiter: memory(spec) },
-              (err?: unknown) => (err ? reject(err instanceof Error ? err : new Error('the rate-limit table could not be created')) : resolve(wrap(limiter))),
+              {
+                storeClient: pool,
+                storeType: 'pool',
+                tableName: RATE_LIMIT_TABLE,
+                ...options(spec),
+                insuranceLimiter: memory(spec),
+              },
+              (err?: unknown) =>
+                err
+                  ? reject(err instanceof Error ? err : new Error('the rate-limit table could not be created'))
+                  : resolve(wrap(limiter)),
             );
           }),
-        close: () => sql.end({ timeout: 5 }),
+        close: () => guarded.end(5),
       };
     }
   }

@@ -7,7 +7,7 @@
 // applies batches strictly in order on another thread (the SQLite writer thread) takes 2, so it
 // always has the next batch queued instead of idling while this thread collects it.
 import type { WriteOp, WriteResult } from './port.js';
-import { checkOps } from './values.js';
+import { checkOps } from './op-checks.js';
 
 export const DEFAULT_MAX_BATCH = 256;
 
@@ -30,18 +30,30 @@ export class GroupCommit {
   readonly #commit: CommitBatch;
   readonly #maxBatch: number;
   readonly #maxInFlight: number;
+  readonly #shedOn: (error: unknown) => boolean;
   #pending: PendingCall[] = [];
   #scheduled = false;
   #inFlight = 0;
   #closed = false;
   #idleWaiters: (() => void)[] = [];
 
-  constructor(commit: CommitBatch, maxBatch = DEFAULT_MAX_BATCH, maxInFlight = 1) {
+  /**
+   * `shedOn`: errors after which the calls queued meanwhile fail too, with the same error (a store
+   * that is unavailable: they would each wait for it again in turn).
+   */
+  constructor(
+    commit: CommitBatch,
+    maxBatch = DEFAULT_MAX_BATCH,
+    maxInFlight = 1,
+    shedOn: (error: unknown) => boolean = () => false,
+  ) {
     if (!Number.isSafeInteger(maxBatch) || maxBatch < 1) throw new RangeError('maxBatch must be a positive integer');
-    if (!Number.isSafeInteger(maxInFlight) || maxInFlight < 1) throw new RangeError('maxInFlight must be a positive integer');
+    if (!Number.isSafeInteger(maxInFlight) || maxInFlight < 1)
+      throw new RangeError('maxInFlight must be a positive integer');
     this.#commit = commit;
     this.#maxBatch = maxBatch;
     this.#maxInFlight = maxInFlight;
+    this.#shedOn = shedOn;
   }
 
   submit(ops: readonly WriteOp[]): Promise<WriteResult> {
@@ -98,9 +110,12 @@ export class GroupCommit {
   }
 
   #finish(batch: PendingCall[], outcomes: CallOutcome[]): void {
-    if (outcomes.length !== batch.length) return this.#fail(batch, new Error('the adapter returned a wrong number of outcomes'));
+    if (outcomes.length !== batch.length)
+      return this.#fail(batch, new Error('the adapter returned a wrong number of outcomes'));
     this.#inFlight--;
     batch.forEach((call, i) => settle(call, outcomes[i]!));
+    const unavailable = outcomes.find((o) => 'error' in o && this.#shedOn(o.error));
+    if (unavailable && 'error' in unavailable) this.#shed(unavailable.error);
     this.#run();
   }
 
@@ -108,7 +123,15 @@ export class GroupCommit {
   #fail(batch: PendingCall[], error: unknown): void {
     this.#inFlight--;
     for (const call of batch) call.reject(error);
+    if (this.#shedOn(error)) this.#shed(error);
     this.#run();
+  }
+
+  /** Fails every queued call with `error`. */
+  #shed(error: unknown): void {
+    const queued = this.#pending;
+    this.#pending = [];
+    for (const call of queued) call.reject(error);
   }
 
   #notifyIdle(): void {

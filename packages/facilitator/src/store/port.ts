@@ -1,6 +1,6 @@
 // The Store port: everything the facilitator keeps. Adapters: SqliteStore (better-sqlite3, the
 // embedded default) and PostgresStore (shared by several instances), both passing one contract
-// suite (test/store-contract.ts).
+// suite (packages/facilitator/test/store/store-contract.ts).
 //
 // Writes go through one method, `write(ops)`: the ops of one call are applied atomically (all or
 // none), and the promise resolves only once they are durable. Adapters group many concurrent
@@ -172,12 +172,20 @@ export type WriteOp =
    * its payer `maxPerPayer`, its payee `maxPerPayee`, or `maxTotal` sessions are open in all; and
    * with 'duplicate' when its receiptId is bound to another session (open or ended).
    */
-  | { op: 'stream.open'; stream: StreamRecord } & StreamLimits
+  | ({ op: 'stream.open'; stream: StreamRecord } & StreamLimits)
   /**
    * A slice paid: paid := cumulative, charged += delta, vouchers += 1, required := required,
    * pendingReceiptId := receiptId, lastActivityAt := at. Only while open; else 'conflict'.
    */
-  | { op: 'stream.credit'; streamId: string; cumulative: bigint; delta: bigint; receiptId: string; required: bigint; at: string }
+  | {
+      op: 'stream.credit';
+      streamId: string;
+      cumulative: bigint;
+      delta: bigint;
+      receiptId: string;
+      required: bigint;
+      at: string;
+    }
   /** A wait took the pending slice: pendingReceiptId := null if it is `receiptId` and the session is open; else 'conflict'. */
   | { op: 'stream.consume'; streamId: string; receiptId: string; at: string }
   /** Activity (a wait began or ended): lastActivityAt := at while open; no effect otherwise. */
@@ -192,7 +200,18 @@ export type WriteOp =
    * ones, payments += `payments` — and counts `payer` among its distinct payers. Never touches
    * another payTo's listing.
    */
-  | { op: 'catalog.record'; resource: string; payTo: string; payer: string; payments: number; accepts: unknown[]; bazaar: Record<string, unknown>; description: string; mimeType: string; at: string };
+  | {
+      op: 'catalog.record';
+      resource: string;
+      payTo: string;
+      payer: string;
+      payments: number;
+      accepts: unknown[];
+      bazaar: Record<string, unknown>;
+      description: string;
+      mimeType: string;
+      at: string;
+    };
 
 /** The caps on open stream sessions, decided atomically with the open. */
 export interface StreamLimits {
@@ -203,8 +222,7 @@ export interface StreamLimits {
 }
 
 export type WriteResult =
-  | { ok: true; events: StoredEvent[] }
-  | { ok: false; reason: 'conflict' | 'duplicate' | 'limit'; op: number };
+  { ok: true; events: StoredEvent[] } | { ok: false; reason: 'conflict' | 'duplicate' | 'limit'; op: number };
 
 export interface ChannelFilter {
   payer?: string;
@@ -246,6 +264,8 @@ export interface IdempotentRecord {
 
 export interface Store {
   readonly kind: 'sqlite' | 'postgres';
+  /** The schema this store shares with other facilitator instances (PostgreSQL), or null: one process owns it (SQLite). */
+  readonly sharedSchema: string | null;
   /** Applies pending versioned migrations; safe to call on every start. */
   migrate(): Promise<void>;
   write(ops: WriteOp[]): Promise<WriteResult>;

@@ -84,21 +84,39 @@ describe('GET /channels with thousands of channels', () => {
     cumulative += 5000n;
     const from = `203.0.113.${100 + (sent++ % 100)}`;
     const reqs = h.requirements({ payTo: b.payee });
-    const body = JSON.stringify({ x402Version: 2, paymentPayload: { x402Version: 2, accepted: reqs, payload: b.signer.sign(cumulative), resource: { url: `${h.url}/r` } }, paymentRequirements: reqs, method: 'GET' });
+    const body = JSON.stringify({
+      x402Version: 2,
+      paymentPayload: {
+        x402Version: 2,
+        accepted: reqs,
+        payload: b.signer.sign(cumulative),
+        resource: { url: `${h.url}/r` },
+      },
+      paymentRequirements: reqs,
+      method: 'GET',
+    });
     const t = performance.now();
     return new Promise((resolve, reject) => {
-      const req = http.request(`${h.url}/verify`, { method: 'POST', agent, headers: { 'content-type': 'application/json', 'x-forwarded-for': from } }, (res) => {
-        let text = '';
-        res.on('data', (c: Buffer) => (text += c.toString()));
-        res.on('end', () => (text.includes('"isValid":true') ? resolve(performance.now() - t) : reject(new Error(`verify answered ${res.statusCode}: ${text}`))));
-      });
+      const req = http.request(
+        `${h.url}/verify`,
+        { method: 'POST', agent, headers: { 'content-type': 'application/json', 'x-forwarded-for': from } },
+        (res) => {
+          let text = '';
+          res.on('data', (c: Buffer) => (text += c.toString()));
+          res.on('end', () =>
+            text.includes('"isValid":true')
+              ? resolve(performance.now() - t)
+              : reject(new Error(`verify answered ${res.statusCode}: ${text}`)),
+          );
+        },
+      );
       req.on('error', reject);
       req.end(body);
     });
   };
   const verifyFor = async (ms: number): Promise<number[]> => {
     const out: number[] = [];
-    for (const end = performance.now() + ms; performance.now() < end || out.length < 10; ) out.push(await verifyOnce());
+    for (const end = performance.now() + ms; performance.now() < end || out.length < 10;) out.push(await verifyOnce());
     return out;
   };
 
@@ -109,10 +127,33 @@ describe('GET /channels with thousands of channels', () => {
     const t0 = Date.now() - SPAM * 4;
     const records: ChannelRecord[] = Array.from({ length: SPAM }, (_v, i) => {
       const at = new Date(t0 + i * 4).toISOString(); // 4,000 channels in 16 s, like the faucet grant
-      return { id: 1_000_000n + BigInt(i), network: h.f.services.ledgerInfo.network, channelContract, payer: spammer, payee: randomKeypair().address, asset, voucherKey: 'ab'.repeat(32),
-        deposit: 1n, claimed: 0n, lastAccepted: 0n, lastSignature: null, expiryLedger: 1_000_000, status: 'open', vouchers: 0, vouchersClaimed: 0, openedAt: at, lastVoucherAt: null, closedAt: null, refunded: null, createdAt: at };
+      return {
+        id: 1_000_000n + BigInt(i),
+        network: h.f.services.ledgerInfo.network,
+        channelContract,
+        payer: spammer,
+        payee: randomKeypair().address,
+        asset,
+        voucherKey: 'ab'.repeat(32),
+        deposit: 1n,
+        claimed: 0n,
+        lastAccepted: 0n,
+        lastSignature: null,
+        expiryLedger: 1_000_000,
+        status: 'open',
+        vouchers: 0,
+        vouchersClaimed: 0,
+        openedAt: at,
+        lastVoucherAt: null,
+        closedAt: null,
+        refunded: null,
+        createdAt: at,
+      };
     });
-    for (let i = 0; i < SPAM; i += 500) await h.f.services.store.write(records.slice(i, i + 500).map((channel) => ({ op: 'channel.insert' as const, channel })));
+    for (let i = 0; i < SPAM; i += 500)
+      await h.f.services.store.write(
+        records.slice(i, i + 500).map((channel) => ({ op: 'channel.insert' as const, channel })),
+      );
     b = await h.buyer({ deposit: 100_000_000_000n });
     await verifyFor(500); // warm
   });
@@ -129,21 +170,39 @@ describe('GET /channels with thousands of channels', () => {
     const expected = (await h.f.services.store.listChannels()).map((r) => h.f.services.channelView(r));
     expect(body.channels).toHaveLength(SPAM + 1);
     // A ledger closes every second here: expiresInLedgers may have moved on by one or two since.
-    for (const [i, c] of body.channels.entries()) expect(expected[i]!.expiresInLedgers - c.expiresInLedgers!).toBeOneOf([0, -1, -2]);
+    for (const [i, c] of body.channels.entries())
+      expect(expected[i]!.expiresInLedgers - c.expiresInLedgers!).toBeOneOf([0, -1, -2]);
     const timeless = (list: object[]) => list.map((c) => ({ ...c, expiresInLedgers: 0 }));
     expect(timeless(body.channels)).toEqual(timeless(expected));
     expect(body.channels[0]!.id).toBe(b.channelId.toString());
-    const open = (await (await fetch(`${h.url}/channels?status=open&payee=${b.payee}`, { headers: { 'x-forwarded-for': '203.0.113.8' } })).json()) as { channels: { id: string }[] };
+    const open = (await (
+      await fetch(`${h.url}/channels?status=open&payee=${b.payee}`, { headers: { 'x-forwarded-for': '203.0.113.8' } })
+    ).json()) as { channels: { id: string }[] };
     expect(open.channels.map((c) => c.id)).toEqual([b.channelId.toString()]);
     // The spammer's account lists its open channels the same way, as the record's last member.
-    const account = (await (await fetch(`${h.url}/accounts/${spammer}`, { headers: { 'x-forwarded-for': '203.0.113.8' } })).json()) as Record<string, unknown> & { channels: object[] };
-    expect(Object.keys(account)).toEqual(['address', 'kind', 'policy', 'spentToday', 'day', 'frozen', 'balances', 'channels']);
+    const account = (await (
+      await fetch(`${h.url}/accounts/${spammer}`, { headers: { 'x-forwarded-for': '203.0.113.8' } })
+    ).json()) as Record<string, unknown> & { channels: object[] };
+    expect(Object.keys(account)).toEqual([
+      'address',
+      'kind',
+      'policy',
+      'spentToday',
+      'day',
+      'frozen',
+      'balances',
+      'channels',
+    ]);
     expect(timeless(account.channels)).toEqual(timeless(expected.filter((c) => c.payer === spammer)));
   });
 
   it('counts a list of over 250 channels as a costly request; a short one is not', async () => {
     const from = { 'x-forwarded-for': '203.0.113.9' };
-    for (let i = 0; i < 30; i++) expect((await fetch(`${h.url}/channels?status=open`, { headers: from }).then(async (r) => (await r.arrayBuffer(), r))).status).toBe(200);
+    for (let i = 0; i < 30; i++)
+      expect(
+        (await fetch(`${h.url}/channels?status=open`, { headers: from }).then(async (r) => (await r.arrayBuffer(), r)))
+          .status,
+      ).toBe(200);
     const refused = await fetch(`${h.url}/channels?status=open`, { headers: from });
     expect(refused.status).toBe(429);
     expect(Number(refused.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
@@ -157,11 +216,19 @@ describe('GET /channels with thousands of channels', () => {
   it('never holds the event loop for the whole list: a cold build yields between pages', async () => {
     const list = (i: number) =>
       new Promise<number>((resolve, reject) => {
-        http.get(`${h.url}/channels?status=open`, { agent, headers: { 'x-forwarded-for': `203.0.113.${20 + i}` } }, (res) => {
-          let bytes = 0;
-          res.on('data', (c: Buffer) => (bytes += c.length));
-          res.on('end', () => (res.statusCode === 200 ? resolve(bytes) : reject(new Error(`GET /channels answered ${res.statusCode}`))));
-        }).on('error', reject);
+        http
+          .get(
+            `${h.url}/channels?status=open`,
+            { agent, headers: { 'x-forwarded-for': `203.0.113.${20 + i}` } },
+            (res) => {
+              let bytes = 0;
+              res.on('data', (c: Buffer) => (bytes += c.length));
+              res.on('end', () =>
+                res.statusCode === 200 ? resolve(bytes) : reject(new Error(`GET /channels answered ${res.statusCode}`)),
+              );
+            },
+          )
+          .on('error', reject);
       });
     const blocks: number[] = [];
     for (let i = 0; i < 4; i++) {
@@ -195,7 +262,12 @@ describe('GET /channels with thousands of channels', () => {
     worker.postMessage('stop');
     const stats = await done;
     await worker.terminate();
-    const figures = { baseline: { n: baseline.length, p50: pct(baseline, 0.5), p99: pct(baseline, 0.99) }, loaded: { n: loaded.length, p50: pct(loaded, 0.5), p99: pct(loaded, 0.99) }, lists: stats.answers, limited: stats.limited };
+    const figures = {
+      baseline: { n: baseline.length, p50: pct(baseline, 0.5), p99: pct(baseline, 0.99) },
+      loaded: { n: loaded.length, p50: pct(loaded, 0.5), p99: pct(loaded, 0.99) },
+      lists: stats.answers,
+      limited: stats.limited,
+    };
     console.log('GET /channels ×8 loops:', JSON.stringify(figures));
     expect(stats.answers).toBeGreaterThanOrEqual(LOOPERS * 2);
     expect(Math.min(...stats.bytes)).toBeGreaterThan(SPAM * 500); // whole answers, megabytes each

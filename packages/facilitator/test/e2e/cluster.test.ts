@@ -15,6 +15,7 @@ import { startHarness } from '../helpers/harness.js';
 import type { Harness } from '../helpers/harness.js';
 import { createPgDatabase, pgEnabled } from '../helpers/pg.js';
 import { startChild } from '../helpers/process.js';
+import { until } from '../helpers/until.js';
 import type { Child } from '../helpers/process.js';
 import type { PgDatabase } from '../helpers/pg.js';
 
@@ -34,7 +35,14 @@ describe.runIf(enabled)('two instances on one PostgreSQL and one ledger', () => 
     ledgerDir = fs.mkdtempSync(path.join(os.tmpdir(), 'svc-cluster-ledger-'));
     ledger = await startLedgerServer({ port: 0, dataDir: ledgerDir, ledgerSeconds: 1 });
     // One key for the cluster: receipts verify against one signer, attest tokens work on any instance.
-    const env = { DATABASE_URL: db.url, LEDGER_URL: ledger.url, RATE_LIMIT_STORE: 'postgres', IP_RATE_LIMIT_PER_MINUTE: '0', SSE_MAX_PER_IP: '3', FACILITATOR_SECRET: randomBytes(32).toString('hex') };
+    const env = {
+      DATABASE_URL: db.url,
+      LEDGER_URL: ledger.url,
+      RATE_LIMIT_STORE: 'postgres',
+      IP_RATE_LIMIT_PER_MINUTE: '0',
+      SSE_MAX_PER_IP: '3',
+      FACILITATOR_SECRET: randomBytes(32).toString('hex'),
+    };
     a = await startHarness(env);
     b = await startHarness(env);
   });
@@ -53,12 +61,20 @@ describe.runIf(enabled)('two instances on one PostgreSQL and one ledger', () => 
     expect(first.body).toMatchObject({ isValid: true });
     expect((await b.verify(buyer.signer.sign(5000n), terms())).body['invalidReason']).toBe('VOUCHER_NOT_INCREASING'); // B knows the channel too
     const copy = buyer.signer.sign(10_000n);
-    const answers = await Promise.all(Array.from({ length: 50 }, (_v, i) => (i % 2 === 0 ? a : b).verify(copy, terms())));
+    const answers = await Promise.all(
+      Array.from({ length: 50 }, (_v, i) => (i % 2 === 0 ? a : b).verify(copy, terms())),
+    );
     expect(answers.map((r) => r.status).filter((s) => s >= 500)).toEqual([]);
     const accepted = answers.filter((r) => r.body['isValid'] === true);
     expect(accepted).toHaveLength(1);
-    expect(new Set(answers.filter((r) => r.body['isValid'] === false).map((r) => r.body['invalidReason']))).toEqual(new Set(['VOUCHER_NOT_INCREASING']));
-    const views = await Promise.all([a, b].map(async (h) => (await fetch(`${h.url}/channels/${buyer.channelId}`)).json() as Promise<Record<string, unknown>>));
+    expect(new Set(answers.filter((r) => r.body['isValid'] === false).map((r) => r.body['invalidReason']))).toEqual(
+      new Set(['VOUCHER_NOT_INCREASING']),
+    );
+    const views = await Promise.all(
+      [a, b].map(
+        async (h) => (await fetch(`${h.url}/channels/${buyer.channelId}`)).json() as Promise<Record<string, unknown>>,
+      ),
+    );
     expect(views.map((v) => v['lastAccepted'])).toEqual(['10000', '10000']);
   });
 
@@ -83,9 +99,11 @@ describe.runIf(enabled)('two instances on one PostgreSQL and one ledger', () => 
         }
       }
     })().catch(() => undefined);
-    for (let i = 1; i <= 5; i++) expect((await b.verify(buyer.signer.sign(5000n * BigInt(i)), terms())).body['isValid']).toBe(true);
+    for (let i = 1; i <= 5; i++)
+      expect((await b.verify(buyer.signer.sign(5000n * BigInt(i)), terms())).body['isValid']).toBe(true);
     const deadline = Date.now() + 5000;
-    while (seen.filter((e) => e.type === 'voucher.accepted').length < 5 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+    while (seen.filter((e) => e.type === 'voucher.accepted').length < 5 && Date.now() < deadline)
+      await new Promise((r) => setTimeout(r, 50));
     controller.abort();
     await reading;
     const stored = await b.f.services.store.events({ channelId: buyer.channelId, order: 'asc', limit: 100 });
@@ -119,20 +137,33 @@ describe.runIf(enabled)('two instances on one PostgreSQL and one ledger', () => 
     const [leader, other] = a.f.services.leadership.isLeader ? [a, b] : [b, a];
     expect(other.f.services.leadership.isLeader).toBe(false);
     const buyer = await a.buyer({ payee: payTo });
-    for (let i = 1; i <= 4; i++) expect((await other.verify(buyer.signer.sign(5000n * BigInt(i)), terms())).body['isValid']).toBe(true);
+    for (let i = 1; i <= 4; i++)
+      expect((await other.verify(buyer.signer.sign(5000n * BigInt(i)), terms())).body['isValid']).toBe(true);
     const claim = await post(other, `/channels/${buyer.channelId}/claim`, {});
     expect(claim.status).toBe(200);
     // The leader's watcher reads the ledger's channel.claimed event for the same transaction.
     const deadline = Date.now() + 5000;
-    while ((await leader.f.services.store.getChannel(buyer.channelId))?.claimed !== 20_000n && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+    while ((await leader.f.services.store.getChannel(buyer.channelId))?.claimed !== 20_000n && Date.now() < deadline)
+      await new Promise((r) => setTimeout(r, 50));
     await leader.f.watcher.tick();
-    const claimed = await leader.f.services.store.events({ channelId: buyer.channelId, types: ['channel.claimed'], limit: 10 });
+    const claimed = await leader.f.services.store.events({
+      channelId: buyer.channelId,
+      types: ['channel.claimed'],
+      limit: 10,
+    });
     expect(claimed).toHaveLength(1);
-    const channel = (await (await fetch(`${leader.url}/channels/${buyer.channelId}`)).json()) as Record<string, unknown>;
+    const channel = (await (await fetch(`${leader.url}/channels/${buyer.channelId}`)).json()) as Record<
+      string,
+      unknown
+    >;
     expect(channel).toMatchObject({ claimed: '20000', lastAccepted: '20000' });
     // The manual-claim cooldown of the channel holds on the other instance too.
     expect((await leader.verify(buyer.signer.sign(25_000n), terms())).body['isValid']).toBe(true);
-    const again = await fetch(`${leader.url}/channels/${buyer.channelId}/claim`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' });
+    const again = await fetch(`${leader.url}/channels/${buyer.channelId}/claim`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: '{}',
+    });
     expect(again.status).toBe(429);
     expect(Number(again.headers.get('retry-after'))).toBeGreaterThan(20);
   });
@@ -141,8 +172,22 @@ describe.runIf(enabled)('two instances on one PostgreSQL and one ledger', () => 
     const buyer = await a.buyer({ payee: payTo, deposit: 1_000_000n });
     const perSecond = terms({ amount: '1000', unit: 'second', extra: { sliceSeconds: 10, sliceAmount: '10000' } });
     const first = await a.verify(buyer.signer.sign(10_000n), perSecond);
-    const receiptId = ((first.body['extra'] as Record<string, unknown>)['receipt'] as { receipt: { id: string } }).receipt.id;
-    const opened = await post(a, '/streams', { channelId: buyer.channelId.toString(), payTo, resource: `${a.url}/ticker`, unit: 'second', sliceCost: '10000', initialCharge: '10000', receiptId }, payTo);
+    const receiptId = ((first.body['extra'] as Record<string, unknown>)['receipt'] as { receipt: { id: string } })
+      .receipt.id;
+    const opened = await post(
+      a,
+      '/streams',
+      {
+        channelId: buyer.channelId.toString(),
+        payTo,
+        resource: `${a.url}/ticker`,
+        unit: 'second',
+        sliceCost: '10000',
+        initialCharge: '10000',
+        receiptId,
+      },
+      payTo,
+    );
     expect(opened.status).toBe(200);
     const streamId = String(opened.body['streamId']);
     for (let slice = 2; slice <= 4; slice++) {
@@ -150,14 +195,22 @@ describe.runIf(enabled)('two instances on one PostgreSQL and one ledger', () => 
       const waiting = post(a, `/streams/${streamId}/wait`, { timeoutMs: 10_000 }, payTo);
       await new Promise((r) => setTimeout(r, 200));
       const voucher = buyer.signer.sign(10_000n * BigInt(slice));
-      const sent = await post(b, `/channels/${buyer.channelId}/voucher`, { streamId, cumulative: voucher.cumulative, signature: voucher.signature });
+      const sent = await post(b, `/channels/${buyer.channelId}/voucher`, {
+        streamId,
+        cumulative: voucher.cumulative,
+        signature: voucher.signature,
+      });
       expect(sent.status).toBe(200);
       const woke = await waiting;
       expect(woke.body).toMatchObject({ kind: 'paid', requiredCumulative: String(10_000 * (slice + 1)) });
       expect(Date.now() - started).toBeLessThan(3000); // woken by the other instance, not by the 10 s timeout
     }
     // Ended through the other instance, with the token the first one minted.
-    const ended = await fetch(`${b.url}/streams/${streamId}`, { method: 'DELETE', headers: { 'content-type': 'application/json', authorization: `Bearer ${a.sellerToken(payTo)}` }, body: JSON.stringify({ reason: 'done', units: 40 }) });
+    const ended = await fetch(`${b.url}/streams/${streamId}`, {
+      method: 'DELETE',
+      headers: { 'content-type': 'application/json', authorization: `Bearer ${a.sellerToken(payTo)}` },
+      body: JSON.stringify({ reason: 'done', units: 40 }),
+    });
     expect(await ended.json()).toMatchObject({ charged: '40000', vouchers: 4 });
   });
 });
@@ -184,7 +237,15 @@ describe.runIf(enabled)('the instance running the claim scheduler is killed', ()
     };
     ledger = await startLedgerServer({ port: 0, dataDir: dir(), ledgerSeconds: 1 });
     // A 30 s interval: the first pass of the leader's scheduler would come only after the kill.
-    const env = { DATABASE_URL: db.url, LEDGER_URL: ledger.url, FACILITATOR_SECRET: randomBytes(32).toString('hex'), CLAIM_INTERVAL_SECONDS: '30', CLAIM_THRESHOLD: '1', DEMO: 'off', IP_RATE_LIMIT_PER_MINUTE: '0' };
+    const env = {
+      DATABASE_URL: db.url,
+      LEDGER_URL: ledger.url,
+      FACILITATOR_SECRET: randomBytes(32).toString('hex'),
+      CLAIM_INTERVAL_SECONDS: '30',
+      CLAIM_THRESHOLD: '1',
+      DEMO: 'off',
+      IP_RATE_LIMIT_PER_MINUTE: '0',
+    };
     const leader = await startChild({ ...env, DATA_DIR: dir() });
     children.push(leader);
     await until(async () => (await json(`${leader.url}/health`))['leader'] === true, 10_000);
@@ -200,14 +261,41 @@ describe.runIf(enabled)('the instance running the claim scheduler is killed', ()
     const payee = randomKeypair().address;
     await client.faucet(payer.address);
     const { channelId } = await client.openChannel({ payer, payee, deposit: 5_000_000n, voucherKey });
-    const signer = new ChannelSigner({ channelId, deposit: 5_000_000n, voucherKey, networkPassphrase: info.passphrase, channelContract: info.contracts.channel, network: info.network, payee, asset: info.contracts.asset });
-    const terms = { scheme: 'channel', network: info.network, asset: info.contracts.asset, payTo: payee, amount: '5000', unit: 'request', maxTimeoutSeconds: 60, extra: { channelContract: info.contracts.channel, minDeposit: '5000000', facilitator: 'http://127.0.0.1', areFeesSponsored: true } };
+    const signer = new ChannelSigner({
+      channelId,
+      deposit: 5_000_000n,
+      voucherKey,
+      networkPassphrase: info.passphrase,
+      channelContract: info.contracts.channel,
+      network: info.network,
+      payee,
+      asset: info.contracts.asset,
+    });
+    const terms = {
+      scheme: 'channel',
+      network: info.network,
+      asset: info.contracts.asset,
+      payTo: payee,
+      amount: '5000',
+      unit: 'request',
+      maxTimeoutSeconds: 60,
+      extra: {
+        channelContract: info.contracts.channel,
+        minDeposit: '5000000',
+        facilitator: 'http://127.0.0.1',
+        areFeesSponsored: true,
+      },
+    };
     for (let i = 1; i <= 10; i++) {
       const target = i % 2 === 0 ? leader : follower;
       const res = await fetch(`${target.url}/verify`, {
         method: 'POST',
         headers: { 'content-type': 'application/json' },
-        body: JSON.stringify({ x402Version: 2, paymentPayload: { x402Version: 2, accepted: terms, payload: signer.sign(5000n * BigInt(i)) }, paymentRequirements: terms }),
+        body: JSON.stringify({
+          x402Version: 2,
+          paymentPayload: { x402Version: 2, accepted: terms, payload: signer.sign(5000n * BigInt(i)) },
+          paymentRequirements: terms,
+        }),
       });
       const answer = (await res.json()) as { isValid?: boolean };
       expect(answer.isValid, JSON.stringify(answer)).toBe(true);
@@ -222,22 +310,18 @@ describe.runIf(enabled)('the instance running the claim scheduler is killed', ()
     const health = await json(`${follower.url}/health`);
     expect(health, JSON.stringify(health)).toMatchObject({ leader: true });
     // Exactly one claim transaction, and the follower's books agree with the ledger.
-    const claims = (await json(`${follower.url}/events?channelId=${channelId}`, true)).filter((e) => e === 'channel.claimed');
+    const claims = (await json(`${follower.url}/events?channelId=${channelId}`, true)).filter(
+      (e) => e === 'channel.claimed',
+    );
     expect(claims).toHaveLength(1);
     await until(async () => (await json(`${follower.url}/channels/${channelId}`))['claimed'] === '50000', 5_000);
     const revenue = (await json(`${follower.url}/sellers/${payee}/revenue`))['totals'] as Record<string, unknown>;
     expect(revenue).toMatchObject({ earned: '50000', settled: '50000', receivable: '0' });
-    console.log(`leader killed: the follower claimed everything ${tookMs} ms later (claim interval 30 s, leader poll 1 s)`);
+    console.log(
+      `leader killed: the follower claimed everything ${tookMs} ms later (claim interval 30 s, leader poll 1 s)`,
+    );
   });
 });
-
-async function until(check: () => Promise<boolean>, timeoutMs: number): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await check().catch(() => false))) {
-    if (Date.now() > deadline) throw new Error(`not within ${timeoutMs} ms`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
-}
 
 /** A JSON answer; with `eventTypes`, the event types of an SSE backlog (read for 500 ms). */
 async function json(url: string): Promise<Record<string, unknown>>;
@@ -264,8 +348,17 @@ async function json(url: string, eventTypes = false): Promise<Record<string, unk
 }
 
 /** As the seller's middleware would (its token: every instance shares the facilitator's secret). */
-async function post(h: Harness, url: string, body: unknown, payTo?: string): Promise<{ status: number; body: Record<string, unknown> }> {
+async function post(
+  h: Harness,
+  url: string,
+  body: unknown,
+  payTo?: string,
+): Promise<{ status: number; body: Record<string, unknown> }> {
   const auth: Record<string, string> = payTo ? { authorization: `Bearer ${h.sellerToken(payTo)}` } : {};
-  const res = await fetch(`${h.url}${url}`, { method: 'POST', headers: { 'content-type': 'application/json', ...auth }, body: JSON.stringify(body) });
+  const res = await fetch(`${h.url}${url}`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', ...auth },
+    body: JSON.stringify(body),
+  });
   return { status: res.status, body: (await res.json()) as Record<string, unknown> };
 }

@@ -17,7 +17,9 @@ describe('50 concurrent copies of one voucher against one process', () => {
     expect(results.every((r) => r.status === 200)).toBe(true);
     const accepted = results.filter((r) => r.body['isValid'] === true);
     expect(accepted).toHaveLength(1);
-    expect(new Set(results.filter((r) => r.body['isValid'] === false).map((r) => r.body['invalidReason']))).toEqual(new Set(['VOUCHER_NOT_INCREASING']));
+    expect(new Set(results.filter((r) => r.body['isValid'] === false).map((r) => r.body['invalidReason']))).toEqual(
+      new Set(['VOUCHER_NOT_INCREASING']),
+    );
     const view = await (await fetch(`${h.url}/channels/${b.channelId}`)).json();
     expect(view).toMatchObject({ lastAccepted: '5000', vouchers: 1 });
     const receipts = await h.f.services.store.listReceipts({ channelId: b.channelId, limit: 100 });
@@ -29,10 +31,15 @@ describe('50 concurrent copies of one voucher against one process', () => {
     const vouchers = Array.from({ length: 50 }, (_, i) => b.signer.sign(5000n * BigInt(i + 1)));
     const results = await Promise.all(vouchers.map((v) => h.verify(v)));
     const accepted = results.filter((r) => r.body['isValid'] === true);
-    const view = (await (await fetch(`${h.url}/channels/${b.channelId}`)).json()) as { lastAccepted: string; vouchers: number };
+    const view = (await (await fetch(`${h.url}/channels/${b.channelId}`)).json()) as {
+      lastAccepted: string;
+      vouchers: number;
+    };
     expect(accepted.length).toBeGreaterThan(0);
     expect(view.vouchers).toBe(accepted.length);
-    const deltas = accepted.map((r) => BigInt(((r.body['extra'] as Record<string, unknown>)['receipt'] as { delta: string }).delta));
+    const deltas = accepted.map((r) =>
+      BigInt(((r.body['extra'] as Record<string, unknown>)['receipt'] as { delta: string }).delta),
+    );
     expect(deltas.reduce((a, c) => a + c, 0n)).toBe(BigInt(view.lastAccepted));
   });
 });
@@ -70,7 +77,10 @@ describe('the per-channel voucher limit', () => {
     // A stranger replays the accepted voucher (public in every receipt it was shown with) again and again.
     for (let i = 0; i < 20; i++) {
       const replay = await h.verify(old);
-      expect({ status: replay.status, reason: replay.body['invalidReason'] }).toEqual({ status: 200, reason: 'VOUCHER_NOT_INCREASING' });
+      expect({ status: replay.status, reason: replay.body['invalidReason'] }).toEqual({
+        status: 200,
+        reason: 'VOUCHER_NOT_INCREASING',
+      });
     }
     // The buyer still has its whole allowance left but the one voucher it used: 4 more.
     for (let i = 2; i <= 5; i++) expect((await h.verify(b.signer.sign(5000n * BigInt(i)))).body['isValid']).toBe(true);

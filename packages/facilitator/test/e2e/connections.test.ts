@@ -53,7 +53,8 @@ async function idle(url: string, from: string, n: number): Promise<Conn[]> {
 const settle = () => new Promise((r) => setTimeout(r, 300));
 
 async function until(check: () => boolean, ms: number): Promise<boolean> {
-  for (const end = Date.now() + ms; Date.now() < end; await new Promise((r) => setTimeout(r, 25))) if (check()) return true;
+  for (const end = Date.now() + ms; Date.now() < end; await new Promise((r) => setTimeout(r, 25)))
+    if (check()) return true;
   return check();
 }
 
@@ -70,7 +71,10 @@ function get(url: string, from: string): Promise<{ status: number; headers: http
 }
 
 /** `svc start` as a child whose open-file limit is `openFiles` (a usual default); resolves its URL and a stop(). */
-async function startLimited(openFiles: number, env: Record<string, string>): Promise<{ url: string; stop: () => Promise<void> }> {
+async function startLimited(
+  openFiles: number,
+  env: Record<string, string>,
+): Promise<{ url: string; stop: () => Promise<void> }> {
   const svc = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../bin/svc.cjs');
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'svc-conn-'));
   const proc = spawn('bash', ['-c', `ulimit -n ${openFiles} && exec "$0" "$@"`, process.execPath, svc, 'start'], {
@@ -106,7 +110,11 @@ function expectRefusal(raw: string, why: RegExp): void {
   const [head, body] = [raw.slice(0, raw.indexOf('\r\n\r\n')), raw.slice(raw.indexOf('\r\n\r\n') + 4)];
   expect(head).toMatch(/\r\nretry-after: [1-9][0-9]*\r\n/i);
   expect(head).toMatch(/\r\ncontent-type: application\/json/i);
-  expect(JSON.parse(body)).toMatchObject({ error: 'RATE_LIMITED', source: 'facilitator', message: expect.stringMatching(why) });
+  expect(JSON.parse(body)).toMatchObject({
+    error: 'RATE_LIMITED',
+    source: 'facilitator',
+    message: expect.stringMatching(why),
+  });
 }
 
 afterEach(() => {
@@ -138,7 +146,12 @@ describe('connections per address', () => {
   });
 
   it('counts the connections of a trusted proxy only in total', async () => {
-    const proxied = await startHarness({ CONN_MAX_PER_IP: '5', CONN_MAX_TOTAL: '500', CONN_IDLE_SECONDS: '30', TRUST_PROXY: '127.0.0.2' });
+    const proxied = await startHarness({
+      CONN_MAX_PER_IP: '5',
+      CONN_MAX_TOTAL: '500',
+      CONN_IDLE_SECONDS: '30',
+      TRUST_PROXY: '127.0.0.2',
+    });
     try {
       const fromProxy = await idle(proxied.url, '127.0.0.2', 12);
       expect(fromProxy.every((c) => !c.closed())).toBe(true);
@@ -157,13 +170,24 @@ describe('with the defaults and an open-file limit of 1,024', () => {
     const svc = await startLimited(1024, {});
     try {
       const attempts = Array.from({ length: 1100 }, () =>
-        Promise.race([connect(svc.url, '127.0.0.2').then((c) => c, () => null), new Promise<null>((r) => setTimeout(() => r(null), 5000))]),
+        Promise.race([
+          connect(svc.url, '127.0.0.2').then(
+            (c) => c,
+            () => null,
+          ),
+          new Promise<null>((r) => setTimeout(() => r(null), 5000)),
+        ]),
       );
       const conns = (await Promise.all(attempts)).filter((c): c is Conn => c !== null);
       await settle();
       const held = conns.filter((c) => !c.closed());
       console.log(`1,100 idle sockets from one address: ${conns.length} connected, ${held.length} still open`);
-      const health = await Promise.race([get(`${svc.url}/health`, '127.0.0.3').catch((err: Error) => ({ status: 0, body: err.message })), new Promise<{ status: number; body: string }>((r) => setTimeout(() => r({ status: 0, body: 'no answer in 5 s' }), 5000))]);
+      const health = await Promise.race([
+        get(`${svc.url}/health`, '127.0.0.3').catch((err: Error) => ({ status: 0, body: err.message })),
+        new Promise<{ status: number; body: string }>((r) =>
+          setTimeout(() => r({ status: 0, body: 'no answer in 5 s' }), 5000),
+        ),
+      ]);
       expect(health).toMatchObject({ status: 200 });
       expect(held.length).toBeLessThanOrEqual(128);
     } finally {
@@ -189,7 +213,8 @@ describe('connections in total', () => {
     let refused: Conn | undefined;
     for (let i = 0; i < 6 && !refused; i++) {
       const conn = await connect(h.url, '127.0.0.4', 'GET /health HTTP/1.1\r\nHost: x\r\n\r\n');
-      if (await until(() => conn.received().includes('\r\n\r\n{'), 500)) refused = conn.received().startsWith('HTTP/1.1 429') ? conn : undefined;
+      if (await until(() => conn.received().includes('\r\n\r\n{'), 500))
+        refused = conn.received().startsWith('HTTP/1.1 429') ? conn : undefined;
       c.push(conn);
     }
     expect(refused).toBeDefined();
@@ -219,7 +244,12 @@ describe('idle connections', () => {
     // The stream outlives the idle timeout and still carries what happens next.
     await new Promise((r) => setTimeout(r, 2500));
     expect(stream.closed()).toBe(false);
-    await h.f.services.events.commit([{ op: 'event', event: { type: 'test.after-idle', source: 'facilitator', ts: new Date().toISOString(), data: {} } }]);
+    await h.f.services.events.commit([
+      {
+        op: 'event',
+        event: { type: 'test.after-idle', source: 'facilitator', ts: new Date().toISOString(), data: {} },
+      },
+    ]);
     expect(await until(() => stream.received().includes('event: test.after-idle'), 3000)).toBe(true);
   });
 });

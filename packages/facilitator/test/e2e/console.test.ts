@@ -10,7 +10,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config.js';
 import { createFacilitator } from '../../src/facilitator.js';
 
-const INDEX = '<!doctype html><title>console</title><script type="module" crossorigin src="/assets/index-Ab12Cd.js"></script>';
+const INDEX =
+  '<!doctype html><title>console</title><script type="module" crossorigin src="/assets/index-Ab12Cd.js"></script>';
 const SCRIPT = 'document.title = "console";\n';
 
 function statusOf(url: string, headers: Record<string, string>): Promise<number | undefined> {
@@ -101,7 +102,9 @@ describe('the console, built', () => {
   });
 
   it('documents GET / and GET /assets/{file} in the OpenAPI document and llms.txt', async () => {
-    const doc = (await (await fetch(`${s.url}/openapi.json`)).json()) as { paths: Record<string, Record<string, { responses: Record<string, { content?: Record<string, unknown> }> }>> };
+    const doc = (await (await fetch(`${s.url}/openapi.json`)).json()) as {
+      paths: Record<string, Record<string, { responses: Record<string, { content?: Record<string, unknown> }> }>>;
+    };
     expect(Object.keys(doc.paths['/']!)).toEqual(['get']);
     expect(Object.keys(doc.paths['/']!['get']!.responses['200']!.content!)).toEqual(['text/html']);
     expect(Object.keys(doc.paths['/assets/{file}']!)).toEqual(['get']);

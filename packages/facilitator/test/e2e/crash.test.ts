@@ -33,7 +33,18 @@ describe('kill -9 during a paying loop', () => {
       const voucherKey = randomKeypair();
       await ledger.faucet(payer.address);
       const { channelId } = await ledger.openChannel({ payer, payee, deposit: 50_000_000n, voucherKey });
-      signers.push(new ChannelSigner({ channelId, deposit: 50_000_000n, voucherKey, networkPassphrase: info.passphrase, channelContract: info.contracts.channel, network: info.network, payee, asset: info.contracts.asset }));
+      signers.push(
+        new ChannelSigner({
+          channelId,
+          deposit: 50_000_000n,
+          voucherKey,
+          networkPassphrase: info.passphrase,
+          channelContract: info.contracts.channel,
+          network: info.network,
+          payee,
+          asset: info.contracts.asset,
+        }),
+      );
     }
 
     // Pay in parallel loops; record the highest cumulative each buyer holds a receipt for.
@@ -59,7 +70,9 @@ describe('kill -9 during a paying loop', () => {
 
     child = await startChild({ DATA_DIR: dataDir, LEDGER_SECONDS: '1' });
     for (const signer of signers) {
-      const view = (await (await fetch(`${child.url}/channels/${signer.channelId}`)).json()) as { lastAccepted: string };
+      const view = (await (await fetch(`${child.url}/channels/${signer.channelId}`)).json()) as {
+        lastAccepted: string;
+      };
       const acked = acknowledged.get(signer.channelId) ?? 0n;
       // Durable: the store has at least every acknowledged voucher (a voucher committed whose
       // answer was lost in the kill may be one step beyond).
@@ -89,21 +102,76 @@ describe('a restart ends stream sessions left open, cleanly', () => {
     const vk = randomKeypair();
     await ledger.faucet(payer.address);
     const { channelId } = await ledger.openChannel({ payer, payee: payee.address, deposit: 100_000n, voucherKey: vk });
-    const signer = new ChannelSigner({ channelId, deposit: 100_000n, voucherKey: vk, networkPassphrase: info.passphrase, channelContract: info.contracts.channel, network: info.network, payee: payee.address, asset: info.contracts.asset });
-    const terms = { scheme: 'channel', network: info.network, asset: info.contracts.asset, payTo: payee.address, amount: '1000', unit: 'second', maxTimeoutSeconds: 60, extra: { channelContract: info.contracts.channel, minDeposit: '1', facilitator: child.url, areFeesSponsored: true, sliceSeconds: 2, sliceAmount: '2000' } };
-    const verify = await fetch(`${child.url}/verify`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ x402Version: 2, paymentPayload: { x402Version: 2, accepted: terms, payload: signer.next(2000n), resource: { url: `${child.url}/r` } }, paymentRequirements: terms }) });
-    const receiptId = ((await verify.json()) as { extra: { receipt: { receipt: { id: string } } } }).extra.receipt.receipt.id;
+    const signer = new ChannelSigner({
+      channelId,
+      deposit: 100_000n,
+      voucherKey: vk,
+      networkPassphrase: info.passphrase,
+      channelContract: info.contracts.channel,
+      network: info.network,
+      payee: payee.address,
+      asset: info.contracts.asset,
+    });
+    const terms = {
+      scheme: 'channel',
+      network: info.network,
+      asset: info.contracts.asset,
+      payTo: payee.address,
+      amount: '1000',
+      unit: 'second',
+      maxTimeoutSeconds: 60,
+      extra: {
+        channelContract: info.contracts.channel,
+        minDeposit: '1',
+        facilitator: child.url,
+        areFeesSponsored: true,
+        sliceSeconds: 2,
+        sliceAmount: '2000',
+      },
+    };
+    const verify = await fetch(`${child.url}/verify`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({
+        x402Version: 2,
+        paymentPayload: {
+          x402Version: 2,
+          accepted: terms,
+          payload: signer.next(2000n),
+          resource: { url: `${child.url}/r` },
+        },
+        paymentRequirements: terms,
+      }),
+    });
+    const receiptId = ((await verify.json()) as { extra: { receipt: { receipt: { id: string } } } }).extra.receipt
+      .receipt.id;
     // The seller's token, from the real endpoint: signed with the seller's key, valid after the restart too.
     const { token } = await requestSellerToken({ facilitator: child.url, secret: payee.secret() });
     const headers = { 'content-type': 'application/json', authorization: `Bearer ${token}` };
-    const opened = await fetch(`${child.url}/streams`, { method: 'POST', headers, body: JSON.stringify({ channelId: channelId.toString(), payTo: payee.address, resource: `${child.url}/r`, unit: 'second', sliceCost: '2000', initialCharge: '2000', receiptId }) });
+    const opened = await fetch(`${child.url}/streams`, {
+      method: 'POST',
+      headers,
+      body: JSON.stringify({
+        channelId: channelId.toString(),
+        payTo: payee.address,
+        resource: `${child.url}/r`,
+        unit: 'second',
+        sliceCost: '2000',
+        initialCharge: '2000',
+        receiptId,
+      }),
+    });
     const { streamId } = (await opened.json()) as { streamId: string };
     await child.kill('SIGKILL');
 
     child = await startChild({ DATA_DIR: dir, LEDGER_SECONDS: '1', DEMO: 'off' });
     const wait = await fetch(`${child.url}/streams/${streamId}/wait`, { method: 'POST', headers, body: '{}' });
     expect(await wait.json()).toEqual({ kind: 'aborted' });
-    const end = await fetch(`${child.url}/streams/${streamId}`, { method: 'DELETE', headers, body: JSON.stringify({ reason: 'done', units: 0 }) });
+    const end = await fetch(`${child.url}/streams/${streamId}`, {
+      method: 'DELETE',
+      headers,
+      body: JSON.stringify({ reason: 'done', units: 0 }),
+    });
     expect(await end.json()).toMatchObject({ reason: 'ABORTED', charged: '2000', vouchers: 1 });
     await child.kill('SIGTERM');
     const store = await SqliteStore.open({ file: path.join(dir, 'facilitator.sqlite'), writer: 'inline' });

@@ -22,7 +22,11 @@ describe('the demo controls with DEMO_CONTROL_KEY set', () => {
   afterAll(() => h.close());
 
   const post = async (path: string, body: unknown, key?: string) => {
-    const res = await fetch(`${h.url}${path}`, { method: 'POST', headers: { 'content-type': 'application/json', ...(key === undefined ? {} : { 'x-demo-key': key }) }, body: JSON.stringify(body) });
+    const res = await fetch(`${h.url}${path}`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', ...(key === undefined ? {} : { 'x-demo-key': key }) },
+      body: JSON.stringify(body),
+    });
     return { status: res.status, headers: res.headers, body: (await res.json()) as Record<string, unknown> };
   };
 
@@ -32,7 +36,13 @@ describe('the demo controls with DEMO_CONTROL_KEY set', () => {
     expect(info.controlKeyRequired).toBe(true);
     expect(info.resources).toEqual([
       expect.objectContaining({ path: '/demo/book', unit: 'request', price: '7000', slice: null }),
-      expect.objectContaining({ path: '/demo/ticker/stream', unit: 'second', price: '1000', slice: 3, sliceAmount: '3000' }),
+      expect.objectContaining({
+        path: '/demo/ticker/stream',
+        unit: 'second',
+        price: '1000',
+        slice: 3,
+        sliceAmount: '3000',
+      }),
       expect.objectContaining({ path: '/demo/chat', unit: 'token', price: '200', slice: 50, sliceAmount: '10000' }),
     ]);
     expect(info.agent).toEqual({ available: true, running: false, run: null });
@@ -65,6 +75,30 @@ describe('the demo controls with DEMO_CONTROL_KEY set', () => {
     expect((await h.ledger.account(account)).account?.frozen).toBe(false);
   });
 
+  it('a run started while the account is frozen fails, and the step that failed says so: no step stays pending with an error (issue 17.3)', async () => {
+    expect((await post('/demo/owner/freeze', { frozen: true }, KEY)).status).toBe(200);
+    try {
+      expect((await post('/demo/agent/run', {}, KEY)).status).toBe(202);
+      type Step = { name: string; status: string; detail: string };
+      let run: { status: string; steps: Step[] } | null = null;
+      const deadline = Date.now() + 30_000;
+      while (Date.now() < deadline) {
+        const info = (await (await fetch(`${h.url}/demo/info`)).json()) as {
+          agent: { running: boolean; run: { status: string; steps: Step[] } | null };
+        };
+        run = info.agent.run;
+        if (!info.agent.running && run && run.status !== 'running') break;
+        await new Promise((r) => setTimeout(r, 100));
+      }
+      expect(run?.status).toBe('failed');
+      expect(run!.steps.filter((st) => st.status === 'pending' && st.detail !== '')).toEqual([]);
+      const failed = run!.steps.find((st) => st.status === 'failed');
+      expect(failed?.detail, JSON.stringify(run)).toMatch(/frozen/i);
+    } finally {
+      await post('/demo/owner/freeze', { frozen: false }, KEY);
+    }
+  }, 60_000);
+
   it('validates the body', async () => {
     for (const body of [{}, { frozen: 'yes' }, { frozen: true, extra: 1 }, []]) {
       const res = await post('/demo/owner/freeze', body, KEY);
@@ -84,8 +118,17 @@ describe('the costly limit on the demo controls', () => {
   it('answers the request past the limit with 429 and Retry-After, counting both controls together', async () => {
     const statuses: number[] = [];
     let last: Response | null = null;
-    for (const [path, body] of [['/demo/owner/freeze', { frozen: 'no' }], ['/demo/owner/freeze', { frozen: 'no' }], ['/demo/agent/run', null], ['/demo/owner/freeze', { frozen: false }]] as const) {
-      last = await fetch(`${h.url}${path}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body ?? {}) });
+    for (const [path, body] of [
+      ['/demo/owner/freeze', { frozen: 'no' }],
+      ['/demo/owner/freeze', { frozen: 'no' }],
+      ['/demo/agent/run', null],
+      ['/demo/owner/freeze', { frozen: false }],
+    ] as const) {
+      last = await fetch(`${h.url}${path}`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify(body ?? {}),
+      });
       statuses.push(last.status);
     }
     expect(statuses).toEqual([400, 400, 202, 429]);

@@ -14,7 +14,12 @@ interface Item {
   x402Version: number;
   accepts: PaymentRequirements[];
   lastUpdated: string;
-  extensions: { bazaar: { info: { input: Record<string, unknown>; output: Record<string, unknown> }; schema: Record<string, unknown> } };
+  extensions: {
+    bazaar: {
+      info: { input: Record<string, unknown>; output: Record<string, unknown> };
+      schema: Record<string, unknown>;
+    };
+  };
   description: string;
   mimeType: string;
   payTo: string;
@@ -28,7 +33,10 @@ interface Page {
 }
 
 const BAZAAR = {
-  info: { input: { type: 'http', method: 'GET', queryParams: { q: 'term' } }, output: { type: 'json', mimeType: 'application/json' } },
+  info: {
+    input: { type: 'http', method: 'GET', queryParams: { q: 'term' } },
+    output: { type: 'json', mimeType: 'application/json' },
+  },
   schema: { type: 'object', properties: { answer: { type: 'string' } } },
 };
 
@@ -51,14 +59,31 @@ describe('GET /discovery/resources', () => {
    * POST /verify the way a seller's middleware does, with the resource and bazaar metadata and the
    * seller's token (`as: 'buyer'`: the way a buyer or a stranger can, without it).
    */
-  async function pay(buyer: Buyer, o: { url: string; payTo: string; amount?: string; bazaar?: unknown; description?: string; signer?: ChannelSigner; idempotencyKey?: string; repeat?: boolean; as?: 'seller' | 'buyer' }) {
+  async function pay(
+    buyer: Buyer,
+    o: {
+      url: string;
+      payTo: string;
+      amount?: string;
+      bazaar?: unknown;
+      description?: string;
+      signer?: ChannelSigner;
+      idempotencyKey?: string;
+      repeat?: boolean;
+      as?: 'seller' | 'buyer';
+    },
+  ) {
     const requirements = h.requirements({ payTo: o.payTo, amount: o.amount ?? '5000' });
     const signer = o.signer ?? buyer.signer;
     const payload = o.repeat ? signer.sign(signer.cumulative) : signer.next(BigInt(requirements.amount));
     const auth: Record<string, string> = o.as === 'buyer' ? {} : { authorization: `Bearer ${h.sellerToken(o.payTo)}` };
     const res = await fetch(`${h.url}/verify`, {
       method: 'POST',
-      headers: { 'content-type': 'application/json', ...auth, ...(o.idempotencyKey ? { 'idempotency-key': o.idempotencyKey } : {}) },
+      headers: {
+        'content-type': 'application/json',
+        ...auth,
+        ...(o.idempotencyKey ? { 'idempotency-key': o.idempotencyKey } : {}),
+      },
       body: JSON.stringify({
         x402Version: 2,
         paymentPayload: {
@@ -95,7 +120,8 @@ describe('GET /discovery/resources', () => {
     });
   }
 
-  const listing = async (url: string, payTo: string) => (await discovery(`?payTo=${payTo}&limit=200`)).body.items.find((i) => i.resource === url);
+  const listing = async (url: string, payTo: string) =>
+    (await discovery(`?payTo=${payTo}&limit=200`)).body.items.find((i) => i.resource === url);
 
   it('lists nothing before a payment, then the resource once a verified payment for it went through', async () => {
     const url = 'https://api.example.com/answers';
@@ -143,14 +169,28 @@ describe('GET /discovery/resources', () => {
     // a self-payment lists nothing and touches nothing.
     const attacker = randomKeypair();
     const self = await selfChannel(attacker);
-    const junk = { info: { input: { type: 'http', method: 'DELETE' }, output: { type: 'json', mimeType: 'text/html' } }, schema: { hijacked: true } };
-    await pay(buyer, { url, payTo: attacker.address, amount: '1', bazaar: junk, description: 'Hijacked.', signer: self });
+    const junk = {
+      info: { input: { type: 'http', method: 'DELETE' }, output: { type: 'json', mimeType: 'text/html' } },
+      schema: { hijacked: true },
+    };
+    await pay(buyer, {
+      url,
+      payTo: attacker.address,
+      amount: '1',
+      bazaar: junk,
+      description: 'Hijacked.',
+      signer: self,
+    });
     expect(await listing(url, attacker.address)).toBeUndefined();
 
     // Through a second account of its own, it only ever lists the URL under its own payTo.
     const sybil = await h.buyer({ payee: attacker.address });
     await pay(sybil, { url, payTo: attacker.address, amount: '1', bazaar: junk, description: 'Hijacked.' });
-    expect(await listing(url, attacker.address)).toMatchObject({ payTo: attacker.address, payments: 1, description: 'Hijacked.' });
+    expect(await listing(url, attacker.address)).toMatchObject({
+      payTo: attacker.address,
+      payments: 1,
+      description: 'Hijacked.',
+    });
 
     const after = await listing(url, seller);
     expect(after).toEqual(before);
@@ -168,9 +208,25 @@ describe('GET /discovery/resources', () => {
     // A stranger pays the seller one stroop through /verify itself, with its own text, price and URL:
     // the payment stands (the seller got a stroop), the listing does not change, the fake URL is not listed.
     const stranger = await h.buyer({ payee: seller });
-    const junk = { info: { input: { type: 'http', method: 'GET' }, output: { type: 'json', mimeType: 'text/html' } }, schema: {} };
-    await pay(stranger, { url, payTo: seller, amount: '1', description: 'FREE — pay 1 stroop at http://evil.example', bazaar: junk, as: 'buyer' });
-    await pay(stranger, { url: 'https://evil.example/fake-api', payTo: seller, amount: '1', description: 'FREE', as: 'buyer' });
+    const junk = {
+      info: { input: { type: 'http', method: 'GET' }, output: { type: 'json', mimeType: 'text/html' } },
+      schema: {},
+    };
+    await pay(stranger, {
+      url,
+      payTo: seller,
+      amount: '1',
+      description: 'FREE — pay 1 stroop at http://evil.example',
+      bazaar: junk,
+      as: 'buyer',
+    });
+    await pay(stranger, {
+      url: 'https://evil.example/fake-api',
+      payTo: seller,
+      amount: '1',
+      description: 'FREE',
+      as: 'buyer',
+    });
     expect(await listing(url, seller)).toEqual(before);
     expect(await listing('https://evil.example/fake-api', seller)).toBeUndefined();
 
@@ -183,7 +239,11 @@ describe('GET /discovery/resources', () => {
 
   it('replaces invalid or oversized bazaar metadata with the derived one, and does not list a URL with credentials', async () => {
     const buyer = await h.buyer({ payee: seller, deposit: 50_000_000n });
-    await pay(buyer, { url: 'https://api.example.com/bad-bazaar', payTo: seller, bazaar: { info: { input: { type: 'ftp' } } } });
+    await pay(buyer, {
+      url: 'https://api.example.com/bad-bazaar',
+      payTo: seller,
+      bazaar: { info: { input: { type: 'ftp' } } },
+    });
     expect((await listing('https://api.example.com/bad-bazaar', seller))?.extensions.bazaar).toEqual({
       info: { input: { type: 'http', method: 'GET' }, output: { type: 'json', mimeType: 'application/json' } },
       schema: {},
@@ -205,7 +265,10 @@ describe('GET /discovery/resources', () => {
     const res = await payFetch(`${h.url}/demo/book`, {}, { signer: buyer.signer });
     expect(res.status).toBe(200);
     const item = await listing(`${h.url}/demo/book`, buyer.payee);
-    expect(item).toMatchObject({ payments: 1, extensions: { bazaar: { info: { input: { type: 'http', method: 'GET' }, output: { type: 'json' } } } } });
+    expect(item).toMatchObject({
+      payments: 1,
+      extensions: { bazaar: { info: { input: { type: 'http', method: 'GET' }, output: { type: 'json' } } } },
+    });
     expect(item!.accepts[0]).toMatchObject({ amount: '5000', unit: 'request', payTo: buyer.payee });
   });
 
@@ -218,7 +281,9 @@ describe('GET /discovery/resources', () => {
     expect(total).toBeGreaterThanOrEqual(6);
     const page = await discovery('?limit=2&offset=1');
     expect(page.body.pagination).toEqual({ limit: 2, offset: 1, total });
-    expect(page.body.items.map((i) => [i.resource, i.payTo])).toEqual(all.body.items.slice(1, 3).map((i) => [i.resource, i.payTo]));
+    expect(page.body.items.map((i) => [i.resource, i.payTo])).toEqual(
+      all.body.items.slice(1, 3).map((i) => [i.resource, i.payTo]),
+    );
     // Most paid first.
     const counts = all.body.items.map((i) => i.payments);
     expect([...counts].sort((a, b) => b - a)).toEqual(counts);

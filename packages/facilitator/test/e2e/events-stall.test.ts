@@ -42,7 +42,13 @@ function neverReads(url: string): Promise<net.Socket> {
 }
 
 /** A client that reads everything, counting the filler events. */
-function reads(url: string): { started: Promise<number>; count(): number; seen(type: string): boolean; stop(): Promise<void>; ended(): boolean } {
+function reads(url: string): {
+  started: Promise<number>;
+  count(): number;
+  seen(type: string): boolean;
+  stop(): Promise<void>;
+  ended(): boolean;
+} {
   const controller = new AbortController();
   let count = 0;
   let ended = false;
@@ -84,14 +90,19 @@ async function openStatus(url: string): Promise<number> {
 }
 
 async function until(check: () => boolean | Promise<boolean>, ms: number): Promise<boolean> {
-  for (const end = Date.now() + ms; Date.now() < end; await new Promise((r) => setTimeout(r, 50))) if (await check()) return true;
+  for (const end = Date.now() + ms; Date.now() < end; await new Promise((r) => setTimeout(r, 50)))
+    if (await check()) return true;
   return check();
 }
 
 describe('event streams whose clients never read', () => {
   let h: Harness;
   beforeAll(async () => {
-    h = await startHarness({ SSE_MAX_TOTAL: String(TOTAL), SSE_MAX_PER_IP: '8', SSE_STALL_SECONDS: String(STALL_SECONDS) });
+    h = await startHarness({
+      SSE_MAX_TOTAL: String(TOTAL),
+      SSE_MAX_PER_IP: '8',
+      SSE_STALL_SECONDS: String(STALL_SECONDS),
+    });
   });
   afterAll(() => h.close());
 
@@ -104,7 +115,12 @@ describe('event streams whose clients never read', () => {
     const pad = 'x'.repeat(8000);
     for (let i = 0; i < EVENTS; i += 10) {
       const ts = new Date().toISOString();
-      await h.f.services.events.commit(Array.from({ length: 10 }, () => ({ op: 'event' as const, event: { type: 'test.filler', source: 'facilitator', ts, data: { pad } } })));
+      await h.f.services.events.commit(
+        Array.from({ length: 10 }, () => ({
+          op: 'event' as const,
+          event: { type: 'test.filler', source: 'facilitator', ts, data: { pad } },
+        })),
+      );
       // Paced by the reading client, as a live feed is: it keeps up.
       await until(() => reader.count() >= i, 10_000);
     }
@@ -113,10 +129,22 @@ describe('event streams whose clients never read', () => {
     // The stuck streams go within the stall bound (and a sweep or two); their slots take new streams.
     expect(await until(async () => (await openStatus(h.url)) === 200, (STALL_SECONDS + 6) * 1000)).toBe(true);
     const freedAfterMs = Date.now() - stopped;
-    console.log(`never-reading streams dropped ${freedAfterMs} ms after the events stopped (stall bound ${STALL_SECONDS} s)`);
-    expect(await until(async () => (await Promise.all(Array.from({ length: STUCK }, () => openStatus(h.url)))).every((s) => s === 200), 5000)).toBe(true);
+    console.log(
+      `never-reading streams dropped ${freedAfterMs} ms after the events stopped (stall bound ${STALL_SECONDS} s)`,
+    );
+    expect(
+      await until(
+        async () => (await Promise.all(Array.from({ length: STUCK }, () => openStatus(h.url)))).every((s) => s === 200),
+        5000,
+      ),
+    ).toBe(true);
     // The reading client kept its stream and still gets events.
-    await h.f.services.events.commit([{ op: 'event', event: { type: 'test.after-drop', source: 'facilitator', ts: new Date().toISOString(), data: {} } }]);
+    await h.f.services.events.commit([
+      {
+        op: 'event',
+        event: { type: 'test.after-drop', source: 'facilitator', ts: new Date().toISOString(), data: {} },
+      },
+    ]);
     expect(await until(() => reader.seen('test.after-drop'), 5000)).toBe(true);
     expect(reader.ended()).toBe(false);
     await reader.stop();

@@ -17,7 +17,12 @@ interface Frame {
 }
 
 /** Reads SSE frames until `until` says stop (or the stream ends), then hangs up unless told not to. */
-async function read(res: Response, until: (frames: Frame[]) => boolean, hangUp = true, progress?: (n: number) => void): Promise<Frame[]> {
+async function read(
+  res: Response,
+  until: (frames: Frame[]) => boolean,
+  hangUp = true,
+  progress?: (n: number) => void,
+): Promise<Frame[]> {
   const parser = new SseParser();
   const frames: Frame[] = [];
   const reader = res.body!.getReader();
@@ -25,7 +30,8 @@ async function read(res: Response, until: (frames: Frame[]) => boolean, hangUp =
     while (!until(frames)) {
       const { done, value } = await reader.read();
       if (done) break;
-      for (const e of parser.push(value)) frames.push({ id: Number(e.id), event: e.event, data: JSON.parse(e.data) as Frame['data'] });
+      for (const e of parser.push(value))
+        frames.push({ id: Number(e.id), event: e.event, data: JSON.parse(e.data) as Frame['data'] });
       progress?.(frames.length);
     }
   } finally {
@@ -49,29 +55,49 @@ describe('GET /events', () => {
     const first = await fetch(`${h.url}/events?channelId=${b.channelId}`);
     expect(first.headers.get('content-type')).toContain('text/event-stream');
     const backlog = await read(first, (f) => f.filter((x) => x.event === 'voucher.accepted').length >= 3);
-    expect(backlog.map((f) => f.event)).toEqual(['channel.opened', 'voucher.accepted', 'voucher.accepted', 'voucher.accepted']);
+    expect(backlog.map((f) => f.event)).toEqual([
+      'channel.opened',
+      'voucher.accepted',
+      'voucher.accepted',
+      'voucher.accepted',
+    ]);
     for (let i = 1; i < backlog.length; i++) expect(backlog[i]!.id).toBeGreaterThan(backlog[i - 1]!.id);
     const lastSeen = backlog.at(-1)!.id;
     // Disconnected: more happens meanwhile.
     for (let i = 4; i <= 6; i++) await h.verify(b.signer.sign(5000n * BigInt(i)));
-    const again = await fetch(`${h.url}/events?channelId=${b.channelId}`, { headers: { 'last-event-id': String(lastSeen) } });
+    const again = await fetch(`${h.url}/events?channelId=${b.channelId}`, {
+      headers: { 'last-event-id': String(lastSeen) },
+    });
     const liveSoon = setTimeout(() => void h.verify(b.signer.sign(35_000n)), 200);
     const resumed = await read(again, (f) => f.length >= 4);
     clearTimeout(liveSoon);
-    expect(resumed.map((f) => (f.data.data['cumulative'] as string) ?? f.event)).toEqual(['20000', '25000', '30000', '35000']);
+    expect(resumed.map((f) => (f.data.data['cumulative'] as string) ?? f.event)).toEqual([
+      '20000',
+      '25000',
+      '30000',
+      '35000',
+    ]);
     expect(resumed[0]!.id).toBeGreaterThan(lastSeen);
   });
 
   // Issue 15.11: before, a Last-Event-ID older than the 200-event backlog skipped what lay between,
   // and one beyond the newest id suppressed every live event.
   const filler = (n: number) =>
-    h.f.services.events.commit(Array.from({ length: n }, (_, i) => ({ op: 'event' as const, event: { type: 'test.filler', source: 'facilitator', ts: new Date().toISOString(), data: { i } } })));
+    h.f.services.events.commit(
+      Array.from({ length: n }, (_, i) => ({
+        op: 'event' as const,
+        event: { type: 'test.filler', source: 'facilitator', ts: new Date().toISOString(), data: { i } },
+      })),
+    );
 
   it('resumes from the store when the Last-Event-ID is older than the backlog: nothing skipped', async () => {
     await filler(1);
     const start = (await h.f.services.store.events({ order: 'desc', limit: 1 }))[0]!.id;
     await filler(650);
-    const resumed = await read(await fetch(`${h.url}/events`, { headers: { 'last-event-id': String(start) } }), (f) => f.length >= 650);
+    const resumed = await read(
+      await fetch(`${h.url}/events`, { headers: { 'last-event-id': String(start) } }),
+      (f) => f.length >= 650,
+    );
     expect(resumed).toHaveLength(650);
     expect(resumed.map((f) => f.data.data['i'])).toEqual(Array.from({ length: 650 }, (_, i) => i));
     expect(resumed[0]!.id).toBe(start + 1);
@@ -127,7 +153,12 @@ describe('EventFeed resuming further back than it replays (a real SQLite store)'
 
   it('replays at most replayMax events, then sends a feed.gap frame naming the skipped ids and the last 200', async () => {
     const commit = (n: number) =>
-      h.f.services.events.commit(Array.from({ length: n }, (_, i) => ({ op: 'event' as const, event: { type: 'test.filler', source: 'facilitator', ts: new Date().toISOString(), data: { i } } })));
+      h.f.services.events.commit(
+        Array.from({ length: n }, (_, i) => ({
+          op: 'event' as const,
+          event: { type: 'test.filler', source: 'facilitator', ts: new Date().toISOString(), data: { i } },
+        })),
+      );
     await commit(1);
     const start = (await h.f.services.store.events({ order: 'desc', limit: 1 }))[0]!.id;
     await commit(1800);
@@ -169,12 +200,26 @@ describe('EventFeed', () => {
     while (feed.size < 2) await new Promise((r) => setTimeout(r, 10));
     // The healthy client reads all along, as a real one does.
     let received = 0;
-    const reading = read(reader, (f) => f.filter((x) => x.event === 'voucher.accepted').length >= 4000, false, (n) => (received = n));
+    const reading = read(
+      reader,
+      (f) => f.filter((x) => x.event === 'voucher.accepted').length >= 4000,
+      false,
+      (n) => (received = n),
+    );
     // More than loopback's socket buffers absorb (a few MB), so the stuck client's queue grows;
     // paced by the reading client, which keeps up (however loaded the machine is).
     const pad = 'x'.repeat(2000);
     for (let id = 1; id <= 4000; id++) {
-      const e: StoredEvent = { id, type: 'voucher.accepted', source: 'facilitator', ts: '2026-11-23T00:00:00.000Z', channelId: 1n, account: null, accounts: [], data: { pad } };
+      const e: StoredEvent = {
+        id,
+        type: 'voucher.accepted',
+        source: 'facilitator',
+        ts: '2026-11-23T00:00:00.000Z',
+        channelId: 1n,
+        account: null,
+        accounts: [],
+        data: { pad },
+      };
       stored.push(e);
       bus.publish([e]);
       // Events come in batches (a group commit), not all at once: let a reading client drain.

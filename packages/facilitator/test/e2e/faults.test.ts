@@ -48,12 +48,22 @@ function expectUnavailable(a: Answer, error: string, source: string): void {
   expect(a.headers.get('retry-after')).toMatch(/^[1-9][0-9]*$/);
 }
 
-async function verify(h: Harness, payload: ReturnType<Buyer['signer']['sign']>, payTo: string, headers: Record<string, string> = {}): Promise<Answer> {
+async function verify(
+  h: Harness,
+  payload: ReturnType<Buyer['signer']['sign']>,
+  payTo: string,
+  headers: Record<string, string> = {},
+): Promise<Answer> {
   const reqs = h.requirements({ payTo });
   return call(`${h.url}/verify`, {
     method: 'POST',
     headers: { 'content-type': 'application/json', ...headers },
-    body: JSON.stringify({ x402Version: 2, paymentPayload: { x402Version: 2, accepted: reqs, payload, resource: { url: `${h.url}/test/resource` } }, paymentRequirements: reqs, method: 'GET' }),
+    body: JSON.stringify({
+      x402Version: 2,
+      paymentPayload: { x402Version: 2, accepted: reqs, payload, resource: { url: `${h.url}/test/resource` } },
+      paymentRequirements: reqs,
+      method: 'GET',
+    }),
   });
 }
 
@@ -70,14 +80,23 @@ async function totals(h: Harness, payTo: string): Promise<RevenueReport['totals'
 }
 
 /** The account's events of one type (GET /accounts/:address/ledger: the store only). */
-async function eventsOf(h: Harness, account: string, type: string, channelId?: bigint): Promise<{ channelId?: string; data: Record<string, unknown> }[]> {
+async function eventsOf(
+  h: Harness,
+  account: string,
+  type: string,
+  channelId?: bigint,
+): Promise<{ channelId?: string; data: Record<string, unknown> }[]> {
   const a = await call(`${h.url}/accounts/${account}/ledger?limit=200`);
   expect(a.status).toBe(200);
   const events = a.body['events'] as { type: string; channelId?: string; data: Record<string, unknown> }[];
   return events.filter((e) => e.type === type && (channelId === undefined || e.channelId === channelId.toString()));
 }
 
-async function until<T>(what: string, probe: () => Promise<T | null | undefined | false>, timeoutMs = 10_000): Promise<T> {
+async function until<T>(
+  what: string,
+  probe: () => Promise<T | null | undefined | false>,
+  timeoutMs = 10_000,
+): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const value = await probe();
@@ -124,7 +143,10 @@ describe('the standalone ledger goes down and comes back (LEDGER_URL)', () => {
     // Both channels become known to the facilitator; 5000 each stays under the claim threshold.
     expect((await verify(h, a.signer.sign(5000n), seller.address)).body['isValid']).toBe(true);
     expect((await verify(h, c.signer.sign(5000n), seller.address)).body['isValid']).toBe(true);
-    expect((await call(`${h.url}/health`)).body).toMatchObject({ status: 'ok', ledger: { reachable: true, mode: 'remote' } });
+    expect((await call(`${h.url}/health`)).body).toMatchObject({
+      status: 'ok',
+      ledger: { reachable: true, mode: 'remote' },
+    });
 
     const port = Number(new URL(server.url).port);
     await server.close();
@@ -146,11 +168,27 @@ describe('the standalone ledger goes down and comes back (LEDGER_URL)', () => {
     expectUnavailable(await call(`${h.url}/accounts/${a.keys.address}`), 'LEDGER_UNAVAILABLE', 'ledger');
     expectUnavailable(await call(`${h.url}/float`), 'LEDGER_UNAVAILABLE', 'ledger');
     expectUnavailable(await post(`${h.url}/channels/${c.channelId}/claim`), 'LEDGER_UNAVAILABLE', 'ledger');
-    const report = signReport(a.keys, h.f.services.ledgerInfo.passphrase, { account: a.keys.address, tx: 'ab'.repeat(32) });
-    expectUnavailable(await call(`${h.url}/v1/report`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(report) }), 'LEDGER_UNAVAILABLE', 'ledger');
+    const report = signReport(a.keys, h.f.services.ledgerInfo.passphrase, {
+      account: a.keys.address,
+      tx: 'ab'.repeat(32),
+    });
+    expectUnavailable(
+      await call(`${h.url}/v1/report`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify(report),
+      }),
+      'LEDGER_UNAVAILABLE',
+      'ledger',
+    );
     // What the facilitator keeps itself still answers.
     expect((await call(`${h.url}/accounts/${a.keys.address}/ledger`)).status).toBe(200);
-    expect(await channel(h, a.channelId)).toMatchObject({ lastAccepted: '15000', claimed: '0', unclaimed: '15000', status: 'open' });
+    expect(await channel(h, a.channelId)).toMatchObject({
+      lastAccepted: '15000',
+      claimed: '0',
+      unclaimed: '15000',
+      status: 'open',
+    });
 
     // (d) the scheduler's claim of `a` fails: reported as chain.rejected, then it backs off (5 s)
     // instead of trying again on every 0.2 s tick, and nothing is marked settled.
@@ -158,15 +196,27 @@ describe('the standalone ledger goes down and comes back (LEDGER_URL)', () => {
       const found = await eventsOf(h, seller.address, 'chain.rejected', a.channelId);
       return found.length > 0 ? found : null;
     });
-    expect(rejected!.data).toMatchObject({ code: 0, codeName: 'LEDGER_UNAVAILABLE', op: 'channel.claim', channelId: a.channelId.toString(), tx: '' });
+    expect(rejected!.data).toMatchObject({
+      code: 0,
+      codeName: 'LEDGER_UNAVAILABLE',
+      op: 'channel.claim',
+      channelId: a.channelId.toString(),
+      tx: '',
+    });
     await sleep(1500);
     expect(await eventsOf(h, seller.address, 'chain.rejected', a.channelId)).toHaveLength(1);
     expect(await eventsOf(h, seller.address, 'channel.claimed')).toEqual([]);
-    expect(await totals(h, seller.address)).toMatchObject({ earned: '20000', settled: '0', receivable: '20000', settlements: 0 });
+    expect(await totals(h, seller.address)).toMatchObject({
+      earned: '20000',
+      settled: '0',
+      receivable: '20000',
+      settlements: 0,
+    });
 
     // Manual claims during the outage: each answers 503, and the outage is reported once per
     // channel, not once per attempt (issue 13.14: 93 attempts wrote 93 chain.rejected).
-    for (let i = 0; i < 5; i++) expectUnavailable(await post(`${h.url}/channels/${a.channelId}/claim`), 'LEDGER_UNAVAILABLE', 'ledger');
+    for (let i = 0; i < 5; i++)
+      expectUnavailable(await post(`${h.url}/channels/${a.channelId}/claim`), 'LEDGER_UNAVAILABLE', 'ledger');
     expect(await eventsOf(h, seller.address, 'chain.rejected', a.channelId)).toHaveLength(1);
 
     // The ledger comes back on the same port and data directory.
@@ -174,10 +224,18 @@ describe('the standalone ledger goes down and comes back (LEDGER_URL)', () => {
     await until('the retried claim of a', async () => (await channel(h, a.channelId))['claimed'] === '15000');
     expect((await call(`${h.url}/health`)).body).toMatchObject({ status: 'ok', ledger: { reachable: true } });
     const manual = await post(`${h.url}/channels/${c.channelId}/claim`);
-    expect({ status: manual.status, body: manual.body }).toMatchObject({ status: 200, body: { amount: '5000', cumulative: '5000' } });
+    expect({ status: manual.status, body: manual.body }).toMatchObject({
+      status: 200,
+      body: { amount: '5000', cumulative: '5000' },
+    });
 
     // Settled is exactly what was accepted, on the facilitator and on the ledger.
-    expect(await totals(h, seller.address)).toMatchObject({ earned: '20000', settled: '20000', receivable: '0', settlements: 2 });
+    expect(await totals(h, seller.address)).toMatchObject({
+      earned: '20000',
+      settled: '20000',
+      receivable: '0',
+      settlements: 2,
+    });
     expect(await channel(h, a.channelId)).toMatchObject({ lastAccepted: '15000', claimed: '15000', unclaimed: '0' });
     expect((await server.ledger.getChannel(a.channelId))?.claimed).toBe(15_000n);
     expect((await server.ledger.getChannel(c.channelId))?.claimed).toBe(5000n);
@@ -186,7 +244,8 @@ describe('the standalone ledger goes down and comes back (LEDGER_URL)', () => {
     // A second outage is a new one: reported once more.
     expect((await verify(h, a.signer.sign(25_000n), seller.address)).body['isValid']).toBe(true);
     await server.close();
-    for (let i = 0; i < 3; i++) expectUnavailable(await post(`${h.url}/channels/${a.channelId}/claim`), 'LEDGER_UNAVAILABLE', 'ledger');
+    for (let i = 0; i < 3; i++)
+      expectUnavailable(await post(`${h.url}/channels/${a.channelId}/claim`), 'LEDGER_UNAVAILABLE', 'ledger');
     expect(await eventsOf(h, seller.address, 'chain.rejected', a.channelId)).toHaveLength(2);
     server = await startLedgerServer({ port, dataDir: ledgerDir, ledgerSeconds: 1 });
   });
@@ -218,7 +277,11 @@ describe('the SQLite store cannot commit', () => {
       // Reads still work (WAL): nothing of the refused voucher is there.
       expect(await channel(h, b.channelId)).toMatchObject({ lastAccepted: '5000', vouchers: 1 });
       // /health tells the truth: this instance cannot write (issue 13.14: it said ok).
-      expect((await call(`${h.url}/health`)).body).toMatchObject({ status: 'degraded', store: 'sqlite', storeWritable: false });
+      expect((await call(`${h.url}/health`)).body).toMatchObject({
+        status: 'degraded',
+        store: 'sqlite',
+        storeWritable: false,
+      });
     } finally {
       lock.exec('ROLLBACK');
       lock.close();
@@ -226,17 +289,24 @@ describe('the SQLite store cannot commit', () => {
     expectUnavailable(refused, 'FACILITATOR_UNAVAILABLE', 'facilitator');
     expect(await totals(h, seller.address)).toMatchObject({ earned: '5000', payments: 1 });
     // The lock is gone: /health finds the store writable again by itself.
-    await until('the store to be writable again', async () => ((await call(`${h.url}/health`)).body['storeWritable'] === true ? true : null));
+    await until('the store to be writable again', async () =>
+      (await call(`${h.url}/health`)).body['storeWritable'] === true ? true : null,
+    );
 
     // The fault is gone: the same voucher (the same Idempotency-Key, as a retrying client sends it) is accepted…
     const accepted = await verify(h, voucher, seller.address, { 'idempotency-key': 'fault-1' });
     expect(accepted.status).toBe(200);
     expect(accepted.body).toMatchObject({ isValid: true, extra: { receipt: { cumulative: '10000', delta: '5000' } } });
     // …exactly once: a copy is not increasing, a repeat under the key gets the first answer back.
-    expect((await verify(h, voucher, seller.address)).body).toMatchObject({ isValid: false, invalidReason: 'VOUCHER_NOT_INCREASING' });
+    expect((await verify(h, voucher, seller.address)).body).toMatchObject({
+      isValid: false,
+      invalidReason: 'VOUCHER_NOT_INCREASING',
+    });
     const replay = await verify(h, voucher, seller.address, { 'idempotency-key': 'fault-1' });
     expect(replay.body).toMatchObject({ isValid: true });
-    expect(((replay.body['extra'] as Record<string, unknown>)['receipt'] as { receipt: { id: string } }).receipt.id).toBe(((accepted.body['extra'] as Record<string, unknown>)['receipt'] as { receipt: { id: string } }).receipt.id);
+    expect(
+      ((replay.body['extra'] as Record<string, unknown>)['receipt'] as { receipt: { id: string } }).receipt.id,
+    ).toBe(((accepted.body['extra'] as Record<string, unknown>)['receipt'] as { receipt: { id: string } }).receipt.id);
 
     expect(await channel(h, b.channelId)).toMatchObject({ lastAccepted: '10000', vouchers: 2 });
     expect(await totals(h, seller.address)).toMatchObject({ earned: '10000', payments: 2 });
@@ -289,7 +359,10 @@ describe.runIf(pgOn)('the PostgreSQL store cannot commit', () => {
 
     const accepted = await verify(h, voucher, seller.address, { 'idempotency-key': 'pg-fault-1' });
     expect(accepted.body).toMatchObject({ isValid: true, extra: { receipt: { cumulative: '10000', delta: '5000' } } });
-    expect((await verify(h, voucher, seller.address)).body).toMatchObject({ isValid: false, invalidReason: 'VOUCHER_NOT_INCREASING' });
+    expect((await verify(h, voucher, seller.address)).body).toMatchObject({
+      isValid: false,
+      invalidReason: 'VOUCHER_NOT_INCREASING',
+    });
     expect(await channel(h, b.channelId)).toMatchObject({ lastAccepted: '10000', vouchers: 2 });
     expect(await totals(h, seller.address)).toMatchObject({ earned: '10000', payments: 2 });
   });
@@ -302,7 +375,10 @@ describe('the ledger refuses a claim', () => {
     // The watcher polls rarely here, as on a ledger whose events lag (Soroban RPC): the payee's
     // close is not seen before the scheduler claims. The scheduler runs when the test ticks it;
     // its warning about the refused claim is expected.
-    h = await startHarness({ DEMO: 'off', LOG_LEVEL: 'error', CLAIM_INTERVAL_SECONDS: '3600', CLAIM_THRESHOLD: '1000' }, { watchPollMs: 3_600_000 });
+    h = await startHarness(
+      { DEMO: 'off', LOG_LEVEL: 'error', CLAIM_INTERVAL_SECONDS: '3600', CLAIM_THRESHOLD: '1000' },
+      { watchPollMs: 3_600_000 },
+    );
   });
 
   afterAll(() => h?.close());
@@ -319,14 +395,26 @@ describe('the ledger refuses a claim', () => {
     // the close at once), as a close on a ledger the facilitator only polls.
     const local = h.f.localLedger!;
     const seq = (await local.getAccount(seller.address)).seq + 1;
-    const close = await local.submit(signLedgerTx(seller, (await local.info()).passphrase, { source: seller.address, seq, op: 'channel.close', args: { channelId: b.channelId.toString() } }));
+    const close = await local.submit(
+      signLedgerTx(seller, (await local.info()).passphrase, {
+        source: seller.address,
+        seq,
+        op: 'channel.close',
+        args: { channelId: b.channelId.toString() },
+      }),
+    );
     expect(close).toMatchObject({ status: 'SUCCESS', result: { refunded: '1000000' } });
     expect(await channel(h, b.channelId)).toMatchObject({ status: 'open', unclaimed: '10000' });
     await h.f.scheduler.tick();
 
     const rejected = await eventsOf(h, seller.address, 'chain.rejected', b.channelId);
     expect(rejected).toHaveLength(1);
-    expect(rejected[0]!.data).toMatchObject({ code: 21, codeName: 'CHANNEL_CLOSED', op: 'channel.claim', channelId: b.channelId.toString() });
+    expect(rejected[0]!.data).toMatchObject({
+      code: 21,
+      codeName: 'CHANNEL_CLOSED',
+      op: 'channel.claim',
+      channelId: b.channelId.toString(),
+    });
     const tx = rejected[0]!.data['tx'] as string;
     expect(tx).toMatch(/^[0-9a-f]{64}$/);
     expect((await call(`${h.url}/ledger/tx/${tx}`)).body).toMatchObject({ status: 'FAILED', code: 21 });
@@ -334,9 +422,21 @@ describe('the ledger refuses a claim', () => {
     // Nothing settled: the ledger paid the seller nothing, and the facilitator counts nothing.
     expect(await h.ledger.balance(seller.address)).toBe(0n);
     expect(await eventsOf(h, seller.address, 'channel.claimed')).toEqual([]);
-    expect(await channel(h, b.channelId)).toMatchObject({ status: 'closed', claimed: '0', lastAccepted: '10000', unclaimed: '10000', refunded: '1000000' });
+    expect(await channel(h, b.channelId)).toMatchObject({
+      status: 'closed',
+      claimed: '0',
+      lastAccepted: '10000',
+      unclaimed: '10000',
+      refunded: '1000000',
+    });
     // The claim's refusal resynced the channel (closed); the audit ledger learns of the close from the watcher.
-    expect(await totals(h, seller.address)).toMatchObject({ earned: '10000', settled: '0', receivable: '10000', lost: '0', settlements: 0 });
+    expect(await totals(h, seller.address)).toMatchObject({
+      earned: '10000',
+      settled: '0',
+      receivable: '10000',
+      lost: '0',
+      settlements: 0,
+    });
 
     // A closed channel is not claimed again, by the scheduler or by hand, and takes no voucher.
     await h.f.scheduler.tick();
@@ -344,12 +444,20 @@ describe('the ledger refuses a claim', () => {
     const manual = await post(`${h.url}/channels/${b.channelId}/claim`);
     expect(manual.status).toBe(409);
     expect(manual.body).toMatchObject({ error: 'CONFLICT' });
-    expect((await verify(h, b.signer.sign(15_000n), seller.address)).body).toMatchObject({ isValid: false, invalidReason: 'CHANNEL_CLOSED' });
+    expect((await verify(h, b.signer.sign(15_000n), seller.address)).body).toMatchObject({
+      isValid: false,
+      invalidReason: 'CHANNEL_CLOSED',
+    });
 
     // Once the watcher reads the close, the books still agree.
     await h.f.watcher.tick();
     expect(await eventsOf(h, seller.address, 'channel.closed', b.channelId)).toHaveLength(1);
-    expect(await totals(h, seller.address)).toMatchObject({ earned: '10000', settled: '0', receivable: '0', lost: '10000' });
+    expect(await totals(h, seller.address)).toMatchObject({
+      earned: '10000',
+      settled: '0',
+      receivable: '0',
+      lost: '10000',
+    });
     expect(await eventsOf(h, seller.address, 'chain.rejected', b.channelId)).toHaveLength(1);
     expect(statuses.slice(before).filter((s) => s.status >= 500)).toEqual([]);
   });

@@ -11,7 +11,17 @@ import type { Harness } from '../helpers/harness.js';
 const UNIT = 10_000_000n;
 
 interface Float {
-  pool: { size: string; idle: string; lent: string; totalShares: string; sharePrice: string; utilizationBps: number; liquidationThresholdBps: number; lineCount: number; investorCount: number };
+  pool: {
+    size: string;
+    idle: string;
+    lent: string;
+    totalShares: string;
+    sharePrice: string;
+    utilizationBps: number;
+    liquidationThresholdBps: number;
+    lineCount: number;
+    investorCount: number;
+  };
   lines: { account: string; debt: string; value: string; healthBps: number; liquidatable: boolean }[];
   positions: { address: string; shares: string; value: string }[];
   history: { at: string; sharePrice: string; size: string; lent: string; utilizationBps: number }[];
@@ -47,7 +57,15 @@ describe('the float endpoints', () => {
   it('shows an empty pool at a share price of 1.0 before anyone invests', async () => {
     const { status, body } = await get<Float>('/float');
     expect(status).toBe(200);
-    expect(body.pool).toMatchObject({ size: '0', totalShares: '0', sharePrice: '10000000', utilizationBps: 0, lineCount: 0, investorCount: 0, liquidationThresholdBps: 11000 });
+    expect(body.pool).toMatchObject({
+      size: '0',
+      totalShares: '0',
+      sharePrice: '10000000',
+      utilizationBps: 0,
+      lineCount: 0,
+      investorCount: 0,
+      liquidationThresholdBps: 11000,
+    });
     expect(body.lines).toEqual([]);
     expect(body.sampleSeconds).toBe(60);
   });
@@ -59,7 +77,18 @@ describe('the float endpoints', () => {
     }
     await h.ledger.faucet(owner.address);
     const info = await h.ledger.info();
-    account = (await h.ledger.createAccount({ owner, policy: { agentKey: agent.address, perTxCap: UNIT, dailyCap: 10n * UNIT, payees: [], expiresLedger: info.latestLedger + 10_000 } })).address;
+    account = (
+      await h.ledger.createAccount({
+        owner,
+        policy: {
+          agentKey: agent.address,
+          perTxCap: UNIT,
+          dailyCap: 10n * UNIT,
+          payees: [],
+          expiresLedger: info.latestLedger + 10_000,
+        },
+      })
+    ).address;
     await h.ledger.transfer({ from: owner, to: account, amount: 50n * UNIT });
     await h.ledger.openLine({ owner, account, limit: 100n * UNIT });
     await h.f.floatHistory.tick();
@@ -77,17 +106,34 @@ describe('the float endpoints', () => {
       investorCount: 2,
     });
     // value 150 units (50 own + 100 borrowed) against a debt of 102: ⌊150 × 10000 / 102⌋ = 14705.
-    expect(body.lines).toEqual([expect.objectContaining({ account, debt: String(102n * UNIT), value: String(150n * UNIT), healthBps: 14705, liquidatable: false })]);
+    expect(body.lines).toEqual([
+      expect.objectContaining({
+        account,
+        debt: String(102n * UNIT),
+        value: String(150n * UNIT),
+        healthBps: 14705,
+        liquidatable: false,
+      }),
+    ]);
     expect(body.positions.map((p) => p.address)).toEqual([investors[0]!.address, investors[1]!.address]);
     const last = body.history.at(-1)!;
-    expect(last).toMatchObject({ sharePrice: '10000000', size: String(1500n * UNIT), lent: String(100n * UNIT), utilizationBps: 666 });
+    expect(last).toMatchObject({
+      sharePrice: '10000000',
+      size: String(1500n * UNIT),
+      lent: String(100n * UNIT),
+      utilizationBps: 666,
+    });
     expect(body.history.length).toBeGreaterThanOrEqual(2);
 
     const line = await get<Float['lines'][number]>(`/float/lines/${account}`);
     expect(line.status).toBe(200);
     expect(line.body).toEqual(body.lines[0]);
     const position = await get<Float['positions'][number]>(`/float/positions/${investors[1]!.address}`);
-    expect(position.body).toEqual({ address: investors[1]!.address, shares: String(500n * UNIT), value: String(500n * UNIT) });
+    expect(position.body).toEqual({
+      address: investors[1]!.address,
+      shares: String(500n * UNIT),
+      value: String(500n * UNIT),
+    });
   });
 
   it('the share price rises by the fee when the line is repaid (checked by hand)', async () => {
@@ -127,7 +173,8 @@ describe('the float endpoints', () => {
     const one = await get<Float>('/float?history=1');
     expect(one.body.history).toHaveLength(1);
     expect(one.body.history[0]!.sharePrice).toBe('9613333');
-    for (const bad of ['0', '501', 'abc', '1.5', '']) expect((await get(`/float?history=${bad}`)).status, bad).toBe(400);
+    for (const bad of ['0', '501', 'abc', '1.5', ''])
+      expect((await get(`/float?history=${bad}`)).status, bad).toBe(400);
     expect((await get('/float?limit=3')).status).toBe(400);
     expect((await get(`/float/lines/${account}`)).status).toBe(404); // repaid: no line
     expect((await get('/float/lines/not-an-address')).status).toBe(400);

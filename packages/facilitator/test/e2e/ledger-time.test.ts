@@ -29,7 +29,12 @@ async function verify(h: Harness, b: Buyer, cumulative: bigint, payTo: string) {
   const res = await fetch(`${h.url}/verify`, {
     method: 'POST',
     headers: { 'content-type': 'application/json' },
-    body: JSON.stringify({ x402Version: 2, paymentPayload: { x402Version: 2, accepted: reqs, payload: b.signer.sign(cumulative) }, paymentRequirements: reqs, method: 'GET' }),
+    body: JSON.stringify({
+      x402Version: 2,
+      paymentPayload: { x402Version: 2, accepted: reqs, payload: b.signer.sign(cumulative) },
+      paymentRequirements: reqs,
+      method: 'GET',
+    }),
   });
   return { status: res.status, body: (await res.json()) as Record<string, unknown> };
 }
@@ -41,7 +46,13 @@ describe('the ledger stops answering before a channel expires (LEDGER_URL, 0.05 
 
   beforeAll(async () => {
     server = await startLedgerServer({ port: 0, dataDir: ledgerDir, ledgerSeconds: LEDGER_MS / 1000 });
-    h = await startHarness({ LEDGER_URL: server.url, DEMO: 'off', LOG_LEVEL: 'fatal', CLAIM_INTERVAL_SECONDS: '3600', VOUCHER_EXPIRY_SAFETY_LEDGERS: String(SAFETY) });
+    h = await startHarness({
+      LEDGER_URL: server.url,
+      DEMO: 'off',
+      LOG_LEVEL: 'fatal',
+      CLAIM_INTERVAL_SECONDS: '3600',
+      VOUCHER_EXPIRY_SAFETY_LEDGERS: String(SAFETY),
+    });
   });
 
   afterAll(async () => {
@@ -83,14 +94,19 @@ describe('the ledger stops answering before a channel expires (LEDGER_URL, 0.05 
     expect(accepted.length).toBeGreaterThan(10);
     // …but none within the safety margin of the ledger's real time, let alone past expiry.
     const latestAccepted = Math.max(...accepted);
-    console.log(`ledger-time: ${accepted.length} vouchers accepted while the ledger was down; the last ${expiry - latestAccepted} ledgers before expiry (safety margin ${SAFETY})`);
+    console.log(
+      `ledger-time: ${accepted.length} vouchers accepted while the ledger was down; the last ${expiry - latestAccepted} ledgers before expiry (safety margin ${SAFETY})`,
+    );
     expect(expiry - latestAccepted).toBeGreaterThanOrEqual(SAFETY - TOLERANCE);
     expect([...refusals.keys()]).toEqual(['CHANNEL_EXPIRING']);
 
     // The ledger comes back: the facilitator reads its time again and still refuses.
     server = await startLedgerServer({ port, dataDir: ledgerDir, ledgerSeconds: LEDGER_MS / 1000 });
-    await h.f.services.ledgerClock.refresh();
-    expect((await verify(h, b, cumulative + 1000n, seller.address)).body).toMatchObject({ isValid: false, invalidReason: 'CHANNEL_EXPIRING' });
+    await h.f.services.latestLedger.refresh();
+    expect((await verify(h, b, cumulative + 1000n, seller.address)).body).toMatchObject({
+      isValid: false,
+      invalidReason: 'CHANNEL_EXPIRING',
+    });
     const view = (await (await fetch(`${h.url}/channels/${b.channelId}`)).json()) as { lastAccepted: string };
     expect(BigInt(view.lastAccepted)).toBe(cumulative);
   });
@@ -114,7 +130,14 @@ describe('a facilitator restarted while its ledger is down (LEDGER_URL)', () => 
   });
 
   it('starts degraded from what it saw last, takes vouchers on known channels, and catches up when the ledger answers', async () => {
-    const config = loadConfig({ PORT: '0', DATA_DIR: dataDir, LEDGER_URL: server.url, DEMO: 'off', LOG_LEVEL: 'fatal', MANUAL_CLAIM_COOLDOWN_SECONDS: '0' });
+    const config = loadConfig({
+      PORT: '0',
+      DATA_DIR: dataDir,
+      LEDGER_URL: server.url,
+      DEMO: 'off',
+      LOG_LEVEL: 'fatal',
+      MANUAL_CLAIM_COOLDOWN_SECONDS: '0',
+    });
     const seller = randomKeypair();
     // A first run sees the ledger and a channel, and takes a voucher on it.
     f = await createFacilitator({ config, watchPollMs: 50 });
@@ -123,9 +146,31 @@ describe('a facilitator restarted while its ledger is down (LEDGER_URL)', () => 
     const b = await h.buyer({ payee: seller.address });
     await h.close();
     const pay = async (cumulative: bigint, channelId = b.channelId) => {
-      const reqs = { scheme: 'channel', network: 'stellar:local', asset: f!.services.ledgerInfo.contracts.asset, payTo: seller.address, amount: '5000', unit: 'request', maxTimeoutSeconds: 60, extra: { channelContract: f!.services.ledgerInfo.contracts.channel, minDeposit: '0', facilitator: url, areFeesSponsored: true } };
+      const reqs = {
+        scheme: 'channel',
+        network: 'stellar:local',
+        asset: f!.services.ledgerInfo.contracts.asset,
+        payTo: seller.address,
+        amount: '5000',
+        unit: 'request',
+        maxTimeoutSeconds: 60,
+        extra: {
+          channelContract: f!.services.ledgerInfo.contracts.channel,
+          minDeposit: '0',
+          facilitator: url,
+          areFeesSponsored: true,
+        },
+      };
       const payload = { ...b.signer.sign(cumulative), channelId: channelId.toString() };
-      const res = await fetch(`${url}/verify`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ x402Version: 2, paymentPayload: { x402Version: 2, accepted: reqs, payload }, paymentRequirements: reqs }) });
+      const res = await fetch(`${url}/verify`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({
+          x402Version: 2,
+          paymentPayload: { x402Version: 2, accepted: reqs, payload },
+          paymentRequirements: reqs,
+        }),
+      });
       return { status: res.status, headers: res.headers, body: (await res.json()) as Record<string, unknown> };
     };
     expect((await pay(5000n)).body['isValid']).toBe(true);
@@ -143,7 +188,10 @@ describe('a facilitator restarted while its ledger is down (LEDGER_URL)', () => 
     expect(health).toMatchObject({ status: 'degraded', ledger: { reachable: false } });
     expect((await pay(10_000n)).body).toMatchObject({ isValid: true, extra: { receipt: { cumulative: '10000' } } });
     const unknown = await pay(5000n, 999_999n);
-    expect({ status: unknown.status, error: unknown.body['error'] }).toEqual({ status: 503, error: 'LEDGER_UNAVAILABLE' });
+    expect({ status: unknown.status, error: unknown.body['error'] }).toEqual({
+      status: 503,
+      error: 'LEDGER_UNAVAILABLE',
+    });
     expect(unknown.headers.get('retry-after')).toMatch(/^[1-9][0-9]*$/);
 
     // The ledger comes back: the facilitator catches up and settles what it took.

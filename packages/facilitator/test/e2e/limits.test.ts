@@ -10,10 +10,17 @@ import { startHarness } from '../helpers/harness.js';
 import type { Harness } from '../helpers/harness.js';
 import { redisEnabled, redisTestUrl } from '../helpers/redis.js';
 
-async function get(url: string, headers: Record<string, string> = {}): Promise<{ status: number; headers: Headers; body: Record<string, unknown> }> {
+async function get(
+  url: string,
+  headers: Record<string, string> = {},
+): Promise<{ status: number; headers: Headers; body: Record<string, unknown> }> {
   const res = await fetch(url, { headers });
   const text = await res.text();
-  return { status: res.status, headers: res.headers, body: text.startsWith('{') ? (JSON.parse(text) as Record<string, unknown>) : {} };
+  return {
+    status: res.status,
+    headers: res.headers,
+    body: text.startsWith('{') ? (JSON.parse(text) as Record<string, unknown>) : {},
+  };
 }
 
 describe('the general per-IP limit', () => {
@@ -25,7 +32,8 @@ describe('the general per-IP limit', () => {
 
   it('answers the request past the limit with 429, Retry-After and the error body; every route counts, /health and /events do not', async () => {
     const statuses: number[] = [];
-    for (const path of ['/supported', '/nope', '/ledger/info', '/stats', '/channels']) statuses.push((await get(`${h.url}${path}`)).status);
+    for (const path of ['/supported', '/nope', '/ledger/info', '/stats', '/channels'])
+      statuses.push((await get(`${h.url}${path}`)).status);
     expect(statuses).toEqual([200, 404, 200, 200, 200]);
     const limited = await get(`${h.url}/supported`);
     expect(limited.status).toBe(429);
@@ -52,7 +60,9 @@ describe('the general limit turned off', () => {
   afterAll(() => h.close());
 
   it('lets any number of requests through', async () => {
-    const statuses = await Promise.all(Array.from({ length: 60 }, () => get(`${h.url}/supported`).then((r) => r.status)));
+    const statuses = await Promise.all(
+      Array.from({ length: 60 }, () => get(`${h.url}/supported`).then((r) => r.status)),
+    );
     expect(new Set(statuses)).toEqual(new Set([200]));
   });
 });
@@ -60,7 +70,11 @@ describe('the general limit turned off', () => {
 describe('behind a trusted proxy', () => {
   let h: Harness;
   beforeAll(async () => {
-    h = await startHarness({ IP_RATE_LIMIT_PER_MINUTE: '3', IP_COSTLY_LIMIT_PER_MINUTE: '1', TRUST_PROXY: '127.0.0.1' }); // the harness's own request comes from 127.0.0.1
+    h = await startHarness({
+      IP_RATE_LIMIT_PER_MINUTE: '3',
+      IP_COSTLY_LIMIT_PER_MINUTE: '1',
+      TRUST_PROXY: '127.0.0.1',
+    }); // the harness's own request comes from 127.0.0.1
   });
   afterAll(() => h.close());
 
@@ -72,7 +86,11 @@ describe('behind a trusted proxy', () => {
     expect((await get(`${h.url}/supported`, b)).status).toBe(200);
     // The costly limit too: one freeze attempt per minute per client (a bad body still counts).
     const freeze = (headers: Record<string, string>) =>
-      fetch(`${h.url}/demo/owner/freeze`, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: '{}' }).then((r) => r.status);
+      fetch(`${h.url}/demo/owner/freeze`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', ...headers },
+        body: '{}',
+      }).then((r) => r.status);
     expect(await freeze(b)).toBe(400);
     expect(await freeze(b)).toBe(429);
     expect(await freeze({ 'x-forwarded-for': '203.0.113.3' })).toBe(400);
@@ -134,7 +152,14 @@ describe('headers and parser-level refusals', () => {
   });
 
   it('answers only the configured origins, and exposes the payment headers to them', async () => {
-    const preflight = await fetch(`${h.url}/verify`, { method: 'OPTIONS', headers: { origin: 'https://shop.example', 'access-control-request-method': 'POST', 'access-control-request-headers': 'content-type' } });
+    const preflight = await fetch(`${h.url}/verify`, {
+      method: 'OPTIONS',
+      headers: {
+        origin: 'https://shop.example',
+        'access-control-request-method': 'POST',
+        'access-control-request-headers': 'content-type',
+      },
+    });
     expect(preflight.status).toBe(204);
     expect(preflight.headers.get('access-control-allow-origin')).toBe('https://shop.example');
     const answer = await fetch(`${h.url}/demo/book`, { headers: { origin: 'https://shop.example' } });
@@ -157,7 +182,10 @@ describe('headers and parser-level refusals', () => {
       });
     const big = await raw(`GET /supported HTTP/1.1\r\nhost: x\r\nx-big: ${'a'.repeat(20_000)}\r\n\r\n`);
     expect(big).toMatch(/^HTTP\/1\.1 431 /);
-    expect(JSON.parse(big.slice(big.indexOf('\r\n\r\n') + 4))).toMatchObject({ error: 'BAD_REQUEST', source: 'facilitator' });
+    expect(JSON.parse(big.slice(big.indexOf('\r\n\r\n') + 4))).toMatchObject({
+      error: 'BAD_REQUEST',
+      source: 'facilitator',
+    });
     const bad = await raw('NOT A REQUEST\r\n\r\n');
     expect(bad).toMatch(/^HTTP\/1\.1 400 /);
     expect(JSON.parse(bad.slice(bad.indexOf('\r\n\r\n') + 4))).toMatchObject({ error: 'BAD_REQUEST' });
@@ -166,28 +194,50 @@ describe('headers and parser-level refusals', () => {
 
   it('bounds bodies: over 64 KiB is 413, JSON nested past 64 levels 400 with the error body; an MCP batch past 16 messages 400 with a JSON-RPC error', async () => {
     const post = async (path: string, body: string, headers: Record<string, string> = {}) => {
-      const res = await fetch(`${h.url}${path}`, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body });
+      const res = await fetch(`${h.url}${path}`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', ...headers },
+        body,
+      });
       return { status: res.status, body: (await res.json()) as Record<string, unknown> };
     };
     const large = await post('/verify', JSON.stringify({ x402Version: 2, pad: 'x'.repeat(64 * 1024) }));
     expect(large).toMatchObject({ status: 413, body: { error: 'BAD_REQUEST', source: 'facilitator' } });
     const deep = await post('/verify', `{"x402Version":2,"paymentPayload":${'['.repeat(65)}${']'.repeat(65)}}`);
-    expect(deep).toMatchObject({ status: 400, body: { error: 'BAD_REQUEST', message: expect.stringContaining('nested deeper than 64') } });
-    const shallow = await post('/verify', `{"x402Version":2,"paymentPayload":{"a":${'['.repeat(60)}${']'.repeat(60)}}}`);
+    expect(deep).toMatchObject({
+      status: 400,
+      body: { error: 'BAD_REQUEST', message: expect.stringContaining('nested deeper than 64') },
+    });
+    const shallow = await post(
+      '/verify',
+      `{"x402Version":2,"paymentPayload":{"a":${'['.repeat(60)}${']'.repeat(60)}}}`,
+    );
     expect(shallow.body['message']).not.toContain('nested');
     const message = (id: number) => ({ jsonrpc: '2.0', id, method: 'tools/list' });
     const accept = { accept: 'application/json, text/event-stream' };
     const batch = await post('/mcp', JSON.stringify(Array.from({ length: 17 }, (_v, i) => message(i))), accept);
     // /mcp answers JSON-RPC errors (MCP specification): Invalid Request, id null.
-    expect(batch).toMatchObject({ status: 400, body: { jsonrpc: '2.0', id: null, error: { code: -32600, message: expect.stringMatching(/1 to 16 messages/) } } });
-    const one = await fetch(`${h.url}/mcp`, { method: 'POST', headers: { 'content-type': 'application/json', ...accept }, body: JSON.stringify(message(1)) });
+    expect(batch).toMatchObject({
+      status: 400,
+      body: { jsonrpc: '2.0', id: null, error: { code: -32600, message: expect.stringMatching(/1 to 16 messages/) } },
+    });
+    const one = await fetch(`${h.url}/mcp`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', ...accept },
+      body: JSON.stringify(message(1)),
+    });
     expect(one.status).toBe(200);
   });
 });
 
 describe('two instances sharing Redis', async () => {
   const enabled = await redisEnabled();
-  const env = { RATE_LIMIT_STORE: 'redis', REDIS_URL: redisTestUrl(), RATE_LIMIT_PREFIX: `t${randomBytes(4).toString('hex')}`, IP_RATE_LIMIT_PER_MINUTE: '6' };
+  const env = {
+    RATE_LIMIT_STORE: 'redis',
+    REDIS_URL: redisTestUrl(),
+    RATE_LIMIT_PREFIX: `t${randomBytes(4).toString('hex')}`,
+    IP_RATE_LIMIT_PER_MINUTE: '6',
+  };
   const both: Harness[] = [];
   beforeAll(async () => {
     if (enabled) both.push(await startHarness(env), await startHarness(env));

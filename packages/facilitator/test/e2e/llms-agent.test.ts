@@ -13,9 +13,17 @@ const sha256 = (...parts: Buffer[]) => crypto.createHash('sha256').update(Buffer
 
 /** An ed25519 key from its 32-byte seed (PKCS #8 wraps the seed after a fixed prefix). */
 function keyFromSeed(seed: Buffer) {
-  const privateKey = crypto.createPrivateKey({ key: Buffer.concat([Buffer.from('302e020100300506032b657004220420', 'hex'), seed]), format: 'der', type: 'pkcs8' });
+  const privateKey = crypto.createPrivateKey({
+    key: Buffer.concat([Buffer.from('302e020100300506032b657004220420', 'hex'), seed]),
+    format: 'der',
+    type: 'pkcs8',
+  });
   const publicRaw = crypto.createPublicKey(privateKey).export({ format: 'der', type: 'spki' }).subarray(-32);
-  return { sign: (bytes: Buffer) => crypto.sign(null, bytes, privateKey).toString('hex'), publicHex: publicRaw.toString('hex'), address: StrKey.encodeEd25519PublicKey(publicRaw) };
+  return {
+    sign: (bytes: Buffer) => crypto.sign(null, bytes, privateKey).toString('hex'),
+    publicHex: publicRaw.toString('hex'),
+    address: StrKey.encodeEd25519PublicKey(publicRaw),
+  };
 }
 
 /** The JSON of the fenced block that follows `heading` in the text. */
@@ -27,7 +35,10 @@ function jsonAfter(text: string, heading: string): Record<string, unknown> {
 }
 
 // What the text says, as code.
-function txHash(passphrase: string, body: { source: string; seq: number; op: string; args: Record<string, unknown> }): Buffer {
+function txHash(
+  passphrase: string,
+  body: { source: string; seq: number; op: string; args: Record<string, unknown> },
+): Buffer {
   return sha256(Buffer.from('svc:tx:v1'), sha256(Buffer.from(passphrase)), Buffer.from(canonicalize(body)!, 'utf8'));
 }
 
@@ -37,7 +48,13 @@ function voucherHash(passphrase: string, channelContract: string, channelId: big
   const amount = Buffer.alloc(16);
   amount.writeBigUInt64BE(cumulative >> 64n, 0);
   amount.writeBigUInt64BE(cumulative & 0xffff_ffff_ffff_ffffn, 8);
-  return sha256(Buffer.from('svc:voucher:v1'), sha256(Buffer.from(passphrase)), StrKey.decodeContract(channelContract), id, amount);
+  return sha256(
+    Buffer.from('svc:voucher:v1'),
+    sha256(Buffer.from(passphrase)),
+    StrKey.decodeContract(channelContract),
+    id,
+    amount,
+  );
 }
 
 describe('an agent that follows llms.txt alone', () => {
@@ -50,7 +67,15 @@ describe('an agent that follows llms.txt alone', () => {
   afterAll(() => h.close());
 
   it('reproduces the transaction test vector byte for byte', () => {
-    const v = jsonAfter(text, 'Test vector (a channel.open') as { networkPassphrase: string; sourceSecretSeedHex: string; payeeSecretSeedHex: string; seq: number; op: string; args: Record<string, unknown>; expected: Record<string, string> };
+    const v = jsonAfter(text, 'Test vector (a channel.open') as {
+      networkPassphrase: string;
+      sourceSecretSeedHex: string;
+      payeeSecretSeedHex: string;
+      seq: number;
+      op: string;
+      args: Record<string, unknown>;
+      expected: Record<string, string>;
+    };
     const source = keyFromSeed(Buffer.from(v.sourceSecretSeedHex, 'hex'));
     const payee = keyFromSeed(Buffer.from(v.payeeSecretSeedHex, 'hex'));
     const body = { source: source.address, seq: v.seq, op: v.op, args: { payee: payee.address, ...v.args } };
@@ -66,7 +91,11 @@ describe('an agent that follows llms.txt alone', () => {
     const base = /^- Base URL: (\S+)$/m.exec(text)![1]!;
     const passphrase = /passphrase "([^"]+)"/.exec(text)![1]!;
     const post = async (path: string, body: unknown) => {
-      const res = await fetch(`${base}${path}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+      const res = await fetch(`${base}${path}`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify(body),
+      });
       return { status: res.status, body: (await res.json()) as Record<string, unknown> };
     };
     const me = keyFromSeed(crypto.randomBytes(32));
@@ -74,14 +103,28 @@ describe('an agent that follows llms.txt alone', () => {
     expect((await post('/ledger/faucet', { address: me.address })).status).toBe(200);
 
     // The terms.
-    const bookUrl = new RegExp(`^- GET (${base.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}/demo/book):`, 'm').exec(text)![1]!;
-    const terms = (await (await fetch(bookUrl)).json()) as { accepts: { payTo: string; amount: string; extra: { channelContract: string; minDeposit: string } }[] };
+    const bookUrl = new RegExp(`^- GET (${base.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}/demo/book):`, 'm').exec(
+      text,
+    )![1]!;
+    const terms = (await (await fetch(bookUrl)).json()) as {
+      accepts: { payTo: string; amount: string; extra: { channelContract: string; minDeposit: string } }[];
+    };
     const accepted = terms.accepts[0]!;
 
     // The transaction: seq = the account's seq + 1; expiry as the text suggests; the channel id in result.channelId.
     const { seq } = (await (await fetch(`${base}/ledger/accounts/${me.address}`)).json()) as { seq: number };
     const { latestLedger } = (await (await fetch(`${base}/ledger/info`)).json()) as { latestLedger: number };
-    const body = { source: me.address, seq: seq + 1, op: 'channel.open', args: { payee: accepted.payTo, deposit: accepted.extra.minDeposit, voucherKey: voucherKey.publicHex, expiryLedger: latestLedger + Number(/latestLedger \+ (\d+) keeps a channel open/.exec(text)![1]) } };
+    const body = {
+      source: me.address,
+      seq: seq + 1,
+      op: 'channel.open',
+      args: {
+        payee: accepted.payTo,
+        deposit: accepted.extra.minDeposit,
+        voucherKey: voucherKey.publicHex,
+        expiryLedger: latestLedger + Number(/latestLedger \+ (\d+) keeps a channel open/.exec(text)![1]),
+      },
+    };
     const opened = await post('/ledger/tx', { ...body, signature: me.sign(txHash(passphrase, body)) });
     expect(opened.status).toBe(200);
     expect(opened.body).toMatchObject({ status: 'SUCCESS', hash: txHash(passphrase, body).toString('hex') });
@@ -91,10 +134,19 @@ describe('an agent that follows llms.txt alone', () => {
     for (const n of [1n, 2n]) {
       const cumulative = n * BigInt(accepted.amount);
       const signature = voucherKey.sign(voucherHash(passphrase, accepted.extra.channelContract, channelId, cumulative));
-      const header = Buffer.from(JSON.stringify({ x402Version: 2, accepted, payload: { channelId: channelId.toString(), cumulative: cumulative.toString(), signature } })).toString('base64');
+      const header = Buffer.from(
+        JSON.stringify({
+          x402Version: 2,
+          accepted,
+          payload: { channelId: channelId.toString(), cumulative: cumulative.toString(), signature },
+        }),
+      ).toString('base64');
       const res = await fetch(bookUrl, { headers: { 'PAYMENT-SIGNATURE': header } });
       expect(res.status, await res.clone().text()).toBe(200);
-      const receipt = JSON.parse(Buffer.from(res.headers.get('payment-response')!, 'base64').toString()) as { success: boolean; cumulative: string };
+      const receipt = JSON.parse(Buffer.from(res.headers.get('payment-response')!, 'base64').toString()) as {
+        success: boolean;
+        cumulative: string;
+      };
       expect(receipt).toMatchObject({ success: true, cumulative: cumulative.toString() });
     }
 

@@ -7,10 +7,27 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startHarness } from '../helpers/harness.js';
 import type { Buyer, Harness } from '../helpers/harness.js';
 
-const PRICES = { PRICE_BOOK_PER_REQUEST: '7300', PRICE_TICKER_PER_SECOND: '1700', TICKER_SLICE_SECONDS: '4', PRICE_CHAT_PER_TOKEN: '230', CHAT_SLICE_TOKENS: '30' };
-const TOOLS = ['svc_get_account', 'svc_get_channel', 'svc_list_resources', 'svc_price_list', 'svc_stats', 'svc_supported'];
+const PRICES = {
+  PRICE_BOOK_PER_REQUEST: '7300',
+  PRICE_TICKER_PER_SECOND: '1700',
+  TICKER_SLICE_SECONDS: '4',
+  PRICE_CHAT_PER_TOKEN: '230',
+  CHAT_SLICE_TOKENS: '30',
+};
+const TOOLS = [
+  'svc_get_account',
+  'svc_get_channel',
+  'svc_list_resources',
+  'svc_price_list',
+  'svc_stats',
+  'svc_supported',
+];
 
-type ToolResult = { isError?: boolean; structuredContent?: Record<string, unknown>; content: { type: string; text?: string }[] };
+type ToolResult = {
+  isError?: boolean;
+  structuredContent?: Record<string, unknown>;
+  content: { type: string; text?: string }[];
+};
 
 describe('POST /mcp', () => {
   let h: Harness;
@@ -21,7 +38,8 @@ describe('POST /mcp', () => {
     const res = await fetch(`${h.url}${path}`, init);
     return { status: res.status, headers: res.headers, body: (await res.json()) as unknown };
   };
-  const call = async (name: string, args: Record<string, unknown> = {}) => (await client.callTool({ name, arguments: args })) as ToolResult;
+  const call = async (name: string, args: Record<string, unknown> = {}) =>
+    (await client.callTool({ name, arguments: args })) as ToolResult;
   const errorBody = (r: ToolResult) => JSON.parse(r.content[0]?.text ?? 'null') as unknown;
 
   /**
@@ -70,16 +88,26 @@ describe('POST /mcp', () => {
     }
     const channel = tools.find((t) => t.name === 'svc_get_channel')!;
     expect(channel.inputSchema.required).toEqual(['channelId']);
-    expect(Object.keys(channel.outputSchema?.properties ?? {})).toEqual(expect.arrayContaining(['deposit', 'lastAccepted', 'remaining', 'expiryLedger']));
+    expect(Object.keys(channel.outputSchema?.properties ?? {})).toEqual(
+      expect.arrayContaining(['deposit', 'lastAccepted', 'remaining', 'expiryLedger']),
+    );
   });
 
   it('svc_get_channel is GET /channels/:id', async () => {
-    const view = await matches('svc_get_channel', { channelId: String(buyer.channelId) }, `/channels/${buyer.channelId}`);
+    const view = await matches(
+      'svc_get_channel',
+      { channelId: String(buyer.channelId) },
+      `/channels/${buyer.channelId}`,
+    );
     expect(view['lastAccepted']).toBe('7300');
   });
 
   it('svc_get_account is GET /accounts/:address', async () => {
-    const account = await matches('svc_get_account', { address: buyer.keys.address }, `/accounts/${buyer.keys.address}`);
+    const account = await matches(
+      'svc_get_account',
+      { address: buyer.keys.address },
+      `/accounts/${buyer.keys.address}`,
+    );
     expect((account['channels'] as { id: string }[]).map((c) => c.id)).toEqual([String(buyer.channelId)]);
   });
 
@@ -96,14 +124,22 @@ describe('POST /mcp', () => {
   it('svc_list_resources is GET /discovery/resources, with the paid demo resource in it', async () => {
     const all = await matches('svc_list_resources', {}, '/discovery/resources');
     expect((all['items'] as { resource: string }[]).map((i) => i.resource)).toContain(`${h.url}/demo/book`);
-    const page = await matches('svc_list_resources', { payTo: h.f.demoPayTo, limit: 1, offset: 0 }, `/discovery/resources?payTo=${h.f.demoPayTo}&limit=1&offset=0`);
+    const page = await matches(
+      'svc_list_resources',
+      { payTo: h.f.demoPayTo, limit: 1, offset: 0 },
+      `/discovery/resources?payTo=${h.f.demoPayTo}&limit=1&offset=0`,
+    );
     expect(page['items']).toHaveLength(1);
   });
 
   it('svc_price_list gives the demo prices the demo’s 402s ask, and the catalog’s listed prices', async () => {
     const result = await call('svc_price_list');
     expect(result.isError).toBeFalsy();
-    const list = result.structuredContent as { demo: Record<string, unknown>[]; catalog: Record<string, unknown>[]; catalogTotal: number };
+    const list = result.structuredContent as {
+      demo: Record<string, unknown>[];
+      catalog: Record<string, unknown>[];
+      catalogTotal: number;
+    };
     const terms = async (path: string, method: string) => {
       const res = await http(path, { method });
       expect(res.status).toBe(402);
@@ -113,16 +149,45 @@ describe('POST /mcp', () => {
     const ticker = await terms('/demo/ticker/stream', 'GET');
     const chat = await terms('/demo/chat', 'POST');
     expect(list.demo).toEqual([
-      expect.objectContaining({ path: '/demo/book', url: `${h.url}/demo/book`, unit: 'request', price: book.amount, slice: null, sliceAmount: null, minDeposit: book.extra['minDeposit'] }),
-      expect.objectContaining({ path: '/demo/ticker/stream', unit: 'second', price: ticker.amount, slice: ticker.extra['sliceSeconds'], sliceAmount: ticker.extra['sliceAmount'], minDeposit: ticker.extra['minDeposit'] }),
-      expect.objectContaining({ path: '/demo/chat', unit: 'token', price: chat.amount, slice: chat.extra['sliceTokens'], sliceAmount: chat.extra['sliceAmount'], minDeposit: chat.extra['minDeposit'] }),
+      expect.objectContaining({
+        path: '/demo/book',
+        url: `${h.url}/demo/book`,
+        unit: 'request',
+        price: book.amount,
+        slice: null,
+        sliceAmount: null,
+        minDeposit: book.extra['minDeposit'],
+      }),
+      expect.objectContaining({
+        path: '/demo/ticker/stream',
+        unit: 'second',
+        price: ticker.amount,
+        slice: ticker.extra['sliceSeconds'],
+        sliceAmount: ticker.extra['sliceAmount'],
+        minDeposit: ticker.extra['minDeposit'],
+      }),
+      expect.objectContaining({
+        path: '/demo/chat',
+        unit: 'token',
+        price: chat.amount,
+        slice: chat.extra['sliceTokens'],
+        sliceAmount: chat.extra['sliceAmount'],
+        minDeposit: chat.extra['minDeposit'],
+      }),
     ]);
     // Configuration, not defaults: 7300 per request, 4 s × 1700, 30 tokens × 230.
     expect([book.amount, ticker.extra['sliceAmount'], chat.extra['sliceAmount']]).toEqual(['7300', '6800', '6900']);
-    const discovery = (await http('/discovery/resources')).body as { items: { resource: string; accepts: { amount: string; payTo: string }[] }[]; pagination: { total: number } };
+    const discovery = (await http('/discovery/resources')).body as {
+      items: { resource: string; accepts: { amount: string; payTo: string }[] }[];
+      pagination: { total: number };
+    };
     expect(list.catalogTotal).toBe(discovery.pagination.total);
-    expect(list.catalog.map((c) => [c['resource'], c['payTo'], c['amount']])).toEqual(discovery.items.flatMap((i) => i.accepts.map((a) => [i.resource, a.payTo, a.amount])));
-    expect(list.catalog).toContainEqual(expect.objectContaining({ resource: `${h.url}/demo/book`, amount: '7300', payTo: h.f.demoPayTo }));
+    expect(list.catalog.map((c) => [c['resource'], c['payTo'], c['amount']])).toEqual(
+      discovery.items.flatMap((i) => i.accepts.map((a) => [i.resource, a.payTo, a.amount])),
+    );
+    expect(list.catalog).toContainEqual(
+      expect.objectContaining({ resource: `${h.url}/demo/book`, amount: '7300', payTo: h.f.demoPayTo }),
+    );
   });
 
   it('answers an unknown channel and a malformed address with a tool error carrying the endpoint’s error body', async () => {
@@ -161,7 +226,11 @@ describe('POST /mcp', () => {
 
   /** A raw POST /mcp, as a client that did initialize would send it. */
   const rpc = (body: string, headers: Record<string, string> = {}) =>
-    http('/mcp', { method: 'POST', headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', ...headers }, body });
+    http('/mcp', {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', ...headers },
+      body,
+    });
 
   it('answers in JSON-RPC, as the specification has it (issue 15.8): -32700, -32600, -32602', async () => {
     const notJson = await rpc('{"jsonrpc": "2.0", "id": 1, "method": ');
@@ -170,9 +239,20 @@ describe('POST /mcp', () => {
     expect(noMethod).toMatchObject({ status: 400, body: { jsonrpc: '2.0', id: 1, error: { code: -32600 } } });
     const notRpc = await rpc(JSON.stringify({ hello: 'world' }));
     expect(notRpc).toMatchObject({ status: 400, body: { jsonrpc: '2.0', id: null, error: { code: -32600 } } });
-    const unknownTool = await rpc(JSON.stringify({ jsonrpc: '2.0', id: 7, method: 'tools/call', params: { name: 'svc_nothing', arguments: {} } }));
-    expect(unknownTool).toMatchObject({ status: 200, body: { jsonrpc: '2.0', id: 7, error: { code: -32602, message: expect.stringMatching(/unknown tool "svc_nothing"/) } } });
-    const noName = await rpc(JSON.stringify({ jsonrpc: '2.0', id: 8, method: 'tools/call', params: { arguments: {} } }));
+    const unknownTool = await rpc(
+      JSON.stringify({ jsonrpc: '2.0', id: 7, method: 'tools/call', params: { name: 'svc_nothing', arguments: {} } }),
+    );
+    expect(unknownTool).toMatchObject({
+      status: 200,
+      body: {
+        jsonrpc: '2.0',
+        id: 7,
+        error: { code: -32602, message: expect.stringMatching(/unknown tool "svc_nothing"/) },
+      },
+    });
+    const noName = await rpc(
+      JSON.stringify({ jsonrpc: '2.0', id: 8, method: 'tools/call', params: { arguments: {} } }),
+    );
     expect(noName).toMatchObject({ status: 200, body: { jsonrpc: '2.0', id: 8, error: { code: -32602 } } });
     // An id is a string or an integer (MCP): a fractional one is not echoed back as if it were.
     const fractional = await rpc(JSON.stringify({ jsonrpc: '2.0', id: 0.5, method: 'tools/call', params: {} }));
@@ -188,9 +268,15 @@ describe('POST /mcp', () => {
   });
 
   it('takes a batch only under a protocol version that has batches (before 2025-06-18)', async () => {
-    const batch = JSON.stringify([{ jsonrpc: '2.0', id: 1, method: 'ping' }, { jsonrpc: '2.0', id: 2, method: 'ping' }]);
+    const batch = JSON.stringify([
+      { jsonrpc: '2.0', id: 1, method: 'ping' },
+      { jsonrpc: '2.0', id: 2, method: 'ping' },
+    ]);
     const now = await rpc(batch, { 'mcp-protocol-version': '2025-11-25' });
-    expect(now).toMatchObject({ status: 400, body: { jsonrpc: '2.0', id: null, error: { code: -32600, message: expect.stringMatching(/no batches/) } } });
+    expect(now).toMatchObject({
+      status: 400,
+      body: { jsonrpc: '2.0', id: null, error: { code: -32600, message: expect.stringMatching(/no batches/) } },
+    });
     const before = await rpc(batch, { 'mcp-protocol-version': '2025-03-26' });
     expect(before.status).toBe(200);
     expect((before.body as { id: number }[]).map((m) => m.id).sort()).toEqual([1, 2]);

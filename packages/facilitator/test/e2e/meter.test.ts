@@ -6,7 +6,7 @@ import Fastify from 'fastify';
 import { Hono } from 'hono';
 import { serve } from '@hono/node-server';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { decodeJsonHeader, randomKeypair } from '@svc/core';
+import { decodeJsonHeader, randomKeypair, requestHash } from '@svc/core';
 import { svc } from '@svc/meter';
 import type { PaidRequest } from '@svc/meter';
 import { fastifyMeter } from '@svc/meter/fastify';
@@ -16,7 +16,9 @@ import { paymentHeader, startHarness } from '../helpers/harness.js';
 import type { Harness } from '../helpers/harness.js';
 
 function listen(server: http.Server): Promise<string> {
-  return new Promise((resolve) => server.listen(0, '127.0.0.1', () => resolve(`http://127.0.0.1:${(server.address() as AddressInfo).port}`)));
+  return new Promise((resolve) =>
+    server.listen(0, '127.0.0.1', () => resolve(`http://127.0.0.1:${(server.address() as AddressInfo).port}`)),
+  );
 }
 
 /** A transparent proxy in front of the facilitator that records what the meter sends. */
@@ -28,7 +30,14 @@ async function recordingProxy(target: string) {
     req.on('end', () => {
       const body = Buffer.concat(chunks).toString();
       seen.push({ path: req.url ?? '', headers: req.headers, body });
-      void fetch(`${target}${req.url ?? ''}`, { method: req.method ?? 'GET', headers: { 'content-type': 'application/json', ...(req.headers['idempotency-key'] ? { 'idempotency-key': String(req.headers['idempotency-key']) } : {}) }, ...(req.method === 'POST' ? { body } : {}) }).then(async (r) => {
+      void fetch(`${target}${req.url ?? ''}`, {
+        method: req.method ?? 'GET',
+        headers: {
+          'content-type': 'application/json',
+          ...(req.headers['idempotency-key'] ? { 'idempotency-key': String(req.headers['idempotency-key']) } : {}),
+        },
+        ...(req.method === 'POST' ? { body } : {}),
+      }).then(async (r) => {
         res.writeHead(r.status, { 'content-type': 'application/json' });
         res.end(await r.text());
       });
@@ -50,15 +59,25 @@ describe('@svc/meter on Express 5 and node:http', () => {
     proxy = await recordingProxy(h.url);
     const client = svc({ facilitator: proxy.url, payTo: payee.address });
     const app = express();
-    app.get('/weather', client.meter({ price: 5000n, unit: 'request', description: 'Weather, per request' }), (req, res) => {
-      res.json({ sunny: true, receipt: (req as PaidRequest).payment?.receipt.id });
-    });
-    app.post('/chat', client.meter({ price: 200n, unit: 'token', sliceTokens: 50 }), (_req, res) => res.json({ ok: true }));
+    app.get(
+      '/weather',
+      client.meter({ price: 5000n, unit: 'request', description: 'Weather, per request' }),
+      (req, res) => {
+        res.json({ sunny: true, receipt: (req as PaidRequest).payment?.receipt.id });
+      },
+    );
+    app.post('/chat', client.meter({ price: 200n, unit: 'token', sliceTokens: 50 }), (_req, res) =>
+      res.json({ ok: true }),
+    );
     const e = http.createServer(app);
     servers.push(e);
     expressUrl = await listen(e);
     const mw = client.meter({ price: 5000n, unit: 'request' });
-    const n = http.createServer((req, res) => mw(req, res, () => res.end(JSON.stringify({ plain: true, cumulative: (req as PaidRequest).payment?.cumulative }))));
+    const n = http.createServer((req, res) =>
+      mw(req, res, () =>
+        res.end(JSON.stringify({ plain: true, cumulative: (req as PaidRequest).payment?.cumulative })),
+      ),
+    );
     servers.push(n);
     nodeUrl = await listen(n);
   });
@@ -90,18 +109,38 @@ describe('@svc/meter on Express 5 and node:http', () => {
           amount: '5000',
           unit: 'request',
           maxTimeoutSeconds: 60,
-          extra: { channelContract: info.contracts.channel, minDeposit: '5000000', facilitator: h.url, areFeesSponsored: true },
+          extra: {
+            channelContract: info.contracts.channel,
+            minDeposit: '5000000',
+            facilitator: h.url,
+            areFeesSponsored: true,
+          },
         },
       ],
-      extensions: { bazaar: { info: { input: { type: 'http', method: 'GET', queryParams: { city: 'Oslo' } }, output: { type: 'json', mimeType: 'application/json' } }, schema: {} } },
+      extensions: {
+        bazaar: {
+          info: {
+            input: { type: 'http', method: 'GET', queryParams: { city: 'Oslo' } },
+            output: { type: 'json', mimeType: 'application/json' },
+          },
+          schema: {},
+        },
+      },
     });
     expect(decodeJsonHeader(res.headers.get('payment-required')!)).toEqual({ ok: true, value: body });
   });
 
   it('describes sliced units: slice size and price, minimum deposit of 100 slices, an event stream', async () => {
     const res = await fetch(`${expressUrl}/chat`, { method: 'POST' });
-    const body = (await res.json()) as { accepts: Array<{ unit: string; amount: string; extra: Record<string, unknown> }>; resource: { mimeType: string } };
-    expect(body.accepts[0]).toMatchObject({ unit: 'token', amount: '200', extra: { sliceTokens: 50, sliceAmount: '10000', minDeposit: '1000000' } });
+    const body = (await res.json()) as {
+      accepts: Array<{ unit: string; amount: string; extra: Record<string, unknown> }>;
+      resource: { mimeType: string };
+    };
+    expect(body.accepts[0]).toMatchObject({
+      unit: 'token',
+      amount: '200',
+      extra: { sliceTokens: 50, sliceAmount: '10000', minDeposit: '1000000' },
+    });
     expect(body.resource.mimeType).toBe('text/event-stream');
   });
 
@@ -123,7 +162,14 @@ describe('@svc/meter on Express 5 and node:http', () => {
     expect(verifies).toHaveLength(2);
     const keys = new Set(verifies.map((v) => v.headers['idempotency-key']));
     expect(keys.size).toBe(2);
-    const sent = JSON.parse(verifies[0]!.body) as { paymentPayload: { resource: { url: string }; extensions: { bazaar: { info: { input: { queryParams: unknown } } } } }; requestHash: string; method: string };
+    const sent = JSON.parse(verifies[0]!.body) as {
+      paymentPayload: {
+        resource: { url: string };
+        extensions: { bazaar: { info: { input: { queryParams: unknown } } } };
+      };
+      requestHash: string;
+      method: string;
+    };
     expect(sent.paymentPayload.resource.url).toBe(`${expressUrl}/weather`);
     expect(sent.paymentPayload.extensions.bazaar.info.input.queryParams).toEqual({ city: 'Rome' });
     expect(sent.method).toBe('GET');
@@ -156,9 +202,18 @@ describe('@svc/meter on Express 5 and node:http', () => {
   it('passes the facilitator’s own 503 on with its Retry-After (a store or ledger fault there)', async () => {
     const busy = http.createServer((req, res) => {
       // /supported answers (from the real facilitator); /verify finds the database unavailable.
-      if (req.url === '/supported') return void fetch(`${h.url}/supported`).then(async (r) => res.writeHead(200, { 'content-type': 'application/json' }).end(await r.text()));
+      if (req.url === '/supported')
+        return void fetch(`${h.url}/supported`).then(async (r) =>
+          res.writeHead(200, { 'content-type': 'application/json' }).end(await r.text()),
+        );
       req.resume();
-      req.on('end', () => res.writeHead(503, { 'content-type': 'application/json', 'retry-after': '7' }).end('{"error":"FACILITATOR_UNAVAILABLE","source":"facilitator","message":"The facilitator\'s database is unavailable right now."}'));
+      req.on('end', () =>
+        res
+          .writeHead(503, { 'content-type': 'application/json', 'retry-after': '7' })
+          .end(
+            '{"error":"FACILITATOR_UNAVAILABLE","source":"facilitator","message":"The facilitator\'s database is unavailable right now."}',
+          ),
+      );
     });
     servers.push(busy);
     const client = svc({ facilitator: await listen(busy), payTo: payee.address, timeoutMs: 1000 });
@@ -166,19 +221,27 @@ describe('@svc/meter on Express 5 and node:http', () => {
     const s = http.createServer((req, res) => mw(req, res, () => res.end('paid')));
     servers.push(s);
     const b = await h.buyer({ payee: payee.address });
-    const res = await fetch(`${await listen(s)}/x`, { headers: { 'payment-signature': paymentHeader(b.signer.next(5000n), h.requirements({ payTo: payee.address })) } });
+    const res = await fetch(`${await listen(s)}/x`, {
+      headers: { 'payment-signature': paymentHeader(b.signer.next(5000n), h.requirements({ payTo: payee.address })) },
+    });
     expect(res.status).toBe(503);
     expect(res.headers.get('retry-after')).toBe('7');
     expect(await res.json()).toMatchObject({ error: 'FACILITATOR_UNAVAILABLE', source: 'facilitator' });
   });
 
   it('refuses bad options with a clear message', () => {
-    expect(() => svc({ facilitator: 'not a url', payTo: payee.address })).toThrow(/facilitator must be an http\(s\) URL/);
+    expect(() => svc({ facilitator: 'not a url', payTo: payee.address })).toThrow(
+      /facilitator must be an http\(s\) URL/,
+    );
     expect(() => svc({ facilitator: h.url, payTo: 'GABC' })).toThrow(/payTo must be a Stellar address/);
     // An unset environment variable passed as it is: said plainly, with where an address comes from.
-    expect(() => svc({ facilitator: h.url, payTo: process.env['SVC_NO_SUCH_VARIABLE'] })).toThrow(/payTo is missing.*svc-seller init/);
+    expect(() => svc({ facilitator: h.url, payTo: process.env['SVC_NO_SUCH_VARIABLE'] })).toThrow(
+      /payTo is missing.*svc-seller init/,
+    );
     const client = svc({ facilitator: h.url, payTo: payee.address });
-    expect(() => client.meter({ price: 5000 as unknown as bigint, unit: 'request' })).toThrow(/price must be a positive bigint/);
+    expect(() => client.meter({ price: 5000 as unknown as bigint, unit: 'request' })).toThrow(
+      /price must be a positive bigint/,
+    );
     expect(() => client.meter({ price: 5n, unit: 'minute' as 'second' })).toThrow(/unit must be one of/);
   });
 });
@@ -198,7 +261,9 @@ describe('thin bindings: Fastify and Hono', () => {
   it('Fastify preHandler', async () => {
     const client = svc({ facilitator: h.url, payTo: payee.address });
     const app = Fastify();
-    app.get('/f', { preHandler: fastifyMeter(client, { price: 5000n, unit: 'request' }) }, (req) => ({ cumulative: req.payment?.cumulative }));
+    app.get('/f', { preHandler: fastifyMeter(client, { price: 5000n, unit: 'request' }) }, (req) => ({
+      cumulative: req.payment?.cumulative,
+    }));
     const url = await app.listen({ port: 0, host: '127.0.0.1' });
     closers.push(() => app.close());
     expect((await fetch(`${url}/f`)).status).toBe(402);
@@ -211,7 +276,9 @@ describe('thin bindings: Fastify and Hono', () => {
   it('Hono middleware', async () => {
     const client = svc({ facilitator: h.url, payTo: payee.address });
     const app = new Hono();
-    app.get('/h', honoMeter(client, { price: 5000n, unit: 'request' }), (c) => c.json({ cumulative: c.var.payment.cumulative }));
+    app.get('/h', honoMeter(client, { price: 5000n, unit: 'request' }), (c) =>
+      c.json({ cumulative: c.var.payment.cumulative }),
+    );
     const server = serve({ fetch: app.fetch, port: 0, hostname: '127.0.0.1' });
     await new Promise<void>((r) => server.once('listening', () => r()));
     closers.push(() => new Promise<void>((r) => server.close(() => r())));
@@ -222,5 +289,43 @@ describe('thin bindings: Fastify and Hono', () => {
     expect(res.status).toBe(200);
     expect(await res.json()).toEqual({ cumulative: '5000' });
     expect(res.headers.get('payment-response')).toBeTruthy();
+  });
+
+  it("a POST body counts in the receipt's requestHash the same on Hono as on node:http (issue 16.5)", async () => {
+    const client = svc({ facilitator: h.url, payTo: payee.address });
+    const hono = new Hono();
+    hono.post('/ask', honoMeter(client, { price: 5000n, unit: 'request' }), async (c) =>
+      c.json({ asked: (await c.req.json<{ q: string }>()).q }),
+    );
+    const server = serve({ fetch: hono.fetch, port: 0, hostname: '127.0.0.1' });
+    await new Promise<void>((r) => server.once('listening', () => r()));
+    closers.push(() => new Promise<void>((r) => server.close(() => r())));
+    const honoUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}/ask`;
+    const nodeServer = http.createServer((req, res) => {
+      const chunks: Buffer[] = [];
+      req.on('data', (c: Buffer) => chunks.push(c));
+      req.on('end', () => {
+        (req as http.IncomingMessage & { rawBody?: Buffer }).rawBody = Buffer.concat(chunks);
+        client.meter({ price: 5000n, unit: 'request' })(req, res, () =>
+          res.end(JSON.stringify({ asked: (JSON.parse(Buffer.concat(chunks).toString()) as { q: string }).q })),
+        );
+      });
+    });
+    const nodeUrl = `${await listen(nodeServer)}/ask`;
+    closers.push(() => new Promise<void>((r) => nodeServer.close(() => r())));
+    const body = JSON.stringify({ q: 'what does a voucher cost?' });
+    const b = await h.buyer({ payee: payee.address });
+    for (const url of [honoUrl, nodeUrl]) {
+      const res = await payFetch(
+        url,
+        { method: 'POST', headers: { 'content-type': 'application/json' }, body },
+        { signer: b.signer },
+      );
+      expect(res.status).toBe(200);
+      expect(await res.json()).toEqual({ asked: 'what does a voucher cost?' }); // the handler still reads the body
+      const receipt = res.payment!.receipt;
+      expect(receipt.requestHash).toBe(requestHash('POST', url, body));
+    }
+    expect(requestHash('POST', honoUrl, body)).not.toBe(requestHash('POST', honoUrl, null)); // the body makes a difference
   });
 });

@@ -40,7 +40,10 @@ describe('the OpenAPI document under third-party linters', () => {
   });
 
   it('redocly lint: no error (security defined on every operation)', async () => {
-    const out = JSON.parse(await lint('redocly', ['lint', docFile, '--format=json'])) as { totals: { errors: number; warnings: number }; problems: { ruleId: string; severity: string; message: string }[] };
+    const out = JSON.parse(await lint('redocly', ['lint', docFile, '--format=json'])) as {
+      totals: { errors: number; warnings: number };
+      problems: { ruleId: string; severity: string; message: string }[];
+    };
     const errors = out.problems.filter((p) => p.severity === 'error');
     console.log(`redocly lint: ${out.totals.errors} errors, ${out.totals.warnings} warnings`);
     expect(errors.map((p) => `${p.ruleId}: ${p.message}`)).toEqual([]);
@@ -49,7 +52,9 @@ describe('the OpenAPI document under third-party linters', () => {
   it('spectral lint (spectral:oas): no error', async () => {
     const ruleset = path.join(dir, '.spectral.yaml');
     fs.writeFileSync(ruleset, 'extends: ["spectral:oas"]\n');
-    const out = JSON.parse(await lint('spectral', ['lint', docFile, '--ruleset', ruleset, '--format', 'json', '--quiet'])) as { code: string; message: string; severity: number; path: string[] }[];
+    const out = JSON.parse(
+      await lint('spectral', ['lint', docFile, '--ruleset', ruleset, '--format', 'json', '--quiet']),
+    ) as { code: string; message: string; severity: number; path: string[] }[];
     const errors = out.filter((p) => p.severity === 0);
     console.log(`spectral lint: ${errors.length} errors, ${out.length - errors.length} warnings and hints`);
     expect(errors.map((p) => `${p.code}: ${p.message} at ${p.path.join('.')}`)).toEqual([]);

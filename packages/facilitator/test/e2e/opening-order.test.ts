@@ -20,7 +20,10 @@ describe('a channel paid on before the watcher sees it open (LEDGER_URL, watcher
 
   beforeAll(async () => {
     server = await startLedgerServer({ port: 0, dataDir: ledgerDir, ledgerSeconds: 0.2 });
-    h = await startHarness({ LEDGER_URL: server.url, DEMO: 'off', LOG_LEVEL: 'fatal', CLAIM_INTERVAL_SECONDS: '3600' }, { watchPollMs: 60_000 });
+    h = await startHarness(
+      { LEDGER_URL: server.url, DEMO: 'off', LOG_LEVEL: 'fatal', CLAIM_INTERVAL_SECONDS: '3600' },
+      { watchPollMs: 60_000 },
+    );
   });
 
   afterAll(async () => {
@@ -36,16 +39,24 @@ describe('a channel paid on before the watcher sees it open (LEDGER_URL, watcher
     const seller = randomKeypair();
     const b = await h.buyer({ payee: seller.address });
     const reqs = h.requirements({ payTo: seller.address, amount: '1000' });
-    for (const cumulative of [1000n, 2000n]) expect((await h.verify(b.signer.sign(cumulative), reqs)).body['isValid']).toBe(true);
+    for (const cumulative of [1000n, 2000n])
+      expect((await h.verify(b.signer.sign(cumulative), reqs)).body['isValid']).toBe(true);
     expect(await typesOf(b.channelId)).toEqual(['channel.opened', 'voucher.accepted', 'voucher.accepted']);
 
     // The watcher reaches the opening: it is not recorded a second time.
     await h.f.watcher.tick();
     expect(await typesOf(b.channelId)).toEqual(['channel.opened', 'voucher.accepted', 'voucher.accepted']);
     // And what the payer's account ledger shows, newest first, ends with the opening.
-    const ledger = (await (await fetch(`${h.url}/accounts/${b.keys.address}/ledger`)).json()) as { events: { type: string; data: Record<string, unknown> }[] };
+    const ledger = (await (await fetch(`${h.url}/accounts/${b.keys.address}/ledger`)).json()) as {
+      events: { type: string; data: Record<string, unknown> }[];
+    };
     expect(ledger.events.map((e) => e.type)).toEqual(['voucher.accepted', 'voucher.accepted', 'channel.opened']);
-    expect(ledger.events[2]!.data).toMatchObject({ channelId: b.channelId.toString(), payer: b.keys.address, payee: seller.address, deposit: '5000000' });
+    expect(ledger.events[2]!.data).toMatchObject({
+      channelId: b.channelId.toString(),
+      payer: b.keys.address,
+      payee: seller.address,
+      deposit: '5000000',
+    });
   });
 
   it('records an opening the watcher reached first once, before any payment', async () => {
@@ -53,7 +64,9 @@ describe('a channel paid on before the watcher sees it open (LEDGER_URL, watcher
     const b = await h.buyer({ payee: seller.address });
     await h.f.watcher.tick();
     expect(await h.f.services.store.getIdempotent(`opened:${b.channelId}`)).not.toBeNull();
-    expect((await h.verify(b.signer.sign(1000n), h.requirements({ payTo: seller.address, amount: '1000' }))).body['isValid']).toBe(true);
+    expect(
+      (await h.verify(b.signer.sign(1000n), h.requirements({ payTo: seller.address, amount: '1000' }))).body['isValid'],
+    ).toBe(true);
     expect(await typesOf(b.channelId)).toEqual(['channel.opened', 'voucher.accepted']);
   });
 });

@@ -32,7 +32,13 @@ describe('paying /demo/book on the embedded default', () => {
       const receipt = res.payment!.receipt;
       expect(verifyReceipt(receipt, trusted)).toEqual({ ok: true });
       expect(BigInt(receipt.cumulative)).toBe(previous + PRICE);
-      expect(receipt).toMatchObject({ payee: buyer.payee, payer: buyer.keys.address, amount: '5000', unit: 'request', method: 'GET' });
+      expect(receipt).toMatchObject({
+        payee: buyer.payee,
+        payer: buyer.keys.address,
+        amount: '5000',
+        unit: 'request',
+        method: 'GET',
+      });
       expect(receipt.resource).toBe(`${h.url}/demo/book`);
       const body = (await res.json()) as { title: string };
       expect(body.title).toBeTruthy();

@@ -34,7 +34,10 @@ describe('a payee closes on the facilitator’s own ledger', () => {
 
   beforeAll(async () => {
     // The watcher does not poll by itself here: only what the facilitator does on the close counts.
-    h = await startHarness({ DEMO: 'off', CLAIM_INTERVAL_SECONDS: '3600', MANUAL_CLAIM_COOLDOWN_SECONDS: '0' }, { watchPollMs: 3_600_000 });
+    h = await startHarness(
+      { DEMO: 'off', CLAIM_INTERVAL_SECONDS: '3600', MANUAL_CLAIM_COOLDOWN_SECONDS: '0' },
+      { watchPollMs: 3_600_000 },
+    );
   });
   afterAll(() => h.close());
 
@@ -56,7 +59,9 @@ describe('a payee closes on the facilitator’s own ledger', () => {
     const r = await revenue(h, seller.address);
     expect(r.totals).toMatchObject({ earned: '15000', settled: '5000', receivable: '0', lost: '10000' });
     expectIdentity(r);
-    expect(r.losses.channels).toEqual([{ channelId: b.channelId.toString(), payer: b.keys.address, amount: '10000', closedAt: expect.any(String) }]);
+    expect(r.losses.channels).toEqual([
+      { channelId: b.channelId.toString(), payer: b.keys.address, amount: '10000', closedAt: expect.any(String) },
+    ]);
     expect(r.receivables).toMatchObject({ total: '0', channels: [] });
     // The close says what it cost the seller.
     const events = await h.f.services.store.events({ channelId: b.channelId, types: ['channel.closed'], limit: 10 });
@@ -71,7 +76,10 @@ describe('a payee closes on a standalone ledger while its buyer keeps paying (LE
 
   beforeAll(async () => {
     server = await startLedgerServer({ port: 0, dataDir: ledgerDir, ledgerSeconds: 1 });
-    h = await startHarness({ LEDGER_URL: server.url, DEMO: 'off', CLAIM_INTERVAL_SECONDS: '3600' }, { watchPollMs: 200 });
+    h = await startHarness(
+      { LEDGER_URL: server.url, DEMO: 'off', CLAIM_INTERVAL_SECONDS: '3600' },
+      { watchPollMs: 200 },
+    );
   });
   afterAll(async () => {
     await h?.close();
@@ -104,7 +112,12 @@ describe('a payee closes on a standalone ledger while its buyer keeps paying (LE
     // Within about one watcher poll (200 ms) of the close, never later.
     expect(lastAcceptedAt - closedAt!).toBeLessThan(1000);
     const r = await revenue(h, seller.address);
-    expect(r.totals).toMatchObject({ earned: cumulative.toString(), settled: '0', receivable: '0', lost: cumulative.toString() });
+    expect(r.totals).toMatchObject({
+      earned: cumulative.toString(),
+      settled: '0',
+      receivable: '0',
+      lost: cumulative.toString(),
+    });
     expectIdentity(r);
   });
 });

@@ -24,7 +24,9 @@ describe('reason codes at /verify', () => {
 
   it('WRONG_PAYEE: the channel pays someone else', async () => {
     const b = await h.buyer();
-    expect(await rejected(b.signer.next(5000n), h.requirements({ payTo: randomKeypair().address }))).toBe('WRONG_PAYEE');
+    expect(await rejected(b.signer.next(5000n), h.requirements({ payTo: randomKeypair().address }))).toBe(
+      'WRONG_PAYEE',
+    );
   });
 
   it('VOUCHER_BAD_SIGNATURE: signed by a key that is not the channel’s voucher key', async () => {
@@ -37,22 +39,61 @@ describe('reason codes at /verify', () => {
   it('VOUCHER_BAD_SIGNATURE: R of small order, and the identity forgery R = identity, S = 0', async () => {
     const b = await h.buyer();
     const zeroS = IDENTITY + '00'.repeat(32);
-    expect(await rejected({ channelId: b.channelId.toString(), cumulative: '5000', signature: zeroS })).toBe('VOUCHER_BAD_SIGNATURE');
+    expect(await rejected({ channelId: b.channelId.toString(), cumulative: '5000', signature: zeroS })).toBe(
+      'VOUCHER_BAD_SIGNATURE',
+    );
     const good = b.signer.next(5000n).signature;
     const smallR = 'c7176a703d4dd84fba3c0b760d10670f2a2053fa2c39ccc64ec7fd7792ac037a' + good.slice(64);
-    expect(await rejected({ channelId: b.channelId.toString(), cumulative: '5000', signature: smallR })).toBe('VOUCHER_BAD_SIGNATURE');
+    expect(await rejected({ channelId: b.channelId.toString(), cumulative: '5000', signature: smallR })).toBe(
+      'VOUCHER_BAD_SIGNATURE',
+    );
   });
 
   it('a small-order voucher key is refused when the channel is opened, and never verifies if one is stored', async () => {
     const payer = randomKeypair();
     await h.ledger.faucet(payer.address);
-    const err = await h.ledger.submit(payer, 'channel.open', { payee: randomKeypair().address, deposit: '1000', voucherKey: IDENTITY, expiryLedger: 100_000 }).catch((e: unknown) => e);
+    const err = await h.ledger
+      .submit(payer, 'channel.open', {
+        payee: randomKeypair().address,
+        deposit: '1000',
+        voucherKey: IDENTITY,
+        expiryLedger: 100_000,
+      })
+      .catch((e: unknown) => e);
     expect(err).toBeInstanceOf(LedgerError);
     expect((err as LedgerError).code).toBe(27);
     // Defence in depth: a record holding the identity key (as a compromised store might) accepts nothing.
     const reqs = h.requirements();
-    await h.f.services.store.write([{ op: 'channel.insert', channel: { id: 7777n, network: reqs.network, channelContract: reqs.extra.channelContract, payer: payer.address, payee: reqs.payTo, asset: reqs.asset, voucherKey: IDENTITY, deposit: 10_000_000n, claimed: 0n, lastAccepted: 0n, lastSignature: null, expiryLedger: 1_000_000, status: 'open', vouchers: 0, vouchersClaimed: 0, openedAt: null, lastVoucherAt: null, closedAt: null, refunded: null, createdAt: new Date().toISOString() } }]);
-    expect(await rejected({ channelId: '7777', cumulative: '5000', signature: IDENTITY + '00'.repeat(32) })).toBe('VOUCHER_BAD_SIGNATURE');
+    await h.f.services.store.write([
+      {
+        op: 'channel.insert',
+        channel: {
+          id: 7777n,
+          network: reqs.network,
+          channelContract: reqs.extra.channelContract,
+          payer: payer.address,
+          payee: reqs.payTo,
+          asset: reqs.asset,
+          voucherKey: IDENTITY,
+          deposit: 10_000_000n,
+          claimed: 0n,
+          lastAccepted: 0n,
+          lastSignature: null,
+          expiryLedger: 1_000_000,
+          status: 'open',
+          vouchers: 0,
+          vouchersClaimed: 0,
+          openedAt: null,
+          lastVoucherAt: null,
+          closedAt: null,
+          refunded: null,
+          createdAt: new Date().toISOString(),
+        },
+      },
+    ]);
+    expect(await rejected({ channelId: '7777', cumulative: '5000', signature: IDENTITY + '00'.repeat(32) })).toBe(
+      'VOUCHER_BAD_SIGNATURE',
+    );
   });
 
   it('VOUCHER_NOT_INCREASING: the same voucher twice', async () => {
@@ -70,7 +111,11 @@ describe('reason codes at /verify', () => {
   it('CHANNEL_EXHAUSTED: beyond the deposit', async () => {
     const b = await h.buyer({ deposit: 10_000n });
     const over = b.signer.sign(10_000n);
-    const beyond = { ...over, cumulative: '15000', signature: toHex(h.f.services.vouchers.sign(b.voucherKey, b.channelId, 15_000n)) };
+    const beyond = {
+      ...over,
+      cumulative: '15000',
+      signature: toHex(h.f.services.vouchers.sign(b.voucherKey, b.channelId, 15_000n)),
+    };
     expect(await rejected(beyond)).toBe('CHANNEL_EXHAUSTED');
   });
 
@@ -96,19 +141,39 @@ describe('reason codes at /verify', () => {
   it('WRONG_NETWORK and WRONG_ASSET', async () => {
     const b = await h.buyer();
     expect(await rejected(b.signer.next(5000n), h.requirements({ network: 'stellar:testnet' }))).toBe('WRONG_NETWORK');
-    expect(await rejected(b.signer.next(5000n), h.requirements({ asset: contractFromRaw(new Uint8Array(32).fill(9)) }))).toBe('WRONG_ASSET');
+    expect(
+      await rejected(b.signer.next(5000n), h.requirements({ asset: contractFromRaw(new Uint8Array(32).fill(9)) })),
+    ).toBe('WRONG_ASSET');
   });
 
   it('PAYMENT_MALFORMED for a malformed payload, BAD_REQUEST (400) for a body that is not a verify request', async () => {
     const reqs = h.requirements();
     const post = (body: unknown) =>
-      fetch(`${h.url}/verify`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: typeof body === 'string' ? body : JSON.stringify(body) });
-    for (const payload of [{}, { x402Version: 2, scheme: 'channel', network: 'stellar:local', payload: { channelId: 'x', cumulative: '1', signature: 'ab' } }]) {
+      fetch(`${h.url}/verify`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: typeof body === 'string' ? body : JSON.stringify(body),
+      });
+    for (const payload of [
+      {},
+      {
+        x402Version: 2,
+        scheme: 'channel',
+        network: 'stellar:local',
+        payload: { channelId: 'x', cumulative: '1', signature: 'ab' },
+      },
+    ]) {
       const res = await post({ x402Version: 2, paymentPayload: payload, paymentRequirements: reqs });
       expect(res.status).toBe(200);
       expect(await res.json()).toMatchObject({ isValid: false, invalidReason: 'PAYMENT_MALFORMED' });
     }
-    for (const body of ['{', '[]', { x402Version: 2 }, { x402Version: 2, paymentPayload: [], paymentRequirements: reqs }, { x402Version: '2', paymentPayload: {}, paymentRequirements: reqs }]) {
+    for (const body of [
+      '{',
+      '[]',
+      { x402Version: 2 },
+      { x402Version: 2, paymentPayload: [], paymentRequirements: reqs },
+      { x402Version: '2', paymentPayload: {}, paymentRequirements: reqs },
+    ]) {
       const res = await post(body);
       expect(res.status).toBe(400);
       expect(await res.json()).toMatchObject({ error: 'BAD_REQUEST', source: 'facilitator' });
@@ -127,7 +192,11 @@ describe('reason codes at /verify', () => {
     const big = await post({ x402Version: 2, paymentPayload: { pad: 'x'.repeat(70_000) }, paymentRequirements: reqs });
     expect(big.status).toBe(413);
     expect(await big.json()).toMatchObject({ error: 'BAD_REQUEST' });
-    const text = await fetch(`${h.url}/verify`, { method: 'POST', headers: { 'content-type': 'application/xml' }, body: '<a/>' });
+    const text = await fetch(`${h.url}/verify`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/xml' },
+      body: '<a/>',
+    });
     expect(text.status).toBe(415);
     const badUrl = await fetch(`${h.url}/channels/%E0%A4%A`);
     expect(badUrl.status).toBe(400);
@@ -135,7 +204,11 @@ describe('reason codes at /verify', () => {
     const unknown = await fetch(`${h.url}/nope`);
     expect(unknown.status).toBe(404);
     expect(await unknown.json()).toMatchObject({ error: 'NOT_FOUND' });
-    const badKey = await fetch(`${h.url}/verify`, { method: 'POST', headers: { 'content-type': 'application/json', 'idempotency-key': 'bad key!' }, body: JSON.stringify({ x402Version: 2, paymentPayload: {}, paymentRequirements: reqs }) });
+    const badKey = await fetch(`${h.url}/verify`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'idempotency-key': 'bad key!' },
+      body: JSON.stringify({ x402Version: 2, paymentPayload: {}, paymentRequirements: reqs }),
+    });
     expect(badKey.status).toBe(400);
   });
 
@@ -158,7 +231,8 @@ describe('reason codes through the seller middleware (the demo seller)', () => {
   });
   afterAll(() => h.close());
 
-  const get = (header?: string, name = 'payment-signature') => fetch(`${h.url}/demo/book`, header === undefined ? {} : { headers: { [name]: header } });
+  const get = (header?: string, name = 'payment-signature') =>
+    fetch(`${h.url}/demo/book`, header === undefined ? {} : { headers: { [name]: header } });
 
   it.each([
     ['not base64', '%%%'],
@@ -166,7 +240,15 @@ describe('reason codes through the seller middleware (the demo seller)', () => {
     ['base64 of invalid UTF-8', toBase64(new Uint8Array([0xc3, 0x28]))],
     ['JSON of the wrong shape', encodeJsonHeader({ x402Version: 2, scheme: 'channel' })],
     ['an unknown scheme', encodeJsonHeader({ x402Version: 2, scheme: 'exact', network: 'stellar:local', payload: {} })],
-    ['a cumulative beyond i128', encodeJsonHeader({ x402Version: 2, scheme: 'channel', network: 'stellar:local', payload: { channelId: '1', cumulative: '1'.repeat(40), signature: 'a'.repeat(128) } })],
+    [
+      'a cumulative beyond i128',
+      encodeJsonHeader({
+        x402Version: 2,
+        scheme: 'channel',
+        network: 'stellar:local',
+        payload: { channelId: '1', cumulative: '1'.repeat(40), signature: 'a'.repeat(128) },
+      }),
+    ],
     ['over 8 KiB', 'A'.repeat(9000)],
   ])('a header that is %s: 402 PAYMENT_MALFORMED with the same accepts', async (_name, header) => {
     const plain = await get();
@@ -194,7 +276,12 @@ describe('reason codes through the seller middleware (the demo seller)', () => {
 
   it('an X-PAYMENT (v1) header is accepted and mirrored in X-PAYMENT-RESPONSE', async () => {
     const b = await h.buyer();
-    const header = encodeJsonHeader({ x402Version: 1, scheme: 'channel', network: 'stellar:local', payload: b.signer.next(5000n) });
+    const header = encodeJsonHeader({
+      x402Version: 1,
+      scheme: 'channel',
+      network: 'stellar:local',
+      payload: b.signer.next(5000n),
+    });
     const res = await get(header, 'x-payment');
     expect(res.status).toBe(200);
     expect(res.headers.get('x-payment-response')).toBe(res.headers.get('payment-response'));

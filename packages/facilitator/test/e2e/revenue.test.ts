@@ -13,7 +13,12 @@ import type { Buyer, Harness } from '../helpers/harness.js';
 
 const D1 = '2025-03-09';
 const D2 = '2025-03-10';
-const clock = { t: Date.parse(`${D1}T20:00:00.000Z`), now() { return this.t; } };
+const clock = {
+  t: Date.parse(`${D1}T20:00:00.000Z`),
+  now() {
+    return this.t;
+  },
+};
 const at = (iso: string) => {
   clock.t = Date.parse(iso);
 };
@@ -31,7 +36,16 @@ describe('seller revenue after a scripted day', () => {
     const voucherKey = randomKeypair();
     await h.ledger.faucet(payer.address);
     const { channelId } = await h.ledger.openChannel({ payer, payee, deposit: 5_000_000n, voucherKey });
-    const signer = new ChannelSigner({ channelId, deposit: 5_000_000n, voucherKey, networkPassphrase: info.passphrase, channelContract: info.contracts.channel, network: info.network, payee, asset: info.contracts.asset });
+    const signer = new ChannelSigner({
+      channelId,
+      deposit: 5_000_000n,
+      voucherKey,
+      networkPassphrase: info.passphrase,
+      channelContract: info.contracts.channel,
+      network: info.network,
+      payee,
+      asset: info.contracts.asset,
+    });
     return { keys: payer, voucherKey, signer, channelId, payee };
   }
 
@@ -42,7 +56,12 @@ describe('seller revenue after a scripted day', () => {
     const res = await fetch(`${h.url}/verify`, {
       method: 'POST',
       headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ x402Version: 2, paymentPayload: { x402Version: 2, accepted: reqs, payload, resource: { url: `${h.url}${resource}` } }, paymentRequirements: reqs, method: 'GET' }),
+      body: JSON.stringify({
+        x402Version: 2,
+        paymentPayload: { x402Version: 2, accepted: reqs, payload, resource: { url: `${h.url}${resource}` } },
+        paymentRequirements: reqs,
+        method: 'GET',
+      }),
     });
     expect(await res.json()).toMatchObject({ isValid: true });
     b.signer.confirm(BigInt(payload.cumulative));
@@ -68,7 +87,10 @@ describe('seller revenue after a scripted day', () => {
 
   beforeAll(async () => {
     // The scheduler only runs when the test ticks it; claims can repeat at once.
-    h = await startHarness({ CLAIM_THRESHOLD: '60000', CLAIM_INTERVAL_SECONDS: '86400', MANUAL_CLAIM_COOLDOWN_SECONDS: '0', DEMO: 'off' }, { clock });
+    h = await startHarness(
+      { CLAIM_THRESHOLD: '60000', CLAIM_INTERVAL_SECONDS: '86400', MANUAL_CLAIM_COOLDOWN_SECONDS: '0', DEMO: 'off' },
+      { clock },
+    );
     parties.b1 = await h.buyer({ payee: sellerA.address });
     parties.b2 = await h.buyer({ payee: sellerA.address });
     parties.b3 = await h.buyer({ payee: sellerB.address });
@@ -111,9 +133,32 @@ describe('seller revenue after a scripted day', () => {
     const a = await revenue(sellerA.address);
     const b = await revenue(sellerB.address);
     // Seller A's own purchase from B (aToB) is not A's revenue.
-    expect(a.totals).toEqual({ earned: '44000', settled: '38000', receivable: '6000', lost: '0', payments: 11, settlements: 2, paymentsPerSettlement: 5.5, buyers: 2 });
-    expect(b.totals).toEqual({ earned: '70000', settled: '60000', receivable: '10000', lost: '0', payments: 5, settlements: 1, paymentsPerSettlement: 5, buyers: 3 });
-    for (const r of [a, b]) expect(BigInt(r.totals.earned)).toBe(BigInt(r.totals.settled) + BigInt(r.totals.receivable) + BigInt(r.totals.lost));
+    // A's two settlements covered 9 of its 11 payments (the other 2 are the receivable 6000).
+    expect(a.totals).toEqual({
+      earned: '44000',
+      settled: '38000',
+      receivable: '6000',
+      lost: '0',
+      payments: 11,
+      settlements: 2,
+      paymentsPerSettlement: 4.5,
+      buyers: 2,
+    });
+    // B's one settlement covered 2 of its 5 payments: 2 per settlement, not 5.
+    expect(b.totals).toEqual({
+      earned: '70000',
+      settled: '60000',
+      receivable: '10000',
+      lost: '0',
+      payments: 5,
+      settlements: 1,
+      paymentsPerSettlement: 2,
+      buyers: 3,
+    });
+    for (const r of [a, b])
+      expect(BigInt(r.totals.earned)).toBe(
+        BigInt(r.totals.settled) + BigInt(r.totals.receivable) + BigInt(r.totals.lost),
+      );
     expect((await h.ledger.channel(parties.b2.channelId))?.open).toBe(false);
   });
 
@@ -125,11 +170,19 @@ describe('seller revenue after a scripted day', () => {
         expect(sum(r.series.map((s) => s.settled))).toBe(BigInt(r.totals.settled));
         expect(r.series.reduce((n, s) => n + s.payments, 0)).toBe(r.totals.payments);
         expect(r.series.reduce((n, s) => n + s.settlements, 0)).toBe(r.totals.settlements);
-        expect({ earned: r.window.earned, settled: r.window.settled }).toEqual({ earned: r.totals.earned, settled: r.totals.settled });
+        expect({ earned: r.window.earned, settled: r.window.settled }).toEqual({
+          earned: r.totals.earned,
+          settled: r.totals.settled,
+        });
       }
     }
     const day = await revenue(sellerB.address);
-    expect(day.window).toMatchObject({ bucket: 'day', days: 2, start: `${D1}T00:00:00.000Z`, end: '2025-03-11T00:00:00.000Z' });
+    expect(day.window).toMatchObject({
+      bucket: 'day',
+      days: 2,
+      start: `${D1}T00:00:00.000Z`,
+      end: '2025-03-11T00:00:00.000Z',
+    });
     // 23:59:59.999 is the first day; 00:00:00.000 the second.
     expect(day.series).toEqual([
       { start: `${D1}T00:00:00.000Z`, earned: '13000', settled: '0', payments: 2, settlements: 0 },
@@ -138,12 +191,31 @@ describe('seller revenue after a scripted day', () => {
     const hourly = await revenue(sellerA.address, 'bucket=hour&days=2');
     expect(hourly.series).toHaveLength(48);
     expect(hourly.series[0]!.start).toBe('2025-03-08T19:00:00.000Z'); // 48 whole hours ending with the current one
-    expect(hourly.series.find((s) => s.start === `${D1}T20:00:00.000Z`)).toMatchObject({ earned: '19000', payments: 5 });
-    expect(hourly.series.find((s) => s.start === `${D1}T21:00:00.000Z`)).toEqual({ start: `${D1}T21:00:00.000Z`, earned: '0', settled: '0', payments: 0, settlements: 0 });
+    expect(hourly.series.find((s) => s.start === `${D1}T20:00:00.000Z`)).toMatchObject({
+      earned: '19000',
+      payments: 5,
+    });
+    expect(hourly.series.find((s) => s.start === `${D1}T21:00:00.000Z`)).toEqual({
+      start: `${D1}T21:00:00.000Z`,
+      earned: '0',
+      settled: '0',
+      payments: 0,
+      settlements: 0,
+    });
     // 24 hourly buckets still reach back to 19:00 on the first day; one daily bucket does not.
-    expect((await revenue(sellerA.address, 'bucket=hour&days=1')).window).toMatchObject({ start: `${D1}T19:00:00.000Z`, end: `${D2}T19:00:00.000Z`, earned: '44000' });
+    expect((await revenue(sellerA.address, 'bucket=hour&days=1')).window).toMatchObject({
+      start: `${D1}T19:00:00.000Z`,
+      end: `${D2}T19:00:00.000Z`,
+      earned: '44000',
+    });
     const today = await revenue(sellerA.address, 'days=1');
-    expect(today.window).toMatchObject({ start: `${D2}T00:00:00.000Z`, earned: '8000', settled: '38000', payments: 3, settlements: 2 });
+    expect(today.window).toMatchObject({
+      start: `${D2}T00:00:00.000Z`,
+      earned: '8000',
+      settled: '38000',
+      payments: 3,
+      settlements: 2,
+    });
     expect(today.totals.earned).toBe('44000'); // totals stay all-time
   });
 
@@ -166,11 +238,35 @@ describe('seller revenue after a scripted day', () => {
     const a = await revenue(sellerA.address);
     const b = await revenue(sellerB.address);
     expect(a.receivables.channels).toEqual([
-      { channelId: b1.channelId.toString(), payer: b1.keys.address, status: 'open', amount: '6000', oldestUnclaimedAt: `${D2}T09:00:00.000Z`, ageSeconds: 34_200, bucket: '1h-24h' },
+      {
+        channelId: b1.channelId.toString(),
+        payer: b1.keys.address,
+        status: 'open',
+        amount: '6000',
+        oldestUnclaimedAt: `${D2}T09:00:00.000Z`,
+        ageSeconds: 34_200,
+        bucket: '1h-24h',
+      },
     ]);
     expect(b.receivables.channels).toEqual([
-      { channelId: b4.channelId.toString(), payer: b4.keys.address, status: 'open', amount: '7000', oldestUnclaimedAt: `${D1}T23:59:59.999Z`, ageSeconds: 66_600, bucket: '1h-24h' },
-      { channelId: aToB.channelId.toString(), payer: sellerA.address, status: 'open', amount: '3000', oldestUnclaimedAt: `${D2}T18:10:00.000Z`, ageSeconds: 1200, bucket: '<1h' },
+      {
+        channelId: b4.channelId.toString(),
+        payer: b4.keys.address,
+        status: 'open',
+        amount: '7000',
+        oldestUnclaimedAt: `${D1}T23:59:59.999Z`,
+        ageSeconds: 66_600,
+        bucket: '1h-24h',
+      },
+      {
+        channelId: aToB.channelId.toString(),
+        payer: sellerA.address,
+        status: 'open',
+        amount: '3000',
+        oldestUnclaimedAt: `${D2}T18:10:00.000Z`,
+        ageSeconds: 1200,
+        bucket: '<1h',
+      },
     ]);
     expect(b.receivables.buckets).toEqual([
       { bucket: '<1h', amount: '3000', channels: 1 },
@@ -191,12 +287,28 @@ describe('seller revenue after a scripted day', () => {
   it('lists the settlements of the window, newest first, with payer, coverage and tx', async () => {
     const a = await revenue(sellerA.address);
     expect(a.settlements.map(({ tx: _tx, ...s }) => s)).toEqual([
-      { settledAt: `${D2}T04:00:00.000Z`, channelId: parties.b2.channelId.toString(), payer: parties.b2.keys.address, amount: '6000', paymentsCovered: 3, explorer: '' },
-      { settledAt: `${D2}T03:00:00.000Z`, channelId: parties.b1.channelId.toString(), payer: parties.b1.keys.address, amount: '32000', paymentsCovered: 6, explorer: '' },
+      {
+        settledAt: `${D2}T04:00:00.000Z`,
+        channelId: parties.b2.channelId.toString(),
+        payer: parties.b2.keys.address,
+        amount: '6000',
+        paymentsCovered: 3,
+        explorer: '',
+      },
+      {
+        settledAt: `${D2}T03:00:00.000Z`,
+        channelId: parties.b1.channelId.toString(),
+        payer: parties.b1.keys.address,
+        amount: '32000',
+        paymentsCovered: 6,
+        explorer: '',
+      },
     ]);
     expect(a.settlements.every((s) => /^[0-9a-f]{64}$/.test(s.tx))).toBe(true);
     expect(a.settlementsTruncated).toBe(false);
-    expect((await revenue(sellerB.address)).settlements).toMatchObject([{ settledAt: `${D2}T00:00:00.000Z`, amount: '60000', paymentsCovered: 2 }]);
+    expect((await revenue(sellerB.address)).settlements).toMatchObject([
+      { settledAt: `${D2}T00:00:00.000Z`, amount: '60000', paymentsCovered: 2 },
+    ]);
   });
 
   it('settlements.csv: RFC 4180 with the columns of PROTOCOL.md §7, summing to settled', async () => {
@@ -205,7 +317,10 @@ describe('seller revenue after a scripted day', () => {
       expect(res.headers.get('content-type')).toBe('text/csv; charset=utf-8');
       expect(res.headers.get('content-disposition')).toBe(`attachment; filename="settlements-${payTo}.csv"`);
       expect(text.endsWith('\r\n')).toBe(true);
-      const [header, ...rows] = text.slice(0, -2).split('\r\n').map((line) => line.split(','));
+      const [header, ...rows] = text
+        .slice(0, -2)
+        .split('\r\n')
+        .map((line) => line.split(','));
       expect(header).toEqual(['settled_at', 'tx', 'channel_id', 'payer', 'amount', 'payments_covered', 'explorer']);
       for (const row of rows) expect(row).toHaveLength(7);
       const settled = rows.reduce((s, row) => s + parseDisplayAmount(row[4]!), 0n);
@@ -214,8 +329,16 @@ describe('seller revenue after a scripted day', () => {
     const { text } = await csv(sellerA.address);
     const rows = text.split('\r\n').slice(1, -1);
     expect(rows).toHaveLength(2);
-    expect(rows[0]).toMatch(new RegExp(`^${D2}T03:00:00\\.000Z,[0-9a-f]{64},${parties.b1.channelId},${parties.b1.keys.address},0\\.0032000,6,$`));
-    expect(rows[1]).toMatch(new RegExp(`^${D2}T04:00:00\\.000Z,[0-9a-f]{64},${parties.b2.channelId},${parties.b2.keys.address},0\\.0006000,3,$`));
+    expect(rows[0]).toMatch(
+      new RegExp(
+        `^${D2}T03:00:00\\.000Z,[0-9a-f]{64},${parties.b1.channelId},${parties.b1.keys.address},0\\.0032000,6,$`,
+      ),
+    );
+    expect(rows[1]).toMatch(
+      new RegExp(
+        `^${D2}T04:00:00\\.000Z,[0-9a-f]{64},${parties.b2.channelId},${parties.b2.keys.address},0\\.0006000,3,$`,
+      ),
+    );
   });
 
   it('ages receivables as time passes', async () => {
@@ -226,7 +349,12 @@ describe('seller revenue after a scripted day', () => {
       expect(a.receivables.channels.map((c) => c.bucket)).toEqual(['1d-7d']);
       at('2025-03-20T18:30:00.000Z');
       const b = await revenue(sellerB.address, 'days=7');
-      expect(b.receivables.buckets.map((x) => [x.bucket, x.amount])).toEqual([['<1h', '0'], ['1h-24h', '0'], ['1d-7d', '0'], ['>7d', '10000']]);
+      expect(b.receivables.buckets.map((x) => [x.bucket, x.amount])).toEqual([
+        ['<1h', '0'],
+        ['1h-24h', '0'],
+        ['1d-7d', '0'],
+        ['>7d', '10000'],
+      ]);
       expect(b.totals.receivable).toBe('10000');
       expect(b.window.earned).toBe('0'); // the traffic is older than the window
     } finally {
@@ -236,14 +364,30 @@ describe('seller revenue after a scripted day', () => {
 
   it('answers zeros for a seller with no events, with the default window of 30 days', async () => {
     const r = await revenue(randomKeypair().address, '');
-    expect(r.totals).toEqual({ earned: '0', settled: '0', receivable: '0', lost: '0', payments: 0, settlements: 0, paymentsPerSettlement: null, buyers: 0 });
-    expect(r.window).toMatchObject({ bucket: 'day', days: 30, start: '2025-02-09T00:00:00.000Z', end: '2025-03-11T00:00:00.000Z' });
+    expect(r.totals).toEqual({
+      earned: '0',
+      settled: '0',
+      receivable: '0',
+      lost: '0',
+      payments: 0,
+      settlements: 0,
+      paymentsPerSettlement: null,
+      buyers: 0,
+    });
+    expect(r.window).toMatchObject({
+      bucket: 'day',
+      days: 30,
+      start: '2025-02-09T00:00:00.000Z',
+      end: '2025-03-11T00:00:00.000Z',
+    });
     expect(r.series).toHaveLength(30);
     expect(r.series.every((s) => s.earned === '0' && s.payments === 0)).toBe(true);
     expect(r.receivables).toEqual({ total: '0', buckets: expect.any(Array), channels: [] });
     expect(r.settlements).toEqual([]);
     expect((await revenue(randomKeypair().address, 'bucket=hour&days=365')).series).toHaveLength(8760);
-    expect((await csv(randomKeypair().address)).text).toBe('settled_at,tx,channel_id,payer,amount,payments_covered,explorer\r\n');
+    expect((await csv(randomKeypair().address)).text).toBe(
+      'settled_at,tx,channel_id,payer,amount,payments_covered,explorer\r\n',
+    );
   });
 
   it.each([
@@ -264,10 +408,17 @@ describe('seller revenue after a scripted day', () => {
   });
 
   it('400 for an invalid address, on both endpoints', async () => {
-    for (const path of ['/sellers/nope/revenue', '/sellers/nope/settlements.csv', `/sellers/${sellerA.address.toLowerCase()}/revenue`]) {
+    for (const path of [
+      '/sellers/nope/revenue',
+      '/sellers/nope/settlements.csv',
+      `/sellers/${sellerA.address.toLowerCase()}/revenue`,
+    ]) {
       const res = await fetch(`${h.url}${path}`);
       expect(res.status).toBe(400);
-      expect(await res.json()).toMatchObject({ error: 'BAD_REQUEST', message: 'Invalid path.payTo: a G… or C… address.' });
+      expect(await res.json()).toMatchObject({
+        error: 'BAD_REQUEST',
+        message: 'Invalid path.payTo: a G… or C… address.',
+      });
     }
   });
 });

@@ -12,13 +12,31 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startHarness } from '../helpers/harness.js';
 import type { Harness } from '../helpers/harness.js';
 
-const VECTOR = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../../core/test/fixtures/voucher-vector.json');
+const VECTOR = path.resolve(
+  path.dirname(fileURLToPath(import.meta.url)),
+  '../../../core/test/fixtures/voucher-vector.json',
+);
 
 // Non-default prices: what llms.txt and the document show must come from this configuration.
-const PRICES = { PRICE_BOOK_PER_REQUEST: '7300', PRICE_TICKER_PER_SECOND: '1700', TICKER_SLICE_SECONDS: '4', PRICE_CHAT_PER_TOKEN: '230', CHAT_SLICE_TOKENS: '30' };
+const PRICES = {
+  PRICE_BOOK_PER_REQUEST: '7300',
+  PRICE_TICKER_PER_SECOND: '1700',
+  TICKER_SLICE_SECONDS: '4',
+  PRICE_CHAT_PER_TOKEN: '230',
+  CHAT_SLICE_TOKENS: '30',
+};
 
-type Doc = { openapi: string; paths: Record<string, Record<string, Operation>>; components: { schemas: Record<string, unknown> } };
-type Operation = { operationId: string; summary: string; parameters?: { name: string; in: string }[]; responses: Record<string, { content?: Record<string, { schema?: Record<string, unknown> }> }> };
+type Doc = {
+  openapi: string;
+  paths: Record<string, Record<string, Operation>>;
+  components: { schemas: Record<string, unknown> };
+};
+type Operation = {
+  operationId: string;
+  summary: string;
+  parameters?: { name: string; in: string }[];
+  responses: Record<string, { content?: Record<string, { schema?: Record<string, unknown> }> }>;
+};
 
 /**
  * `METHOD /path` of every route Fastify registered, from its route tree (printRoutes). HEAD
@@ -33,7 +51,8 @@ function registeredRoutes(app: FastifyInstance): string[] {
     const depth = m[1]!.length / 4;
     const full = (depth > 0 ? byDepth[depth - 1]! : '') + m[2]!;
     byDepth[depth] = full;
-    for (const method of (m[3] ?? '').split(', ').filter((x) => x && x !== 'HEAD' && x !== 'OPTIONS')) out.push(`${method} ${full}`);
+    for (const method of (m[3] ?? '').split(', ').filter((x) => x && x !== 'HEAD' && x !== 'OPTIONS'))
+      out.push(`${method} ${full}`);
   }
   return out.sort();
 }
@@ -83,18 +102,49 @@ describe('GET /openapi.json', () => {
   it('lists exactly the routes the server registered: the table, /mcp, the demo seller and /ledger', () => {
     const registered = registeredRoutes(h.f.app);
     expect(registered.length).toBeGreaterThan(35);
-    expect(registered).toEqual(expect.arrayContaining(['GET /channels/:id', 'POST /mcp', 'GET /mcp', 'DELETE /mcp', 'GET /demo/book', 'POST /demo/chat', 'POST /ledger/tx', 'GET /openapi.json', 'GET /llms.txt']));
+    expect(registered).toEqual(
+      expect.arrayContaining([
+        'GET /channels/:id',
+        'POST /mcp',
+        'GET /mcp',
+        'DELETE /mcp',
+        'GET /demo/book',
+        'POST /demo/chat',
+        'POST /ledger/tx',
+        'GET /openapi.json',
+        'GET /llms.txt',
+      ]),
+    );
     expect(documentedRoutes(doc)).toEqual(registered);
   });
 
   it('declares the shared wire types once, as components referenced by the paths', () => {
     const names = Object.keys(doc.components.schemas);
-    expect(names).toEqual(expect.arrayContaining(['Error', 'PaymentRequirements', 'PaymentRequired', 'Receipt', 'PaymentResponse', 'Channel', 'Supported', 'VerifyRequest', 'Account', 'Stats']));
+    expect(names).toEqual(
+      expect.arrayContaining([
+        'Error',
+        'PaymentRequirements',
+        'PaymentRequired',
+        'Receipt',
+        'PaymentResponse',
+        'Channel',
+        'Supported',
+        'VerifyRequest',
+        'Account',
+        'Stats',
+      ]),
+    );
     const channel = doc.paths['/channels/{id}']!['get']!;
-    expect(channel.responses['200']!.content!['application/json']!.schema).toEqual({ $ref: '#/components/schemas/Channel' });
-    expect(channel.responses['404']!.content!['application/json']!.schema).toEqual({ $ref: '#/components/schemas/Error' });
+    expect(channel.responses['200']!.content!['application/json']!.schema).toEqual({
+      $ref: '#/components/schemas/Channel',
+    });
+    expect(channel.responses['404']!.content!['application/json']!.schema).toEqual({
+      $ref: '#/components/schemas/Error',
+    });
     expect(channel.parameters).toEqual([expect.objectContaining({ name: 'id', in: 'path', required: true })]);
-    expect(doc.paths['/verify']!['post']!).toMatchObject({ requestBody: { content: { 'application/json': { schema: { $ref: '#/components/schemas/VerifyRequest' } } } } });
+    expect(doc.paths['/verify']!['post']!).toMatchObject({
+      requestBody: { content: { 'application/json': { schema: { $ref: '#/components/schemas/VerifyRequest' } } } },
+    });
     const ids = Object.values(doc.paths).flatMap((ops) => Object.values(ops).map((o) => o.operationId));
     expect(new Set(ids).size).toBe(ids.length);
   });
@@ -103,22 +153,36 @@ describe('GET /openapi.json', () => {
     const revenue = doc.paths['/sellers/{payTo}/revenue']!['get']!;
     expect(revenue.parameters).toEqual([
       expect.objectContaining({ name: 'payTo', in: 'path', required: true }),
-      expect.objectContaining({ name: 'bucket', in: 'query', required: false, schema: expect.objectContaining({ enum: ['hour', 'day'], default: 'day' }) }),
-      expect.objectContaining({ name: 'days', in: 'query', required: false, schema: expect.objectContaining({ default: '30' }) }),
+      expect.objectContaining({
+        name: 'bucket',
+        in: 'query',
+        required: false,
+        schema: expect.objectContaining({ enum: ['hour', 'day'], default: 'day' }),
+      }),
+      expect.objectContaining({
+        name: 'days',
+        in: 'query',
+        required: false,
+        schema: expect.objectContaining({ default: '30' }),
+      }),
     ]);
   });
 
   it('describes the demo seller with its live price and its 402', () => {
     const book = doc.paths['/demo/book']!['get']!;
     expect(book.summary).toContain('7300 base units per request');
-    expect(book.responses['402']!.content!['application/json']!.schema).toEqual({ $ref: '#/components/schemas/PaymentRequired' });
+    expect(book.responses['402']!.content!['application/json']!.schema).toEqual({
+      $ref: '#/components/schemas/PaymentRequired',
+    });
     expect(doc.paths['/demo/ticker/stream']!['get']!.summary).toContain('paid 4 seconds (6800 base units) per voucher');
   });
 
   it('matches what the routes really answer: channel, account, stats, supported, health, receipts, discovery, errors', async () => {
     const b = await h.buyer();
     // As the seller's middleware (its token), so the resource is listed in discovery.
-    const paid = await h.verify(b.signer.next(5000n), h.requirements(), { authorization: `Bearer ${h.sellerToken(b.payee)}` });
+    const paid = await h.verify(b.signer.next(5000n), h.requirements(), {
+      authorization: `Bearer ${h.sellerToken(b.payee)}`,
+    });
     expect(paid.body['isValid']).toBe(true);
     await h.f.services.catalog.flush(); // the catalog is written every second
     const get = async (p: string) => {
@@ -172,9 +236,15 @@ describe('GET /llms.txt', () => {
   afterAll(() => h.close());
 
   it('shows the live demo prices from configuration, with slices and minimum deposits', () => {
-    expect(text).toContain(`GET ${h.url}/demo/book: 7300 base units (0.0007300 USDC) per request; minimum deposit 7300000 base units`);
-    expect(text).toContain(`GET ${h.url}/demo/ticker/stream: 1700 base units (0.0001700 USDC) per second, 4 seconds per voucher = 6800 base units`);
-    expect(text).toContain(`POST ${h.url}/demo/chat: 230 base units (0.0000230 USDC) per token, 30 tokens per voucher = 6900 base units`);
+    expect(text).toContain(
+      `GET ${h.url}/demo/book: 7300 base units (0.0007300 USDC) per request; minimum deposit 7300000 base units`,
+    );
+    expect(text).toContain(
+      `GET ${h.url}/demo/ticker/stream: 1700 base units (0.0001700 USDC) per second, 4 seconds per voucher = 6800 base units`,
+    );
+    expect(text).toContain(
+      `POST ${h.url}/demo/chat: 230 base units (0.0000230 USDC) per token, 30 tokens per voucher = 6900 base units`,
+    );
     expect(text).not.toContain('5000 base units (0.0005000 USDC) per request');
     expect(text).toContain('cumulative 7300 (the bytes above)');
   });
@@ -187,18 +257,36 @@ describe('GET /llms.txt', () => {
 
   it('names the network, asset, contracts and receipt signer of this facilitator', async () => {
     const info = await h.ledger.info();
-    for (const value of [info.passphrase, info.contracts.asset, info.contracts.channel, h.f.services.keys.address, `${h.url}/openapi.json`]) expect(text).toContain(value);
+    for (const value of [
+      info.passphrase,
+      info.contracts.asset,
+      info.contracts.channel,
+      h.f.services.keys.address,
+      `${h.url}/openapi.json`,
+    ])
+      expect(text).toContain(value);
   });
 
   it('lists every route of the OpenAPI document, with its summary', async () => {
     const doc = (await (await fetch(`${h.url}/openapi.json`)).json()) as Doc;
-    const lines = Object.entries(doc.paths).flatMap(([p, ops]) => Object.keys(ops).map((m) => `- ${m.toUpperCase()} ${p}: `));
+    const lines = Object.entries(doc.paths).flatMap(([p, ops]) =>
+      Object.keys(ops).map((m) => `- ${m.toUpperCase()} ${p}: `),
+    );
     expect(lines.length).toBeGreaterThan(35);
     for (const line of lines) expect(text).toContain(line);
   });
 
   it('includes the payment header, errors, limits and an example flow', () => {
-    for (const heading of ['## The channel scheme', '## Voucher bytes', '## Payment header', '## Errors', '## Limits', '## Endpoints', '## Example flow']) expect(text).toContain(heading);
+    for (const heading of [
+      '## The channel scheme',
+      '## Voucher bytes',
+      '## Payment header',
+      '## Errors',
+      '## Limits',
+      '## Endpoints',
+      '## Example flow',
+    ])
+      expect(text).toContain(heading);
     expect(text).toContain('PAYMENT-SIGNATURE');
     expect(text).toContain('- 402: PAYMENT_REQUIRED, CHANNEL_NOT_FOUND');
     expect(text).toContain('Vouchers per channel: 1200 per minute');

@@ -12,7 +12,12 @@ import type { Harness } from '../helpers/harness.js';
 import { spawnSvc } from '../helpers/process.js';
 
 const DAY = 86_400_000;
-const clock = { offset: 0, now() { return Date.now() + this.offset; } };
+const clock = {
+  offset: 0,
+  now() {
+    return Date.now() + this.offset;
+  },
+};
 
 describe('POST /sellers/:payTo/token', () => {
   let h: Harness;
@@ -22,7 +27,11 @@ describe('POST /sellers/:payTo/token', () => {
   afterAll(() => h.close());
 
   const request = (payTo: string, body: unknown) =>
-    fetch(`${h.url}/sellers/${payTo}/token`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+    fetch(`${h.url}/sellers/${payTo}/token`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify(body),
+    });
 
   function signed(keys = randomKeypair(), o: { ts?: number; expires?: number; facilitator?: string } = {}) {
     const now = Date.now();
@@ -41,7 +50,10 @@ describe('POST /sellers/:payTo/token', () => {
     const res = await request(keys.address, body);
     expect(res.status).toBe(200);
     const minted = (await res.json()) as { token: string; payTo: string; expiresAt: string };
-    expect(minted).toMatchObject({ payTo: keys.address, token: expect.stringMatching(/^svcs1\.G[A-Z2-7]{55}\.[0-9]+\.[A-Za-z0-9_-]{43}$/) });
+    expect(minted).toMatchObject({
+      payTo: keys.address,
+      token: expect.stringMatching(/^svcs1\.G[A-Z2-7]{55}\.[0-9]+\.[A-Za-z0-9_-]{43}$/),
+    });
     expect(h.f.services.sellerTokens.check(minted.token)).toMatchObject({ payTo: keys.address });
     // The same through the meter's helper.
     const viaMeter = await requestSellerToken({ facilitator: h.url, secret: keys.secret(), days: 2 });
@@ -51,7 +63,13 @@ describe('POST /sellers/:payTo/token', () => {
     try {
       expect(h.f.services.sellerTokens.check(minted.token)).toBeNull();
       const b = await h.buyer({ payee: keys.address });
-      expect((await h.verify(b.signer.sign(5000n), h.requirements({ payTo: keys.address }), { authorization: `Bearer ${minted.token}` })).status).toBe(401);
+      expect(
+        (
+          await h.verify(b.signer.sign(5000n), h.requirements({ payTo: keys.address }), {
+            authorization: `Bearer ${minted.token}`,
+          })
+        ).status,
+      ).toBe(401);
     } finally {
       clock.offset = 0;
     }
@@ -64,7 +82,10 @@ describe('POST /sellers/:payTo/token', () => {
     const elsewhere = signed(keys, { facilitator: randomKeypair().address });
     expect((await request(keys.address, elsewhere.body)).status).toBe(403);
     const stale = signed(keys, { ts: Date.now() - 10 * 60_000 });
-    expect(await (await request(keys.address, stale.body)).json()).toMatchObject({ error: 'BAD_REQUEST', message: expect.stringMatching(/within 5 minutes/) });
+    expect(await (await request(keys.address, stale.body)).json()).toMatchObject({
+      error: 'BAD_REQUEST',
+      message: expect.stringMatching(/within 5 minutes/),
+    });
     const past = signed(keys, { expires: Date.now() - 1000 });
     expect((await request(keys.address, past.body)).status).toBe(400);
     const contract = h.f.services.ledgerInfo.contracts.channel;
@@ -82,7 +103,9 @@ describe('POST /sellers/:payTo/token', () => {
     const payTo = randomKeypair().address;
     expect(() => svc({ facilitator: h.url, payTo, sellerToken: 'nope' })).toThrow(/sellerToken must be a seller token/);
     const client = svc({ facilitator: h.url, payTo });
-    await expect(client.stream({} as never, {} as never, { price: 1n, unit: 'second' })).rejects.toThrow(/streaming needs the seller’s token.*svc-seller token/);
+    await expect(client.stream({} as never, {} as never, { price: 1n, unit: 'second' })).rejects.toThrow(
+      /streaming needs the seller’s token.*svc-seller token/,
+    );
   });
 });
 

@@ -32,13 +32,19 @@ describe('manual claims (POST /channels/:id/claim)', () => {
 
   it('claims for anyone, pays only the payee, then answers 429 with Retry-After during the cooldown', async () => {
     const b = await h.buyer();
-    for (let i = 0; i < 3; i++) expect((await h.verify(b.signer.sign(5000n * BigInt(i + 1)))).body['isValid']).toBe(true);
+    for (let i = 0; i < 3; i++)
+      expect((await h.verify(b.signer.sign(5000n * BigInt(i + 1)))).body['isValid']).toBe(true);
     const payerBefore = await h.ledger.balance(b.keys.address);
     const payeeBefore = await h.ledger.balance(b.payee);
     const res = await post(`${h.url}/channels/${b.channelId}/claim`);
     expect(res.status).toBe(200);
     const body = (await res.json()) as { amount: string; cumulative: string; vouchersCovered: number; tx: string };
-    expect(body).toMatchObject({ channelId: b.channelId.toString(), amount: '15000', cumulative: '15000', vouchersCovered: 3 });
+    expect(body).toMatchObject({
+      channelId: b.channelId.toString(),
+      amount: '15000',
+      cumulative: '15000',
+      vouchersCovered: 3,
+    });
     expect(body.tx).toMatch(/^[0-9a-f]{64}$/);
     expect(await h.ledger.balance(b.payee)).toBe(payeeBefore + 15_000n);
     expect(await h.ledger.balance(b.keys.address)).toBe(payerBefore);
@@ -89,7 +95,11 @@ describe('the claim scheduler and the ledger watcher', () => {
     const v = b.signer.sign(7000n);
     expect((await h.verify(v)).body['isValid']).toBe(true);
     const stranger = randomKeypair();
-    await h.ledger.submit(stranger, 'channel.claim', { channelId: b.channelId.toString(), cumulative: v.cumulative, signature: v.signature });
+    await h.ledger.submit(stranger, 'channel.claim', {
+      channelId: b.channelId.toString(),
+      cumulative: v.cumulative,
+      signature: v.signature,
+    });
     await h.f.watcher.tick();
     const view = (await (await fetch(`${h.url}/channels/${b.channelId}`)).json()) as Record<string, unknown>;
     expect(view).toMatchObject({ claimed: '7000', unclaimed: '0' });
@@ -119,7 +129,12 @@ describe('catching up after downtime', () => {
     const payee = randomKeypair();
     const vk = randomKeypair();
     await ledger.faucet(payer.address);
-    const opened = await submit(payer, 'channel.open', { payee: payee.address, deposit: '1000000', voucherKey: vk.publicKeyHex, expiryLedger: info.latestLedger + 10_000 });
+    const opened = await submit(payer, 'channel.open', {
+      payee: payee.address,
+      deposit: '1000000',
+      voucherKey: vk.publicKeyHex,
+      expiryLedger: info.latestLedger + 10_000,
+    });
     const channelId = BigInt(String(opened.result?.['channelId']));
 
     const first = await createFacilitator({ config, ledger: { ...wrap(ledger), close: () => Promise.resolve() } });
@@ -151,7 +166,8 @@ function wrap(ledger: LocalLedger) {
     getAccount: (a: string) => ledger.getAccount(a),
     getTx: (h: string) => ledger.getTx(h),
     submit: (tx: Parameters<LocalLedger['submit']>[0]) => ledger.submit(tx),
-    claim: (args: Parameters<LocalLedger['claim']>[0], signer: Parameters<LocalLedger['claim']>[1]) => ledger.claim(args, signer),
+    claim: (args: Parameters<LocalLedger['claim']>[0], signer: Parameters<LocalLedger['claim']>[1]) =>
+      ledger.claim(args, signer),
     events: (cursor: string | null, limit: number) => ledger.events(cursor, limit),
   };
 }
@@ -170,9 +186,17 @@ describe('a standalone ledger (LEDGER_URL)', () => {
       const payee = randomKeypair();
       const vk = randomKeypair();
       await remote.faucet(payer.address);
-      const { channelId } = await remote.openChannel({ payer, payee: payee.address, deposit: 100_000n, voucherKey: vk });
+      const { channelId } = await remote.openChannel({
+        payer,
+        payee: payee.address,
+        deposit: 100_000n,
+        voucherKey: vk,
+      });
       const sig = toHex(voucherContext(info.passphrase, info.contracts.channel).sign(vk, channelId, 5000n));
-      const ok = await h.verify({ channelId: channelId.toString(), cumulative: '5000', signature: sig }, h.requirements({ payTo: payee.address }));
+      const ok = await h.verify(
+        { channelId: channelId.toString(), cumulative: '5000', signature: sig },
+        h.requirements({ payTo: payee.address }),
+      );
       expect(ok.body['isValid']).toBe(true);
       const claim = await fetch(`${h.url}/channels/${channelId}/claim`, { method: 'POST' });
       expect(claim.status).toBe(200);

@@ -14,7 +14,12 @@ import type { Harness } from '../helpers/harness.js';
 
 /** A report signed by `by` (the sdk's reportTransaction). */
 const report = async (h: Harness, body: ReportBody, by: Keypair) => {
-  const { status, body: json } = await reportTransaction({ facilitator: h.url, signer: by, networkPassphrase: (await h.ledger.info()).passphrase, ...body });
+  const { status, body: json } = await reportTransaction({
+    facilitator: h.url,
+    signer: by,
+    networkPassphrase: (await h.ledger.info()).passphrase,
+    ...body,
+  });
   return { status, json: () => Promise.resolve(json) };
 };
 
@@ -31,20 +36,38 @@ describe('smart accounts', () => {
     agent = randomKeypair();
     payee = randomKeypair();
     const latest = (await h.ledger.info()).latestLedger;
-    ({ address: account } = await h.ledger.createAccount({ owner, policy: { agentKey: agent.address, perTxCap: 2_000_000n, dailyCap: 3_000_000n, payees: [payee.address], expiresLedger: latest + 100_000 } }));
+    ({ address: account } = await h.ledger.createAccount({
+      owner,
+      policy: {
+        agentKey: agent.address,
+        perTxCap: 2_000_000n,
+        dailyCap: 3_000_000n,
+        payees: [payee.address],
+        expiresLedger: latest + 100_000,
+      },
+    }));
     await h.ledger.faucet(account);
   });
   afterAll(() => h.close());
 
   it('GET /accounts/:address shows the policy, today’s spend and the frozen flag', async () => {
     const view = (await (await fetch(`${h.url}/accounts/${account}`)).json()) as Record<string, unknown>;
-    expect(view).toMatchObject({ address: account, kind: 'smart', frozen: false, spentToday: '0', policy: { agentKey: agent.address, perTxCap: '2000000', dailyCap: '3000000', payees: [payee.address] } });
+    expect(view).toMatchObject({
+      address: account,
+      kind: 'smart',
+      frozen: false,
+      spentToday: '0',
+      policy: { agentKey: agent.address, perTxCap: '2000000', dailyCap: '3000000', payees: [payee.address] },
+    });
   });
 
   it('an agent transfer outside the policy fails on the ledger with its code, and its report publishes chain.rejected with that code', async () => {
     const as = { account, signer: agent };
     const failing = async (to: string, amount: bigint) => {
-      const err = await h.ledger.transfer({ from: as, to, amount }).then(() => null, (e: unknown) => e as LedgerError);
+      const err = await h.ledger.transfer({ from: as, to, amount }).then(
+        () => null,
+        (e: unknown) => e as LedgerError,
+      );
       expect(err).toBeInstanceOf(LedgerError);
       return err!;
     };
@@ -56,7 +79,10 @@ describe('smart accounts', () => {
     };
     const notAllowed = await failing(randomKeypair().address, 1000n);
     expect(notAllowed.code).toBe(5);
-    expect(await reportOf(notAllowed)).toMatchObject({ type: 'chain.rejected', data: { account, code: 5, codeName: 'PAYEE_NOT_ALLOWED', tx: notAllowed.tx } });
+    expect(await reportOf(notAllowed)).toMatchObject({
+      type: 'chain.rejected',
+      data: { account, code: 5, codeName: 'PAYEE_NOT_ALLOWED', tx: notAllowed.tx },
+    });
     const overTx = await failing(payee.address, 2_000_001n);
     expect(overTx.code).toBe(6);
     expect((await reportOf(overTx)).data).toMatchObject({ code: 6, codeName: 'PER_TX_CAP_EXCEEDED' });
@@ -70,7 +96,9 @@ describe('smart accounts', () => {
     expect((await reportOf(frozen)).data).toMatchObject({ code: 3, codeName: 'ACCOUNT_FROZEN' });
     await h.ledger.freeze({ owner, account, frozen: false });
     await h.f.watcher.tick();
-    const events = (await h.f.services.store.events({ account, types: ['account.frozen'], limit: 10 })).map((e) => e.data['frozen']);
+    const events = (await h.f.services.store.events({ account, types: ['account.frozen'], limit: 10 })).map(
+      (e) => e.data['frozen'],
+    );
     expect(events).toEqual([true, false]);
   });
 
@@ -80,7 +108,19 @@ describe('smart accounts', () => {
     const info = await h.ledger.info();
     const swap = await h.ledger.swap({ from: trader, sell: info.contracts.asset, amount: 10_000_000n });
     const res = await report(h, { account: trader.address, tx: swap.tx, kind: 'swap' }, trader);
-    expect(await res.json()).toMatchObject({ repeated: false, event: { type: 'dex.swapped', data: { account: trader.address, sold: '10000000', soldAsset: info.contracts.asset, bought: swap.bought.toString(), tx: swap.tx } } });
+    expect(await res.json()).toMatchObject({
+      repeated: false,
+      event: {
+        type: 'dex.swapped',
+        data: {
+          account: trader.address,
+          sold: '10000000',
+          soldAsset: info.contracts.asset,
+          bought: swap.bought.toString(),
+          tx: swap.tx,
+        },
+      },
+    });
   });
 });
 
@@ -97,11 +137,34 @@ describe('a frozen payer', () => {
   beforeAll(async () => {
     h = await startHarness();
     const info = await h.ledger.info();
-    ({ address: account } = await h.ledger.createAccount({ owner, policy: { agentKey: agent.address, perTxCap: 10_000_000n, dailyCap: 10_000_000n, payees: [payee.address], expiresLedger: info.latestLedger + 100_000 } }));
+    ({ address: account } = await h.ledger.createAccount({
+      owner,
+      policy: {
+        agentKey: agent.address,
+        perTxCap: 10_000_000n,
+        dailyCap: 10_000_000n,
+        payees: [payee.address],
+        expiresLedger: info.latestLedger + 100_000,
+      },
+    }));
     await h.ledger.faucet(account);
     const voucherKey = randomKeypair();
-    const { channelId } = await h.ledger.openChannel({ payer: { account, signer: agent }, payee: payee.address, deposit: 1_000_000n, voucherKey });
-    signer = new ChannelSigner({ channelId, deposit: 1_000_000n, voucherKey, networkPassphrase: info.passphrase, channelContract: info.contracts.channel, network: info.network, payee: payee.address, asset: info.contracts.asset });
+    const { channelId } = await h.ledger.openChannel({
+      payer: { account, signer: agent },
+      payee: payee.address,
+      deposit: 1_000_000n,
+      voucherKey,
+    });
+    signer = new ChannelSigner({
+      channelId,
+      deposit: 1_000_000n,
+      voucherKey,
+      networkPassphrase: info.passphrase,
+      channelContract: info.contracts.channel,
+      network: info.network,
+      payee: payee.address,
+      asset: info.contracts.asset,
+    });
     const client = svc({ facilitator: h.url, payTo: payee.address, sellerToken: h.sellerToken(payee.address) });
     const ticker = { price: 1000n, unit: 'second' as const, sliceSeconds: 2 };
     const app = express();

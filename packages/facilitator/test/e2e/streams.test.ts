@@ -41,7 +41,10 @@ async function externalSeller(facilitator: string, payTo: string, sellerToken: s
   });
   const server = http.createServer(app);
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
-  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, close: () => new Promise<void>((r) => server.close(() => r())) };
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    close: () => new Promise<void>((r) => server.close(() => r())),
+  };
 }
 
 /** Reads an SSE response to its end, without paying anything after the first slice. */
@@ -52,13 +55,25 @@ async function readAll(res: Response): Promise<StreamEvent[]> {
   for (;;) {
     const { done, value } = await reader.read();
     if (done) return out;
-    for (const e of parser.push(value)) out.push({ event: e.event, data: JSON.parse(e.data) as unknown, at: Date.now() });
+    for (const e of parser.push(value))
+      out.push({ event: e.event, data: JSON.parse(e.data) as unknown, at: Date.now() });
   }
 }
 
-function sliceTerms(h: Harness, payTo: string, unit: 'second' | 'token' = 'second', price = PER_SECOND, slice = SLICE_SECONDS): PaymentRequirements {
+function sliceTerms(
+  h: Harness,
+  payTo: string,
+  unit: 'second' | 'token' = 'second',
+  price = PER_SECOND,
+  slice = SLICE_SECONDS,
+): PaymentRequirements {
   const sliceAmount = (price * BigInt(slice)).toString();
-  return h.requirements({ payTo, amount: price.toString(), unit, extra: { sliceAmount, ...(unit === 'second' ? { sliceSeconds: slice } : { sliceTokens: slice }) } });
+  return h.requirements({
+    payTo,
+    amount: price.toString(),
+    unit,
+    extra: { sliceAmount, ...(unit === 'second' ? { sliceSeconds: slice } : { sliceTokens: slice }) },
+  });
 }
 
 describe('streams through an external seller', () => {
@@ -96,15 +111,25 @@ describe('streams through an external seller', () => {
     expect(run.events[0]!.event).toBe('session');
     expect(run.events.at(-1)!.event).toBe('done');
     // Never more than one slice paid beyond what was received.
-    for (const p of paidWhen) expect(p.paid - BigInt(p.received) * PER_SECOND).toBeLessThanOrEqual(PER_SECOND * BigInt(SLICE_SECONDS));
-    const events = await h.f.services.store.events({ channelId: b.channelId, types: ['stream.started', 'stream.ended'], limit: 10 });
+    for (const p of paidWhen)
+      expect(p.paid - BigInt(p.received) * PER_SECOND).toBeLessThanOrEqual(PER_SECOND * BigInt(SLICE_SECONDS));
+    const events = await h.f.services.store.events({
+      channelId: b.channelId,
+      types: ['stream.started', 'stream.ended'],
+      limit: 10,
+    });
     expect(events.map((e) => e.type)).toEqual(['stream.started', 'stream.ended']);
     expect(events[1]!.data).toMatchObject({ reason: 'done', units: 5, charged: '6000', vouchers: 3, unit: 'second' });
   });
 
   it('streams per token (POST): 12 tokens in slices of 5 cost 3 slices', async () => {
     const b = await h.buyer({ payee: payee.address, deposit: 1_000_000n });
-    const run = await streamPaid({ url: `${seller.url}/chat`, method: 'POST', body: '{"prompt":"hi"}', signer: b.signer });
+    const run = await streamPaid({
+      url: `${seller.url}/chat`,
+      method: 'POST',
+      body: '{"prompt":"hi"}',
+      signer: b.signer,
+    });
     expect(run.events.filter((e) => e.event === 'token')).toHaveLength(12);
     expect(run.ended).toMatchObject({ reason: 'done', units: 12, charged: '3000', vouchers: 3 });
     expect(run.paid).toBe(3000n);
@@ -122,11 +147,18 @@ describe('streams through an external seller', () => {
   it('a buyer that stops paying ends it with TIMEOUT', async () => {
     const b = await h.buyer({ payee: payee.address });
     const terms = sliceTerms(h, payee.address);
-    const res = await fetch(`${seller.url}/ticks?n=10&gap=10&vt=1000`, { headers: { 'payment-signature': encodeJsonHeader({ x402Version: 2, accepted: terms, payload: b.signer.next(2000n) }) } });
+    const res = await fetch(`${seller.url}/ticks?n=10&gap=10&vt=1000`, {
+      headers: {
+        'payment-signature': encodeJsonHeader({ x402Version: 2, accepted: terms, payload: b.signer.next(2000n) }),
+      },
+    });
     expect(res.status).toBe(200);
     const events = await readAll(res);
     expect(events.filter((e) => e.event === 'tick')).toHaveLength(2);
-    expect(events.at(-1)).toMatchObject({ event: 'done', data: { reason: 'TIMEOUT', units: 2, charged: '2000', vouchers: 1 } });
+    expect(events.at(-1)).toMatchObject({
+      event: 'done',
+      data: { reason: 'TIMEOUT', units: 2, charged: '2000', vouchers: 1 },
+    });
   });
 
   it('the fifth open session on one channel gets 429 with Retry-After, and is not charged', async () => {
@@ -134,11 +166,23 @@ describe('streams through an external seller', () => {
     const terms = sliceTerms(h, payee.address);
     const open: Response[] = [];
     for (let k = 1; k <= 4; k++) {
-      const res = await fetch(`${seller.url}/ticks?n=2&gap=4000&vt=30000`, { headers: { 'payment-signature': encodeJsonHeader({ x402Version: 2, accepted: terms, payload: b.signer.sign(2000n * BigInt(k)) }) } });
+      const res = await fetch(`${seller.url}/ticks?n=2&gap=4000&vt=30000`, {
+        headers: {
+          'payment-signature': encodeJsonHeader({
+            x402Version: 2,
+            accepted: terms,
+            payload: b.signer.sign(2000n * BigInt(k)),
+          }),
+        },
+      });
       expect(res.status).toBe(200);
       open.push(res);
     }
-    const fifth = await fetch(`${seller.url}/ticks?n=2`, { headers: { 'payment-signature': encodeJsonHeader({ x402Version: 2, accepted: terms, payload: b.signer.sign(10_000n) }) } });
+    const fifth = await fetch(`${seller.url}/ticks?n=2`, {
+      headers: {
+        'payment-signature': encodeJsonHeader({ x402Version: 2, accepted: terms, payload: b.signer.sign(10_000n) }),
+      },
+    });
     expect(fifth.status).toBe(429);
     expect(Number(fifth.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
     expect(await fifth.json()).toMatchObject({ error: 'RATE_LIMITED' });
@@ -150,7 +194,12 @@ describe('streams through an external seller', () => {
 describe('the session API', () => {
   let h: Harness;
   const payee = randomKeypair();
-  const clock = { offset: 0, now() { return Date.now() + this.offset; } };
+  const clock = {
+    offset: 0,
+    now() {
+      return Date.now() + this.offset;
+    },
+  };
 
   beforeAll(async () => {
     h = await startHarness({ STREAM_IDLE_SECONDS: '1' }, { clock });
@@ -159,7 +208,11 @@ describe('the session API', () => {
 
   /** As the payee's middleware: with its seller token. */
   const post = (path: string, body: unknown, method = 'POST', token = h.sellerToken(payee.address)) =>
-    fetch(`${h.url}${path}`, { method, headers: { 'content-type': 'application/json', authorization: `Bearer ${token}` }, body: JSON.stringify(body) });
+    fetch(`${h.url}${path}`, {
+      method,
+      headers: { 'content-type': 'application/json', authorization: `Bearer ${token}` },
+      body: JSON.stringify(body),
+    });
 
   async function firstSlice(b: Buyer, cumulative = 2000n) {
     const res = await h.verify(b.signer.sign(cumulative), sliceTerms(h, b.payee));
@@ -168,7 +221,15 @@ describe('the session API', () => {
   }
 
   async function open(b: Buyer, receiptId: string) {
-    return post('/streams', { channelId: b.channelId.toString(), payTo: b.payee, resource: `${h.url}/r`, unit: 'second', sliceCost: '2000', initialCharge: '2000', receiptId });
+    return post('/streams', {
+      channelId: b.channelId.toString(),
+      payTo: b.payee,
+      resource: `${h.url}/r`,
+      unit: 'second',
+      sliceCost: '2000',
+      initialCharge: '2000',
+      receiptId,
+    });
   }
 
   it('refuses to open without a valid, unbound receipt of the first slice (409)', async () => {
@@ -193,21 +254,42 @@ describe('the session API', () => {
 
   it('keeps a voucher that arrives before the wait; clamps the wait to 1 s; a timeout ends the session', async () => {
     const b = await h.buyer({ payee: payee.address });
-    const opened = (await (await open(b, await firstSlice(b))).json()) as { streamId: string; requiredCumulative: string; voucherUrl: string };
+    const opened = (await (await open(b, await firstSlice(b))).json()) as {
+      streamId: string;
+      requiredCumulative: string;
+      voucherUrl: string;
+    };
     expect(opened.requiredCumulative).toBe('4000');
     const v = b.signer.sign(4000n);
-    const accepted = await post(`/channels/${b.channelId}/voucher`, { streamId: opened.streamId, cumulative: v.cumulative, signature: v.signature });
+    const accepted = await post(`/channels/${b.channelId}/voucher`, {
+      streamId: opened.streamId,
+      cumulative: v.cumulative,
+      signature: v.signature,
+    });
     expect(accepted.status).toBe(200);
-    expect(await accepted.json()).toMatchObject({ accepted: true, streamId: opened.streamId, requiredCumulative: '6000' });
+    expect(await accepted.json()).toMatchObject({
+      accepted: true,
+      streamId: opened.streamId,
+      requiredCumulative: '6000',
+    });
     let t = Date.now();
-    const paid = (await (await post(`/streams/${opened.streamId}/wait`, { timeoutMs: 100 })).json()) as { kind: string; requiredCumulative: string };
+    const paid = (await (await post(`/streams/${opened.streamId}/wait`, { timeoutMs: 100 })).json()) as {
+      kind: string;
+      requiredCumulative: string;
+    };
     expect(paid).toMatchObject({ kind: 'paid', requiredCumulative: '6000' });
     expect(Date.now() - t).toBeLessThan(500);
     t = Date.now();
-    expect(await (await post(`/streams/${opened.streamId}/wait`, { timeoutMs: 100 })).json()).toEqual({ kind: 'timeout' });
+    expect(await (await post(`/streams/${opened.streamId}/wait`, { timeoutMs: 100 })).json()).toEqual({
+      kind: 'timeout',
+    });
     expect(Date.now() - t).toBeGreaterThanOrEqual(950); // clamped up to 1 s
     const late = b.signer.sign(6000n);
-    const refused = await post(`/channels/${b.channelId}/voucher`, { streamId: opened.streamId, cumulative: late.cumulative, signature: late.signature });
+    const refused = await post(`/channels/${b.channelId}/voucher`, {
+      streamId: opened.streamId,
+      cumulative: late.cumulative,
+      signature: late.signature,
+    });
     expect(refused.status).toBe(409);
     const ended = await post(`/streams/${opened.streamId}`, { reason: 'done', units: 3 }, 'DELETE');
     expect(await ended.json()).toMatchObject({ charged: '4000', vouchers: 2, reason: 'TIMEOUT', units: 3 });
@@ -219,7 +301,9 @@ describe('the session API', () => {
     const b = await h.buyer({ payee: payee.address, deposit: 2000n });
     const opened = (await (await open(b, await firstSlice(b))).json()) as { streamId: string };
     const t = Date.now();
-    expect(await (await post(`/streams/${opened.streamId}/wait`, { timeoutMs: 30_000 })).json()).toEqual({ kind: 'exhausted' });
+    expect(await (await post(`/streams/${opened.streamId}/wait`, { timeoutMs: 30_000 })).json()).toEqual({
+      kind: 'exhausted',
+    });
     expect(Date.now() - t).toBeLessThan(500);
   });
 
@@ -238,8 +322,20 @@ describe('the session API', () => {
     // Receipt ids are public: the stranger read this one from the event feed.
     const seen = await h.f.services.store.events({ types: ['voucher.accepted'], channelId: b.channelId, limit: 10 });
     expect(seen.map((e) => e.data['receiptId'])).toContain(receiptId);
-    const body = { channelId: b.channelId.toString(), payTo: b.payee, resource: `${h.url}/r`, unit: 'second', sliceCost: '2000', initialCharge: '2000', receiptId };
-    const anonymous = await fetch(`${h.url}/streams`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+    const body = {
+      channelId: b.channelId.toString(),
+      payTo: b.payee,
+      resource: `${h.url}/r`,
+      unit: 'second',
+      sliceCost: '2000',
+      initialCharge: '2000',
+      receiptId,
+    };
+    const anonymous = await fetch(`${h.url}/streams`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify(body),
+    });
     expect(anonymous.status).toBe(401);
     expect(await anonymous.json()).toMatchObject({ error: 'UNAUTHORIZED', source: 'facilitator' });
     const strangerToken = h.sellerToken(randomKeypair().address);
@@ -252,11 +348,23 @@ describe('the session API', () => {
     // The stream id is public too (stream.started): still nobody else's to wait on or end.
     const started = await h.f.services.store.events({ types: ['stream.started'], channelId: b.channelId, limit: 10 });
     expect(started.map((e) => e.data['streamId'])).toContain(streamId);
-    expect((await fetch(`${h.url}/streams/${streamId}/wait`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' })).status).toBe(401);
+    expect(
+      (
+        await fetch(`${h.url}/streams/${streamId}/wait`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body: '{}',
+        })
+      ).status,
+    ).toBe(401);
     expect((await post(`/streams/${streamId}/wait`, { timeoutMs: 1000 }, 'POST', strangerToken)).status).toBe(403);
-    expect((await post(`/streams/${streamId}`, { reason: 'done', units: 0 }, 'DELETE', strangerToken)).status).toBe(403);
+    expect((await post(`/streams/${streamId}`, { reason: 'done', units: 0 }, 'DELETE', strangerToken)).status).toBe(
+      403,
+    );
     expect(await h.f.services.store.getStream(streamId)).toMatchObject({ status: 'open' });
-    expect(await (await post(`/streams/${streamId}`, { reason: 'done', units: 0 }, 'DELETE')).json()).toMatchObject({ reason: 'done' });
+    expect(await (await post(`/streams/${streamId}`, { reason: 'done', units: 0 }, 'DELETE')).json()).toMatchObject({
+      reason: 'done',
+    });
   });
 
   it('answers an unknown session with 404 STREAM_NOT_FOUND and a bad id with 400', async () => {
@@ -276,7 +384,12 @@ describe('the demo seller streams with the public meter API', () => {
 
   it('POST /demo/chat streams the built-in text token by token, 200 per token in slices of 20', async () => {
     const b = await h.buyer({ deposit: 1_000_000n });
-    const run = await streamPaid({ url: `${h.url}/demo/chat`, method: 'POST', body: '{"prompt":"what is a channel?"}', signer: b.signer });
+    const run = await streamPaid({
+      url: `${h.url}/demo/chat`,
+      method: 'POST',
+      body: '{"prompt":"what is a channel?"}',
+      signer: b.signer,
+    });
     const tokens = run.events.filter((e) => e.event === 'token');
     expect(tokens.length).toBeGreaterThan(40);
     const units = tokens.length;
@@ -299,7 +412,12 @@ describe('the demo seller streams with the public meter API', () => {
 describe('stream caps are fair between parties (issue 13.9)', () => {
   let h: Harness;
   beforeAll(async () => {
-    h = await startHarness({ STREAM_MAX_PER_PAYER: '3', STREAM_MAX_PER_PAYEE: '5', STREAM_MAX_TOTAL: '8', DEMO: 'off' });
+    h = await startHarness({
+      STREAM_MAX_PER_PAYER: '3',
+      STREAM_MAX_PER_PAYEE: '5',
+      STREAM_MAX_TOTAL: '8',
+      DEMO: 'off',
+    });
   });
   afterAll(() => h.close());
 
@@ -308,10 +426,24 @@ describe('stream caps are fair between parties (issue 13.9)', () => {
     const b = await channelOf(h, payer, payee);
     const auth = { authorization: `Bearer ${h.sellerToken(payee)}` };
     const first = await h.verify(b.signer.sign(1n), sliceTerms(h, payee, 'second', 1n, 1), auth);
-    if (first.status !== 200 || first.body['isValid'] !== true) return new Response(JSON.stringify(first.body), { status: first.status, headers: first.headers });
-    const receiptId = ((first.body['extra'] as Record<string, unknown>)['receipt'] as { receipt: { id: string } }).receipt.id;
-    const body = { channelId: b.channelId.toString(), payTo: payee, resource: `${h.url}/r`, unit: 'second', sliceCost: '1', initialCharge: '1', receiptId };
-    return fetch(`${h.url}/streams`, { method: 'POST', headers: { 'content-type': 'application/json', ...auth }, body: JSON.stringify(body) });
+    if (first.status !== 200 || first.body['isValid'] !== true)
+      return new Response(JSON.stringify(first.body), { status: first.status, headers: first.headers });
+    const receiptId = ((first.body['extra'] as Record<string, unknown>)['receipt'] as { receipt: { id: string } })
+      .receipt.id;
+    const body = {
+      channelId: b.channelId.toString(),
+      payTo: payee,
+      resource: `${h.url}/r`,
+      unit: 'second',
+      sliceCost: '1',
+      initialCharge: '1',
+      receiptId,
+    };
+    return fetch(`${h.url}/streams`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', ...auth },
+      body: JSON.stringify(body),
+    });
   }
 
   it('one account paying itself holds at most its payer’s share, its sybils at most its payee’s, and another buyer still streams', async () => {
@@ -338,6 +470,15 @@ async function channelOf(h: Harness, payer: Keypair, payee: string): Promise<Buy
   const voucherKey = randomKeypair();
   await h.ledger.faucet(payer.address).catch(() => undefined); // once per address and hour is enough
   const { channelId } = await h.ledger.openChannel({ payer, payee, deposit: 1000n, voucherKey });
-  const signer = new ChannelSigner({ channelId, deposit: 1000n, voucherKey, networkPassphrase: info.passphrase, channelContract: info.contracts.channel, network: info.network, payee, asset: info.contracts.asset });
+  const signer = new ChannelSigner({
+    channelId,
+    deposit: 1000n,
+    voucherKey,
+    networkPassphrase: info.passphrase,
+    channelContract: info.contracts.channel,
+    network: info.network,
+    payee,
+    asset: info.contracts.asset,
+  });
   return { keys: payer, voucherKey, signer, channelId, payee };
 }

@@ -25,7 +25,11 @@ describe('GET /supported, POST /settle', () => {
     const res = await fetch(`${h.url}/settle`, {
       method: 'POST',
       headers: { 'content-type': 'application/json', ...headers },
-      body: JSON.stringify({ x402Version: 2, paymentPayload: { x402Version: 2, accepted: reqs, payload, resource: { url: `${h.url}/r` } }, paymentRequirements: reqs }),
+      body: JSON.stringify({
+        x402Version: 2,
+        paymentPayload: { x402Version: 2, accepted: reqs, payload, resource: { url: `${h.url}/r` } },
+        paymentRequirements: reqs,
+      }),
     });
     expect(res.status).toBe(200);
     return (await res.json()) as Record<string, unknown>;
@@ -34,10 +38,18 @@ describe('GET /supported, POST /settle', () => {
   it('lists the channel scheme for x402 v2 and v1 with the asset, contract and receipt signer', async () => {
     const body = SupportedResponseSchema.parse(await (await fetch(`${h.url}/supported`)).json());
     const info = await h.ledger.info();
-    expect(body.kinds.map((k) => [k.x402Version, k.scheme, k.network])).toEqual([[2, 'channel', 'stellar:local'], [1, 'channel', 'stellar:local']]);
+    expect(body.kinds.map((k) => [k.x402Version, k.scheme, k.network])).toEqual([
+      [2, 'channel', 'stellar:local'],
+      [1, 'channel', 'stellar:local'],
+    ]);
     expect(body.kinds[0]!.extra).toEqual({
-      asset: info.contracts.asset, assetCode: 'USDC', decimals: 7, channelContract: info.contracts.channel,
-      areFeesSponsored: true, facilitator: h.url, receiptSigner: h.f.services.keys.address,
+      asset: info.contracts.asset,
+      assetCode: 'USDC',
+      decimals: 7,
+      channelContract: info.contracts.channel,
+      areFeesSponsored: true,
+      facilitator: h.url,
+      receiptSigner: h.f.services.keys.address,
     });
     expect(body.signers).toEqual({ 'stellar:*': [h.f.services.keys.address] });
     expect(body.extensions).toEqual(['bazaar']);
@@ -48,8 +60,16 @@ describe('GET /supported, POST /settle', () => {
     const v = b.signer.next(5000n);
     const verified = await h.verify(v);
     const settled = await settle(v);
-    expect(settled).toMatchObject({ success: true, transaction: '', network: 'stellar:local', payer: b.keys.address, cumulative: '5000' });
-    expect((settled['receipt'] as { id: string }).id).toBe((((verified.body['extra'] as Record<string, unknown>)['receipt'] as { receipt: { id: string } }).receipt).id);
+    expect(settled).toMatchObject({
+      success: true,
+      transaction: '',
+      network: 'stellar:local',
+      payer: b.keys.address,
+      cumulative: '5000',
+    });
+    expect((settled['receipt'] as { id: string }).id).toBe(
+      ((verified.body['extra'] as Record<string, unknown>)['receipt'] as { receipt: { id: string } }).receipt.id,
+    );
     const view = (await (await fetch(`${h.url}/channels/${b.channelId}`)).json()) as { vouchers: number };
     expect(view.vouchers).toBe(1);
   });
@@ -60,8 +80,12 @@ describe('GET /supported, POST /settle', () => {
     const v = b.signer.sign(5000n);
     const first = await settle(v, { 'idempotency-key': 'settle-1' });
     expect(first).toMatchObject({ success: true, cumulative: '5000' });
-    for (let i = 0; i < 5; i++) expect(await settle(v)).toMatchObject({ success: false, errorReason: 'VOUCHER_NOT_INCREASING', transaction: '' });
-    expect(await settle(v, { 'idempotency-key': 'settle-2' })).toMatchObject({ success: false, errorReason: 'VOUCHER_NOT_INCREASING' });
+    for (let i = 0; i < 5; i++)
+      expect(await settle(v)).toMatchObject({ success: false, errorReason: 'VOUCHER_NOT_INCREASING', transaction: '' });
+    expect(await settle(v, { 'idempotency-key': 'settle-2' })).toMatchObject({
+      success: false,
+      errorReason: 'VOUCHER_NOT_INCREASING',
+    });
     expect(await settle(v, { 'idempotency-key': 'settle-1' })).toEqual(first);
     // Verify, serve, settle: the settle confirms once, a second settle is a refusal.
     const w = b.signer.sign(10_000n);
@@ -70,7 +94,10 @@ describe('GET /supported, POST /settle', () => {
     expect(confirmed).toMatchObject({ success: true, cumulative: '10000' });
     expect(await settle(w)).toMatchObject({ success: false, errorReason: 'VOUCHER_NOT_INCREASING' });
     expect(await settle(w, { 'idempotency-key': 'settle-3' })).toEqual(confirmed);
-    const view = (await (await fetch(`${h.url}/channels/${b.channelId}`)).json()) as { vouchers: number; lastAccepted: string };
+    const view = (await (await fetch(`${h.url}/channels/${b.channelId}`)).json()) as {
+      vouchers: number;
+      lastAccepted: string;
+    };
     expect(view).toMatchObject({ vouchers: 2, lastAccepted: '10000' });
   });
 
@@ -80,9 +107,16 @@ describe('GET /supported, POST /settle', () => {
     const res = await fetch(`${h.url}/verify`, {
       method: 'POST',
       headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ x402Version: 2, paymentPayload: { x402Version: 2, accepted: reqs, payload: b.signer.next(5000n) }, paymentRequirements: reqs }),
+      body: JSON.stringify({
+        x402Version: 2,
+        paymentPayload: { x402Version: 2, accepted: reqs, payload: b.signer.next(5000n) },
+        paymentRequirements: reqs,
+      }),
     });
-    expect(await res.json()).toMatchObject({ isValid: true, extra: { receipt: { receipt: { unit: 'request', amount: '5000' } } } });
+    expect(await res.json()).toMatchObject({
+      isValid: true,
+      extra: { receipt: { receipt: { unit: 'request', amount: '5000' } } },
+    });
   });
 
   it('verifies and accepts a voucher /verify never saw', async () => {
@@ -97,8 +131,16 @@ describe('GET /supported, POST /settle', () => {
     const v = b.signer.next(5000n);
     await h.verify(v);
     const forged = { ...v, signature: other.signer.sign(5000n).signature };
-    expect(await settle(forged)).toMatchObject({ success: false, errorReason: 'VOUCHER_BAD_SIGNATURE', transaction: '', network: 'stellar:local' });
-    expect(await settle({ ...v, cumulative: '1.5' })).toMatchObject({ success: false, errorReason: 'PAYMENT_MALFORMED' });
+    expect(await settle(forged)).toMatchObject({
+      success: false,
+      errorReason: 'VOUCHER_BAD_SIGNATURE',
+      transaction: '',
+      network: 'stellar:local',
+    });
+    expect(await settle({ ...v, cumulative: '1.5' })).toMatchObject({
+      success: false,
+      errorReason: 'PAYMENT_MALFORMED',
+    });
   });
 });
 
@@ -132,8 +174,17 @@ describe('a claim the ledger cannot take is retried with backoff and reported', 
         return ledger.claim(args, signer);
       },
     };
-    const clock = { t: Date.now(), now() { return this.t; } };
-    const f = await createFacilitator({ config: loadConfig({ PORT: '0', DATA_DIR: dataDir, LOG_LEVEL: 'silent', DEMO: 'off', CLAIM_THRESHOLD: '1000' }), ledger: flaky, clock });
+    const clock = {
+      t: Date.now(),
+      now() {
+        return this.t;
+      },
+    };
+    const f = await createFacilitator({
+      config: loadConfig({ PORT: '0', DATA_DIR: dataDir, LOG_LEVEL: 'silent', DEMO: 'off', CLAIM_THRESHOLD: '1000' }),
+      ledger: flaky,
+      clock,
+    });
     const url = await f.listen();
     try {
       const info = await ledger.info();
@@ -141,11 +192,44 @@ describe('a claim the ledger cannot take is retried with backoff and reported', 
       const payee = randomKeypair();
       const vk = randomKeypair();
       await ledger.faucet(payer.address);
-      const opened = await ledger.submit(signLedgerTx(payer, info.passphrase, { source: payer.address, seq: 1, op: 'channel.open', args: { payee: payee.address, deposit: '100000', voucherKey: vk.publicKeyHex, expiryLedger: info.latestLedger + 10_000 } }));
+      const opened = await ledger.submit(
+        signLedgerTx(payer, info.passphrase, {
+          source: payer.address,
+          seq: 1,
+          op: 'channel.open',
+          args: {
+            payee: payee.address,
+            deposit: '100000',
+            voucherKey: vk.publicKeyHex,
+            expiryLedger: info.latestLedger + 10_000,
+          },
+        }),
+      );
       const channelId = BigInt(String(opened.result?.['channelId']));
-      const reqs = { scheme: 'channel', network: info.network, asset: info.contracts.asset, payTo: payee.address, amount: '5000', unit: 'request', maxTimeoutSeconds: 60, extra: { channelContract: info.contracts.channel, minDeposit: '1', facilitator: url, areFeesSponsored: true } };
+      const reqs = {
+        scheme: 'channel',
+        network: info.network,
+        asset: info.contracts.asset,
+        payTo: payee.address,
+        amount: '5000',
+        unit: 'request',
+        maxTimeoutSeconds: 60,
+        extra: { channelContract: info.contracts.channel, minDeposit: '1', facilitator: url, areFeesSponsored: true },
+      };
       const signature = toHex(voucherContext(info.passphrase, info.contracts.channel).sign(vk, channelId, 5000n));
-      const res = await fetch(`${url}/verify`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ x402Version: 2, paymentPayload: { x402Version: 2, accepted: reqs, payload: { channelId: channelId.toString(), cumulative: '5000', signature } }, paymentRequirements: reqs }) });
+      const res = await fetch(`${url}/verify`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({
+          x402Version: 2,
+          paymentPayload: {
+            x402Version: 2,
+            accepted: reqs,
+            payload: { channelId: channelId.toString(), cumulative: '5000', signature },
+          },
+          paymentRequirements: reqs,
+        }),
+      });
       expect(((await res.json()) as { isValid: boolean }).isValid).toBe(true);
 
       await f.scheduler.tick();
@@ -193,7 +277,10 @@ describe('the OpenAPI check the harness runs on every answer', () => {
         const base = `http://127.0.0.1:${(drifting.server.address() as { port: number }).port}`;
         await fetch(`${base}/channels/1`);
         await fetch(`${base}/stats`);
-        expect(check.violations).toEqual([expect.stringMatching(/^GET \/channels\/\{id\} → 200: .*required property/), expect.stringMatching(/^GET \/stats → 418: .*Error|^GET \/stats → 418/)]);
+        expect(check.violations).toEqual([
+          expect.stringMatching(/^GET \/channels\/\{id\} → 200: .*required property/),
+          expect.stringMatching(/^GET \/stats → 418: .*Error|^GET \/stats → 418/),
+        ]);
       } finally {
         await drifting.close();
       }

@@ -11,31 +11,206 @@ export interface Pool {
 }
 
 export const NASTY_STRINGS: readonly string[] = [
-  '', ' ', '\u0000', 'a\u0000b', 'null', 'undefined', 'true', 'false', '0', '-0', '00', '007', '1e308', '-1e308', '1e400', 'NaN', 'Infinity', '-Infinity',
-  '-1', '1.5', '0x10', '0b1', ' 42', '42 ', '+42', '4\u00a02', '٤٢', '１２',
-  String(U64_MAX), String(U64_MAX + 1n), String(I128_MAX), String(I128_MAX + 1n), '9'.repeat(39), '9'.repeat(40), '0'.repeat(40) + '1', '-' + String(I128_MAX),
-  '__proto__', 'constructor', 'prototype', 'toString', 'valueOf', 'hasOwnProperty', '__defineGetter__', '[object Object]',
-  '\ud800', '\udfff', '\ud83d', '😀', '👩‍👩‍👧', '\u202e', '\ufeff', 'ǅ', 'İ', 'ß', '\u0085', '\u2028', '\r\n', '\t', '\\', '"', "'", '`',
-  '%00', '%', '%zz', '%2F', '../', '..', '.', '/', '//', '?', '#', '&', '=', '<script>alert(1)</script>', "'; DROP TABLE channels; --", '${7*7}', '{{7*7}}',
-  'stellar:local', 'stellar:testnet', 'stellar:pubnet', 'eip155:1', 'channel', 'exact', 'request', 'token', 'second', 'Bearer ', 'Bearer x',
-  'G' + 'A'.repeat(55), 'C' + 'A'.repeat(55), 'g' + 'a'.repeat(55), 'GAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA', 'S' + 'A'.repeat(55),
-  '0'.repeat(64), 'f'.repeat(64), 'F'.repeat(64), 'g'.repeat(64), '0'.repeat(63), '0'.repeat(128), '0'.repeat(127), 'ff'.repeat(64),
-  'a'.repeat(257), 'x'.repeat(2049), 'y'.repeat(10_000),
+  '',
+  ' ',
+  '\u0000',
+  'a\u0000b',
+  'null',
+  'undefined',
+  'true',
+  'false',
+  '0',
+  '-0',
+  '00',
+  '007',
+  '1e308',
+  '-1e308',
+  '1e400',
+  'NaN',
+  'Infinity',
+  '-Infinity',
+  '-1',
+  '1.5',
+  '0x10',
+  '0b1',
+  ' 42',
+  '42 ',
+  '+42',
+  '4\u00a02',
+  '٤٢',
+  '１２',
+  String(U64_MAX),
+  String(U64_MAX + 1n),
+  String(I128_MAX),
+  String(I128_MAX + 1n),
+  '9'.repeat(39),
+  '9'.repeat(40),
+  '0'.repeat(40) + '1',
+  '-' + String(I128_MAX),
+  '__proto__',
+  'constructor',
+  'prototype',
+  'toString',
+  'valueOf',
+  'hasOwnProperty',
+  '__defineGetter__',
+  '[object Object]',
+  '\ud800',
+  '\udfff',
+  '\ud83d',
+  '😀',
+  '👩‍👩‍👧',
+  '\u202e',
+  '\ufeff',
+  'ǅ',
+  'İ',
+  'ß',
+  '\u0085',
+  '\u2028',
+  '\r\n',
+  '\t',
+  '\\',
+  '"',
+  "'",
+  '`',
+  '%00',
+  '%',
+  '%zz',
+  '%2F',
+  '../',
+  '..',
+  '.',
+  '/',
+  '//',
+  '?',
+  '#',
+  '&',
+  '=',
+  '<script>alert(1)</script>',
+  "'; DROP TABLE channels; --",
+  '${7*7}',
+  '{{7*7}}',
+  'stellar:local',
+  'stellar:testnet',
+  'stellar:pubnet',
+  'eip155:1',
+  'channel',
+  'exact',
+  'request',
+  'token',
+  'second',
+  'Bearer ',
+  'Bearer x',
+  'G' + 'A'.repeat(55),
+  'C' + 'A'.repeat(55),
+  'g' + 'a'.repeat(55),
+  'GAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA',
+  'S' + 'A'.repeat(55),
+  '0'.repeat(64),
+  'f'.repeat(64),
+  'F'.repeat(64),
+  'g'.repeat(64),
+  '0'.repeat(63),
+  '0'.repeat(128),
+  '0'.repeat(127),
+  'ff'.repeat(64),
+  'a'.repeat(257),
+  'x'.repeat(2049),
+  'y'.repeat(10_000),
 ];
 
 export const NASTY_NUMBERS: readonly number[] = [
-  0, -0, 1, -1, 0.5, 1.5, -1.5, 1e21, 1e308, -1e308, 5e-324, 2 ** 31, 2 ** 32, 2 ** 53, 2 ** 53 + 2, -(2 ** 53), 2 ** 64, Number.MAX_SAFE_INTEGER, Number.MAX_VALUE,
-  59, 60, 61, 999, 1000, 1001, 29_999, 30_000, 30_001, 86_400, 86_401, 3_600_000, 3_600_001, 200, 201, 1_000_000, 1_000_001,
+  0,
+  -0,
+  1,
+  -1,
+  0.5,
+  1.5,
+  -1.5,
+  1e21,
+  1e308,
+  -1e308,
+  5e-324,
+  2 ** 31,
+  2 ** 32,
+  2 ** 53,
+  2 ** 53 + 2,
+  -(2 ** 53),
+  2 ** 64,
+  Number.MAX_SAFE_INTEGER,
+  Number.MAX_VALUE,
+  59,
+  60,
+  61,
+  999,
+  1000,
+  1001,
+  29_999,
+  30_000,
+  30_001,
+  86_400,
+  86_401,
+  3_600_000,
+  3_600_001,
+  200,
+  201,
+  1_000_000,
+  1_000_001,
 ];
 
 /** Number literals JSON.stringify never writes, swapped into a body's text. */
-const RAW_NUMBERS = ['-0', '1e400', '-1e400', '1E-400', '0.0', '1.0', '-0.0', '1e308', '100000000000000000000000', '0e0', '9007199254740993'];
-const NASTY_KEYS = ['__proto__', 'constructor', 'prototype', 'toString', 'valueOf', 'hasOwnProperty', '', ' ', '\u0000', '😀', 'a'.repeat(300), 'then', 'length', '0'];
+const RAW_NUMBERS = [
+  '-0',
+  '1e400',
+  '-1e400',
+  '1E-400',
+  '0.0',
+  '1.0',
+  '-0.0',
+  '1e308',
+  '100000000000000000000000',
+  '0e0',
+  '9007199254740993',
+];
+const NASTY_KEYS = [
+  '__proto__',
+  'constructor',
+  'prototype',
+  'toString',
+  'valueOf',
+  'hasOwnProperty',
+  '',
+  ' ',
+  '\u0000',
+  '😀',
+  'a'.repeat(300),
+  'then',
+  'length',
+  '0',
+];
 
 export const CONTENT_TYPES: readonly string[] = [
-  'application/json; charset=utf-8', 'application/JSON', 'application/json;charset=UTF-8', 'application/json; charset=latin1', 'application/json; charset=utf-16',
-  'application/json;;', 'application/json; boundary=x', 'application/problem+json', 'application/x-www-form-urlencoded', 'multipart/form-data; boundary=x',
-  'text/plain', 'text/plain; charset=utf-8', 'text/json', 'application/octet-stream', '*/*', 'json', '', ';', 'application/', '\u00e9', 'application/json, text/plain',
+  'application/json; charset=utf-8',
+  'application/JSON',
+  'application/json;charset=UTF-8',
+  'application/json; charset=latin1',
+  'application/json; charset=utf-16',
+  'application/json;;',
+  'application/json; boundary=x',
+  'application/problem+json',
+  'application/x-www-form-urlencoded',
+  'multipart/form-data; boundary=x',
+  'text/plain',
+  'text/plain; charset=utf-8',
+  'text/json',
+  'application/octet-stream',
+  '*/*',
+  'json',
+  '',
+  ';',
+  'application/',
+  '\u00e9',
+  'application/json, text/plain',
 ];
 
 export const nastyString: fc.Arbitrary<string> = fc.oneof(
@@ -88,10 +263,26 @@ export interface JsonSchema {
 }
 
 const NUMERIC_PATTERN = /^\^\[0-9\]\{1,(\d+)\}\$$/;
-const BOUNDARY_DIGITS = ['0', '1', String(U64_MAX), String(U64_MAX + 1n), String(I128_MAX), String(I128_MAX + 1n), '9'.repeat(39), '0'.repeat(39), '000001'];
+const BOUNDARY_DIGITS = [
+  '0',
+  '1',
+  String(U64_MAX),
+  String(U64_MAX + 1n),
+  String(I128_MAX),
+  String(I128_MAX + 1n),
+  '9'.repeat(39),
+  '0'.repeat(39),
+  '000001',
+];
 
 /** A value for `schema`: mostly valid, sometimes a nasty replacement; field names pick harness values. */
-export function shaped(schema: JsonSchema, pool: Pool, root: JsonSchema = schema, key = '', depth = 0): fc.Arbitrary<unknown> {
+export function shaped(
+  schema: JsonSchema,
+  pool: Pool,
+  root: JsonSchema = schema,
+  key = '',
+  depth = 0,
+): fc.Arbitrary<unknown> {
   const valid = validFor(schema, pool, root, key, depth);
   return fc.oneof({ arbitrary: valid, weight: 9 }, { arbitrary: depth > 3 ? nastyString : nastyJson, weight: 1 });
 }
@@ -132,13 +323,18 @@ function objectFor(schema: JsonSchema, pool: Pool, root: JsonSchema, depth: numb
     return fc.tuple(fc.constant(name), keep, value);
   });
   const free = typeof schema.additionalProperties === 'object' ? schema.additionalProperties : null;
-  const extras = fc.dictionary(nastyKey, free ? shaped(free, pool, root, '', depth + 1) : nastyJson, { maxKeys: free ? 3 : 1 });
-  return fc.tuple(fc.tuple(...fields), fc.oneof({ arbitrary: fc.constant({}), weight: 6 }, { arbitrary: extras, weight: 1 })).map(([chosen, extra]) => {
-    const out: Record<string, unknown> = {};
-    for (const [name, keep, value] of chosen) if (keep) out[name] = value;
-    for (const [k, v] of Object.entries(extra)) Object.defineProperty(out, k, { value: v, enumerable: true, configurable: true, writable: true });
-    return out;
+  const extras = fc.dictionary(nastyKey, free ? shaped(free, pool, root, '', depth + 1) : nastyJson, {
+    maxKeys: free ? 3 : 1,
   });
+  return fc
+    .tuple(fc.tuple(...fields), fc.oneof({ arbitrary: fc.constant({}), weight: 6 }, { arbitrary: extras, weight: 1 }))
+    .map(([chosen, extra]) => {
+      const out: Record<string, unknown> = {};
+      for (const [name, keep, value] of chosen) if (keep) out[name] = value;
+      for (const [k, v] of Object.entries(extra))
+        Object.defineProperty(out, k, { value: v, enumerable: true, configurable: true, writable: true });
+      return out;
+    });
 }
 
 function stringFor(schema: JsonSchema, pool: Pool, key: string): fc.Arbitrary<string> {
@@ -149,8 +345,13 @@ function stringFor(schema: JsonSchema, pool: Pool, key: string): fc.Arbitrary<st
   if (numeric) options.push({ arbitrary: fc.constantFrom(...BOUNDARY_DIGITS), weight: 2 });
   const matching = schema.pattern ? patternArb(schema.pattern) : null;
   if (matching) options.push({ arbitrary: matching, weight: 3 });
-  else options.push({ arbitrary: fc.string({ minLength: schema.minLength ?? 0, maxLength: Math.min(schema.maxLength ?? 64, 64) }), weight: 2 });
-  if (schema.maxLength !== undefined) options.push({ arbitrary: fc.constant('x'.repeat(schema.maxLength + 1)), weight: 1 });
+  else
+    options.push({
+      arbitrary: fc.string({ minLength: schema.minLength ?? 0, maxLength: Math.min(schema.maxLength ?? 64, 64) }),
+      weight: 2,
+    });
+  if (schema.maxLength !== undefined)
+    options.push({ arbitrary: fc.constant('x'.repeat(schema.maxLength + 1)), weight: 1 });
   options.push({ arbitrary: fc.constantFrom(...pool.all), weight: 1 });
   return fc.oneof(...options);
 }
@@ -170,7 +371,10 @@ function patternArb(pattern: string): fc.Arbitrary<string> | null {
 
 function numberFor(schema: JsonSchema): fc.Arbitrary<number> {
   const min = schema.minimum ?? (schema.exclusiveMinimum !== undefined ? schema.exclusiveMinimum + 1 : -1_000_000);
-  const max = Math.min(schema.maximum ?? (schema.exclusiveMaximum !== undefined ? schema.exclusiveMaximum - 1 : 1_000_000), Number.MAX_SAFE_INTEGER);
+  const max = Math.min(
+    schema.maximum ?? (schema.exclusiveMaximum !== undefined ? schema.exclusiveMaximum - 1 : 1_000_000),
+    Number.MAX_SAFE_INTEGER,
+  );
   const lo = Math.max(min, Number.MIN_SAFE_INTEGER);
   return fc.oneof(
     { arbitrary: fc.integer({ min: lo, max: Math.max(lo, max) }), weight: 6 },
@@ -197,7 +401,10 @@ const DEEP_MARK = JSON.stringify(DEEP);
 
 /** Nesting far past what a recursive walk survives, inside the 64 KiB body limit. */
 const deepText: fc.Arbitrary<string> = fc
-  .tuple(fc.constantFrom(100, 1000, 5000, 12_000, 30_000), fc.constantFrom('[', '{"a":', '{"constructor":', '{"__proto__":'))
+  .tuple(
+    fc.constantFrom(100, 1000, 5000, 12_000, 30_000),
+    fc.constantFrom('[', '{"a":', '{"constructor":', '{"__proto__":'),
+  )
   .map(([n, open]) => {
     const depth = open === '[' ? n : Math.min(n, Math.floor(60_000 / (open.length + 1)));
     return open.repeat(depth) + (open === '[' ? '' : '1') + (open === '[' ? ']' : '}').repeat(depth);
@@ -210,20 +417,46 @@ const hugeText: fc.Arbitrary<string> = fc.oneof(
 );
 
 const invalidUtf8: fc.Arbitrary<Body> = fc
-  .tuple(fc.constantFrom('{"a":"', '{"', '', '["'), fc.constantFrom([0xff], [0xfe, 0xff], [0xc0, 0xaf], [0x80], [0xe2, 0x82], [0xed, 0xa0, 0x80], [0xf4, 0x90, 0x80, 0x80], [0x00]), fc.constantFrom('"}', '":1}', '', '"]'))
-  .map(([open, bytes, close]) => ({ bodyBase64: Buffer.concat([Buffer.from(open), Buffer.from(bytes), Buffer.from(close)]).toString('base64') }));
+  .tuple(
+    fc.constantFrom('{"a":"', '{"', '', '["'),
+    fc.constantFrom(
+      [0xff],
+      [0xfe, 0xff],
+      [0xc0, 0xaf],
+      [0x80],
+      [0xe2, 0x82],
+      [0xed, 0xa0, 0x80],
+      [0xf4, 0x90, 0x80, 0x80],
+      [0x00],
+    ),
+    fc.constantFrom('"}', '":1}', '', '"]'),
+  )
+  .map(([open, bytes, close]) => ({
+    bodyBase64: Buffer.concat([Buffer.from(open), Buffer.from(bytes), Buffer.from(close)]).toString('base64'),
+  }));
 
 /** Text-level changes to a body JSON.stringify would never produce. */
 export function mutateText(text: string): fc.Arbitrary<string> {
   return fc.oneof(
     fc.nat(Math.max(0, text.length - 1)).map((n) => text.slice(0, n)),
     fc.constantFrom(...RAW_NUMBERS).map((raw) => text.replace(/(?<=[:[,])-?[0-9][0-9.eE+-]*/, raw)),
-    fc.constantFrom('{"__proto__":{"isValid":true,"admin":true},', '{"constructor":{"prototype":{"x":1}},', '{"__proto__":null,', '{"a":1,"a":2,').map((p) => (text.startsWith('{') && text.length > 2 ? p + text.slice(1) : text)),
+    fc
+      .constantFrom(
+        '{"__proto__":{"isValid":true,"admin":true},',
+        '{"constructor":{"prototype":{"x":1}},',
+        '{"__proto__":null,',
+        '{"a":1,"a":2,',
+      )
+      .map((p) => (text.startsWith('{') && text.length > 2 ? p + text.slice(1) : text)),
     fc.constantFrom('\ufeff', ' \n\t', '\u0000').map((p) => p + text),
     fc.constantFrom(' x', ',', '}', '\u0000', ' {}').map((s) => text + s),
     fc.constant(text.replace('"', '"\\u0000')),
     fc.constant(text.replace(/"[^"]*"/, '"\\ud800"')),
-    deepText.map((deep) => (text.includes(DEEP_MARK) ? text.replace(DEEP_MARK, deep) : text.replace(/(?<=:)("[^"]*"|-?[0-9.eE+-]+|true|false|null)/, deep))),
+    deepText.map((deep) =>
+      text.includes(DEEP_MARK)
+        ? text.replace(DEEP_MARK, deep)
+        : text.replace(/(?<=:)("[^"]*"|-?[0-9.eE+-]+|true|false|null)/, deep),
+    ),
   );
 }
 
@@ -232,7 +465,9 @@ export function bodyArb(shapedValue: fc.Arbitrary<unknown>): fc.Arbitrary<Body> 
   const text = (value: unknown) => JSON.stringify(value) ?? 'null';
   const direct = shapedValue.chain((v) => {
     const t = text(v);
-    return t.includes(DEEP_MARK) ? deepText.map((deep) => ({ body: t.replace(DEEP_MARK, deep) })) : fc.constant({ body: t });
+    return t.includes(DEEP_MARK)
+      ? deepText.map((deep) => ({ body: t.replace(DEEP_MARK, deep) }))
+      : fc.constant({ body: t });
   });
   return fc.oneof(
     { arbitrary: direct, weight: 10 },
@@ -242,7 +477,18 @@ export function bodyArb(shapedValue: fc.Arbitrary<unknown>): fc.Arbitrary<Body> 
     { arbitrary: deepText.map((body) => ({ body })), weight: 1 },
     { arbitrary: hugeText.map((body) => ({ body })), weight: 1 },
     { arbitrary: invalidUtf8, weight: 1 },
-    { arbitrary: fc.constantFrom<Body>({ body: '' }, {}, { body: 'null' }, { body: '""' }, { body: '[]' }, { body: '{}' }, { body: '0' }), weight: 1 },
+    {
+      arbitrary: fc.constantFrom<Body>(
+        { body: '' },
+        {},
+        { body: 'null' },
+        { body: '""' },
+        { body: '[]' },
+        { body: '{}' },
+        { body: '0' },
+      ),
+      weight: 1,
+    },
   );
 }
 
@@ -258,18 +504,50 @@ export const contentTypeArb: fc.Arbitrary<string | null> = fc.oneof(
 export function queryArb(shapedValue: fc.Arbitrary<unknown>): fc.Arbitrary<string> {
   const encoded = shapedValue.map((value) => {
     const params = new URLSearchParams();
-    const entries: [string, unknown][] = typeof value === 'object' && value !== null ? Object.entries(value) : [['value', value]];
-    for (const [k, v] of entries) for (const one of Array.isArray(v) ? v : [v]) params.append(k, typeof one === 'string' ? one : JSON.stringify(one) ?? '');
+    const entries: [string, unknown][] =
+      typeof value === 'object' && value !== null ? Object.entries(value) : [['value', value]];
+    for (const [k, v] of entries)
+      for (const one of Array.isArray(v) ? v : [v])
+        params.append(k, typeof one === 'string' ? one : (JSON.stringify(one) ?? ''));
     return params.toString();
   });
   const raw = fc
-    .array(fc.tuple(fc.oneof(nastyKey, fc.constantFrom('limit', 'cursor', 'offset', 'payTo', 'channelId', 'account', 'days', 'bucket', 'history')), fc.oneof(nastyString, fc.constantFrom('%', '%zz', '%E0%A4%A', '%00', '%C0%AF', '%FF', 'a=b', '&&', '[]', '1&1'))), { maxLength: 4 })
+    .array(
+      fc.tuple(
+        fc.oneof(
+          nastyKey,
+          fc.constantFrom('limit', 'cursor', 'offset', 'payTo', 'channelId', 'account', 'days', 'bucket', 'history'),
+        ),
+        fc.oneof(
+          nastyString,
+          fc.constantFrom('%', '%zz', '%E0%A4%A', '%00', '%C0%AF', '%FF', 'a=b', '&&', '[]', '1&1'),
+        ),
+      ),
+      { maxLength: 4 },
+    )
     .map((pairs) => pairs.map(([k, v]) => `${rawSafe(k)}=${rawSafe(v)}`).join('&'));
   return fc.oneof(
     { arbitrary: encoded, weight: 8 },
     { arbitrary: fc.tuple(encoded, encoded).map(([a, b]) => `${a}&${b}`), weight: 2 },
     { arbitrary: raw, weight: 2 },
-    { arbitrary: fc.constantFrom('', '&', '=', '==', '?', 'a', 'a[]=1', 'a[b]=1', '__proto__[x]=1', 'constructor=1', '__proto__=1&limit=1', `limit=${'9'.repeat(400)}`, `cursor=${'A'.repeat(5000)}`), weight: 1 },
+    {
+      arbitrary: fc.constantFrom(
+        '',
+        '&',
+        '=',
+        '==',
+        '?',
+        'a',
+        'a[]=1',
+        'a[b]=1',
+        '__proto__[x]=1',
+        'constructor=1',
+        '__proto__=1&limit=1',
+        `limit=${'9'.repeat(400)}`,
+        `cursor=${'A'.repeat(5000)}`,
+      ),
+      weight: 1,
+    },
   );
 }
 
@@ -281,17 +559,23 @@ export function rawSafe(text: string): string {
 /** Percent-encodes every byte of the UTF-8 of `text` but the unreserved ones (a lone surrogate becomes U+FFFD). */
 export function pct(text: string): string {
   let out = '';
-  for (const b of Buffer.from(text, 'utf8')) out += /[A-Za-z0-9_.~-]/.test(String.fromCharCode(b)) ? String.fromCharCode(b) : `%${b.toString(16).toUpperCase().padStart(2, '0')}`;
+  for (const b of Buffer.from(text, 'utf8'))
+    out += /[A-Za-z0-9_.~-]/.test(String.fromCharCode(b))
+      ? String.fromCharCode(b)
+      : `%${b.toString(16).toUpperCase().padStart(2, '0')}`;
   return out;
 }
 
 /** A path segment: real values for the parameter, shaped ones, and nasty ones. */
 export function segmentArb(shapedValue: fc.Arbitrary<unknown>): fc.Arbitrary<string> {
-  const asText = (v: unknown) => (typeof v === 'string' ? v : JSON.stringify(v) ?? '');
+  const asText = (v: unknown) => (typeof v === 'string' ? v : (JSON.stringify(v) ?? ''));
   return fc.oneof(
     { arbitrary: shapedValue.map((v) => pct(asText(v))), weight: 8 },
     { arbitrary: nastyString.map(pct), weight: 2 },
     { arbitrary: nastyString.map(rawSafe), weight: 1 },
-    { arbitrary: fc.constantFrom('%', '%zz', '%2e%2e', '..', '%00', '%FF', 'x'.repeat(200), '9'.repeat(100)), weight: 1 },
+    {
+      arbitrary: fc.constantFrom('%', '%zz', '%2e%2e', '..', '%00', '%FF', 'x'.repeat(200), '9'.repeat(100)),
+      weight: 1,
+    },
   );
 }

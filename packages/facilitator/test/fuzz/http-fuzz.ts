@@ -22,7 +22,12 @@ const MAX_RECORDED = 10;
 const TRANSPORT_STATUSES = new Set([405, 413, 414, 415]);
 const SOURCES = new Set(['gateway', 'facilitator', 'ledger']);
 /** What a stack trace or an internal error leaves in a body. */
-const LEAKS: readonly RegExp[] = [/\bat .*\.(?:ts|js|cjs|mjs):\d+/, /node_modules/, /\b[A-Z][A-Za-z]*Error: /, /^Error: /];
+const LEAKS: readonly RegExp[] = [
+  /\bat .*\.(?:ts|js|cjs|mjs):\d+/,
+  /node_modules/,
+  /\b[A-Z][A-Za-z]*Error: /,
+  /^Error: /,
+];
 
 /** One request exactly as sent: a body is UTF-8 text, or base64 when its bytes are not UTF-8. */
 export interface FuzzRequest {
@@ -85,7 +90,10 @@ export function seedOf(name: string): number {
 }
 
 export function slugOf(name: string): string {
-  return name.toLowerCase().replace(/[^a-z0-9]+/g, '-').replace(/^-|-$/g, '');
+  return name
+    .toLowerCase()
+    .replace(/[^a-z0-9]+/g, '-')
+    .replace(/^-|-$/g, '');
 }
 
 export function newTarget(url: string, vars: Record<string, string>): Target {
@@ -94,12 +102,25 @@ export function newTarget(url: string, vars: Record<string, string>): Target {
 
 /** Sends one request over the keep-alive agent; an event stream is left once its headers arrived. */
 export function send(target: Target, req: FuzzRequest): Promise<FuzzAnswer> {
-  const body = req.bodyBase64 !== undefined ? Buffer.from(req.bodyBase64, 'base64') : req.body !== undefined ? Buffer.from(req.body, 'utf8') : undefined;
+  const body =
+    req.bodyBase64 !== undefined
+      ? Buffer.from(req.bodyBase64, 'base64')
+      : req.body !== undefined
+        ? Buffer.from(req.body, 'utf8')
+        : undefined;
   const headers: Record<string, string> = { ...req.headers };
   if (body) headers['content-length'] = String(body.length);
   return new Promise((resolve, reject) => {
     const r = http.request(
-      { agent: target.agent, host: target.base.hostname, port: target.base.port, method: req.method, path: req.path, headers, timeout: TIMEOUT_MS },
+      {
+        agent: target.agent,
+        host: target.base.hostname,
+        port: target.base.port,
+        method: req.method,
+        path: req.path,
+        headers,
+        timeout: TIMEOUT_MS,
+      },
       (res) => {
         const status = res.statusCode ?? 0;
         if (String(res.headers['content-type'] ?? '').startsWith('text/event-stream')) {
@@ -109,7 +130,9 @@ export function send(target: Target, req: FuzzRequest): Promise<FuzzAnswer> {
         }
         const chunks: Buffer[] = [];
         res.on('data', (c: Buffer) => chunks.push(c));
-        res.on('end', () => resolve({ status, headers: res.headers, body: Buffer.concat(chunks).toString('utf8'), stream: false }));
+        res.on('end', () =>
+          resolve({ status, headers: res.headers, body: Buffer.concat(chunks).toString('utf8'), stream: false }),
+        );
         res.on('error', reject);
       },
     );
@@ -146,21 +169,30 @@ function errorBodyProblems(body: unknown, ans: FuzzAnswer): string[] {
   const b = body as Record<string, unknown>;
   const problems: string[] = [];
   if (!isReasonCode(b['error'])) problems.push(`error ${JSON.stringify(b['error'])} is not a reason code`);
-  if (typeof b['source'] !== 'string' || !SOURCES.has(b['source'])) problems.push(`source ${JSON.stringify(b['source'])} is not gateway|facilitator|ledger`);
+  if (typeof b['source'] !== 'string' || !SOURCES.has(b['source']))
+    problems.push(`source ${JSON.stringify(b['source'])} is not gateway|facilitator|ledger`);
   if (typeof b['message'] !== 'string' || b['message'] === '') problems.push('message is not a non-empty string');
   if (b['tx'] !== undefined && typeof b['tx'] !== 'string') problems.push('tx is not a string');
   if (isReasonCode(b['error'])) {
     const expected = REASON_STATUS[b['error']];
     const transport = TRANSPORT_STATUSES.has(ans.status) && b['error'] === 'BAD_REQUEST';
-    if (ans.status !== expected && !transport) problems.push(`status ${ans.status} for ${b['error']} (the table says ${expected})`);
-    if (b['error'] === 'RATE_LIMITED' && !/^[1-9][0-9]*$/.test(String(ans.headers['retry-after'] ?? ''))) problems.push('RATE_LIMITED without Retry-After in whole seconds');
+    if (ans.status !== expected && !transport)
+      problems.push(`status ${ans.status} for ${b['error']} (the table says ${expected})`);
+    if (b['error'] === 'RATE_LIMITED' && !/^[1-9][0-9]*$/.test(String(ans.headers['retry-after'] ?? '')))
+      problems.push('RATE_LIMITED without Retry-After in whole seconds');
   }
   return problems;
 }
 
 function isJsonRpcError(body: unknown): boolean {
   const b = body as { jsonrpc?: unknown; error?: { code?: unknown; message?: unknown } } | null;
-  return typeof b === 'object' && b !== null && b.jsonrpc === '2.0' && typeof b.error?.code === 'number' && typeof b.error.message === 'string';
+  return (
+    typeof b === 'object' &&
+    b !== null &&
+    b.jsonrpc === '2.0' &&
+    typeof b.error?.code === 'number' &&
+    typeof b.error.message === 'string'
+  );
 }
 
 /** Stack traces, file paths and error prefixes; text the request itself carried (an echo) does not count. */
@@ -207,7 +239,12 @@ export async function pool<T>(items: readonly T[], limit: number, fn: (item: T) 
 }
 
 /** Sends `runs` generated requests (batches of fc.sample from the entry's seed) and checks each answer. */
-export async function fuzzEntry(target: Target, entry: Entry, runs = fuzzRuns(), seed = seedOf(entry.name)): Promise<EntryResult> {
+export async function fuzzEntry(
+  target: Target,
+  entry: Entry,
+  runs = fuzzRuns(),
+  seed = seedOf(entry.name),
+): Promise<EntryResult> {
   const started = performance.now();
   const failures: Failure[] = [];
   let serverErrors = 0;
@@ -250,7 +287,9 @@ export function fixturePath(name: string): string {
 /** Appends failing requests to the entry's fixture file (harness values as `{{name}}`); returns its path. */
 export function recordFailures(target: Target, name: string, seed: number, failures: readonly Failure[]): string {
   const file = fixturePath(name);
-  const existing: FixtureFile = fs.existsSync(file) ? (JSON.parse(fs.readFileSync(file, 'utf8')) as FixtureFile) : { entry: name, cases: [] };
+  const existing: FixtureFile = fs.existsSync(file)
+    ? (JSON.parse(fs.readFileSync(file, 'utf8')) as FixtureFile)
+    : { entry: name, cases: [] };
   const seen = new Set(existing.cases.map((c) => JSON.stringify([c.method, c.path, c.headers, c.body, c.bodyBase64])));
   for (const f of failures.slice(0, MAX_RECORDED)) {
     const c: FixtureCase = { note: f.problems.join('; ').slice(0, 500), seed, ...templated(f.request, target.vars) };
@@ -270,7 +309,10 @@ export function loadFixtures(dir = FIXTURES_DIR): { file: string; fixture: Fixtu
     .readdirSync(dir)
     .filter((f) => f.endsWith('.json'))
     .sort()
-    .map((f) => ({ file: path.join(dir, f), fixture: JSON.parse(fs.readFileSync(path.join(dir, f), 'utf8')) as FixtureFile }));
+    .map((f) => ({
+      file: path.join(dir, f),
+      fixture: JSON.parse(fs.readFileSync(path.join(dir, f), 'utf8')) as FixtureFile,
+    }));
 }
 
 /** A fixture case with this run's harness values put back in. */

@@ -48,7 +48,9 @@ describe('HTTP fuzz: every JSON body and query', () => {
       if (result.failures.length > 0) {
         const file = recordFailures(world.target, entry.name, result.seed, result.failures);
         const first = result.failures[0]!;
-        expect.fail(`${result.line}\nkept in ${path.relative(process.cwd(), file)}; first: ${first.request.method} ${first.request.path.slice(0, 200)} → ${first.problems.join('; ')}`);
+        expect.fail(
+          `${result.line}\nkept in ${path.relative(process.cwd(), file)}; first: ${first.request.method} ${first.request.path.slice(0, 200)} → ${first.problems.join('; ')}`,
+        );
       }
       expect(result.cases).toBeGreaterThan(0);
       expect(await healthy(world.target), 'GET /health answers 200 ok afterwards').toBe(true);

@@ -44,20 +44,32 @@ export async function startWorld(): Promise<World> {
   const h = await startHarness(FUZZ_ENV);
   const info = await h.ledger.info();
   const vouchers = voucherContext(info.passphrase, info.contracts.channel);
-  const buyers = { verify: fuzzBuyer(await h.buyer({ deposit: DEPOSIT }), vouchers), settle: fuzzBuyer(await h.buyer({ deposit: DEPOSIT }), vouchers), voucher: fuzzBuyer(await h.buyer({ deposit: DEPOSIT }), vouchers) };
+  const buyers = {
+    verify: fuzzBuyer(await h.buyer({ deposit: DEPOSIT }), vouchers),
+    settle: fuzzBuyer(await h.buyer({ deposit: DEPOSIT }), vouchers),
+    voucher: fuzzBuyer(await h.buyer({ deposit: DEPOSIT }), vouchers),
+  };
   const receipts: World['receipts'] = [];
   for (let i = 0; i < 3; i++) {
     const res = await h.verify(buyers.verify.next());
-    const receipt = ((res.body['extra'] as Record<string, unknown>)['receipt'] as { receipt?: { id?: string } } | undefined)?.receipt;
-    if (res.body['isValid'] === true && receipt?.id) receipts.push({ id: receipt.id, token: String((res.body['extra'] as Record<string, unknown>)['attestToken']) });
+    const receipt = (
+      (res.body['extra'] as Record<string, unknown>)['receipt'] as { receipt?: { id?: string } } | undefined
+    )?.receipt;
+    if (res.body['isValid'] === true && receipt?.id)
+      receipts.push({ id: receipt.id, token: String((res.body['extra'] as Record<string, unknown>)['attestToken']) });
   }
   // A payment in the flat form carries no resource: its revenue row has resource '' (a 500 once).
   const flat = await fetch(`${h.url}/verify`, {
     method: 'POST',
     headers: { 'content-type': 'application/json' },
-    body: JSON.stringify({ x402Version: 2, paymentPayload: { x402Version: 2, scheme: 'channel', network: info.network, payload: buyers.verify.next() }, paymentRequirements: h.requirements() }),
+    body: JSON.stringify({
+      x402Version: 2,
+      paymentPayload: { x402Version: 2, scheme: 'channel', network: info.network, payload: buyers.verify.next() },
+      paymentRequirements: h.requirements(),
+    }),
   });
-  if (((await flat.json()) as { isValid?: unknown }).isValid !== true) throw new Error('the flat-form payment of the fuzz world was refused');
+  if (((await flat.json()) as { isValid?: unknown }).isValid !== true)
+    throw new Error('the flat-form payment of the fuzz world was refused');
   const stranger = randomKeypair();
   const grant = await h.ledger.faucet(stranger.address);
   const vars: Record<string, string> = {
@@ -68,7 +80,12 @@ export async function startWorld(): Promise<World> {
     signer: h.f.services.keys.address,
     stranger: stranger.address,
     faucetTx: grant.hash,
-    ...Object.fromEntries(receipts.flatMap((r, i) => [[`receipt${i}`, r.id], [`attestToken${i}`, r.token]])),
+    ...Object.fromEntries(
+      receipts.flatMap((r, i) => [
+        [`receipt${i}`, r.id],
+        [`attestToken${i}`, r.token],
+      ]),
+    ),
   };
   const channelIds = Object.values(buyers).map((b) => b.channelId.toString());
   const target = newTarget(h.url, vars);
@@ -95,13 +112,31 @@ function fuzzBuyer(b: Buyer, vouchers: VoucherContext): FuzzBuyer {
     signAny,
     next() {
       cumulative += PRICE;
-      return { channelId: b.channelId.toString(), cumulative: cumulative.toString(), signature: signAny(b.channelId, cumulative) };
+      return {
+        channelId: b.channelId.toString(),
+        cumulative: cumulative.toString(),
+        signature: signAny(b.channelId, cumulative),
+      };
     },
   };
 }
 
-function poolOf(url: string, vars: Record<string, string>, channelIds: string[], receipts: World['receipts'], tx: string, network: string): Pool {
-  const addresses = [vars['payer']!, vars['payee']!, vars['asset']!, vars['channelContract']!, vars['signer']!, vars['stranger']!];
+function poolOf(
+  url: string,
+  vars: Record<string, string>,
+  channelIds: string[],
+  receipts: World['receipts'],
+  tx: string,
+  network: string,
+): Pool {
+  const addresses = [
+    vars['payer']!,
+    vars['payee']!,
+    vars['asset']!,
+    vars['channelContract']!,
+    vars['signer']!,
+    vars['stranger']!,
+  ];
   const receiptIds = receipts.map((r) => r.id);
   const amounts = ['1', '4999', '5000', '5001', '50000000000', '50000000001', '100000000000'];
   const byKey: [RegExp, readonly string[]][] = [
@@ -111,7 +146,18 @@ function poolOf(url: string, vars: Record<string, string>, channelIds: string[],
     [/^(tx|hash)$/i, [tx, tx.toUpperCase()]],
     [/^(network)$/i, [network, 'stellar:testnet', 'stellar:pubnet', 'eip155:8453']],
     [/^(cumulative|amount|deposit|slicecost|initialcharge|mindeposit|sliceamount|limit)$/i, amounts],
-    [/^(facilitator|url|resource)$/i, [url, `${url}/demo/book`, 'http://x', 'ftp://x/y', 'javascript:alert(1)', 'http://user:pw@x/', `${url}/${'a'.repeat(2100)}`]],
+    [
+      /^(facilitator|url|resource)$/i,
+      [
+        url,
+        `${url}/demo/book`,
+        'http://x',
+        'ftp://x/y',
+        'javascript:alert(1)',
+        'http://user:pw@x/',
+        `${url}/${'a'.repeat(2100)}`,
+      ],
+    ],
     [/^(cursor)$/i, ['eyJwIjoxfQ', 'eyJwIjotMX0', 'eyJwIjoxZTMwOH0', 'bnVsbA', 'W10', '!!!']],
     [/^(authorization)$/i, receipts.map((r) => `Bearer ${r.token}`)],
   ];

@@ -22,13 +22,19 @@ export interface Harness {
   /** A funded buyer with an open channel to `payee`, and its voucher signer. */
   buyer(o?: { payee?: string; deposit?: bigint; expiryLedger?: number }): Promise<Buyer>;
   /** Requirements for a per-request price paid to `payTo` (defaults: the demo seller, 5000). */
-  requirements(overrides?: Omit<Partial<PaymentRequirements>, 'extra'> & { extra?: Partial<PaymentRequirements['extra']> }): PaymentRequirements;
+  requirements(
+    overrides?: Omit<Partial<PaymentRequirements>, 'extra'> & { extra?: Partial<PaymentRequirements['extra']> },
+  ): PaymentRequirements;
   /** The check of every answer against the OpenAPI document (violations fail close()). */
   responses: ResponseCheck;
   /** A seller token for `payTo` (minted by the facilitator, as POST /sellers/:payTo/token would). */
   sellerToken(payTo: string): string;
   /** POST /verify with a voucher; returns status and parsed body. */
-  verify(payload: ChannelPayload, requirements?: PaymentRequirements, headers?: Record<string, string>): Promise<{ status: number; body: Record<string, unknown>; headers: Headers }>;
+  verify(
+    payload: ChannelPayload,
+    requirements?: PaymentRequirements,
+    headers?: Record<string, string>,
+  ): Promise<{ status: number; body: Record<string, unknown>; headers: Headers }>;
   close(): Promise<void>;
 }
 
@@ -41,16 +47,30 @@ export interface Buyer {
 }
 
 /** `watchPollMs`: how often the ledger watcher polls (50 ms here; a long one stands for a ledger whose events lag). */
-export async function startHarness(env: Record<string, string> = {}, options: { clock?: Clock; watchPollMs?: number } = {}): Promise<Harness> {
+export async function startHarness(
+  env: Record<string, string> = {},
+  options: { clock?: Clock; watchPollMs?: number } = {},
+): Promise<Harness> {
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'svc-test-'));
-  const config = loadConfig({ PORT: '0', DATA_DIR: dataDir, LOG_LEVEL: 'warn', LEDGER_SECONDS: '1', DEMO_SEED: '0', ...env });
-  const f = await createFacilitator({ config, watchPollMs: options.watchPollMs ?? 50, ...(options.clock ? { clock: options.clock } : {}) });
+  const config = loadConfig({
+    PORT: '0',
+    DATA_DIR: dataDir,
+    LOG_LEVEL: 'warn',
+    LEDGER_SECONDS: '1',
+    DEMO_SEED: '0',
+    ...env,
+  });
+  const f = await createFacilitator({
+    config,
+    watchPollMs: options.watchPollMs ?? 50,
+    ...(options.clock ? { clock: options.clock } : {}),
+  });
   // Every answer this facilitator gives the test is checked against its own OpenAPI document.
   const check = installResponseCheck(f.app);
   const url = await f.listen();
   // As the facilitator's own request: it counts against no test's rate limit.
   await check.load(url, { [INTERNAL_HEADER]: f.services.internalToken });
-  const ledger = new LocalLedgerClient(env["LEDGER_URL"] ?? `${url}/ledger`);
+  const ledger = new LocalLedgerClient(env['LEDGER_URL'] ?? `${url}/ledger`);
   const info = await ledger.info();
   const demoPayTo = f.demoPayTo ?? randomKeypair().address;
 
@@ -65,7 +85,13 @@ export async function startHarness(env: Record<string, string> = {}, options: { 
       unit: 'request',
       maxTimeoutSeconds: 60,
       ...rest,
-      extra: { channelContract: info.contracts.channel, minDeposit: '5000000', facilitator: url, areFeesSponsored: true, ...extra },
+      extra: {
+        channelContract: info.contracts.channel,
+        minDeposit: '5000000',
+        facilitator: url,
+        areFeesSponsored: true,
+        ...extra,
+      },
     };
   };
 
@@ -81,7 +107,13 @@ export async function startHarness(env: Record<string, string> = {}, options: { 
       const payee = o.payee ?? demoPayTo;
       const deposit = o.deposit ?? 5_000_000n;
       await ledger.faucet(keys.address);
-      const opened = await ledger.openChannel({ payer: keys, payee, deposit, voucherKey, ...(o.expiryLedger === undefined ? {} : { expiryLedger: o.expiryLedger }) });
+      const opened = await ledger.openChannel({
+        payer: keys,
+        payee,
+        deposit,
+        voucherKey,
+        ...(o.expiryLedger === undefined ? {} : { expiryLedger: o.expiryLedger }),
+      });
       const signer = new ChannelSigner({
         channelId: opened.channelId,
         deposit,
@@ -114,7 +146,8 @@ export async function startHarness(env: Record<string, string> = {}, options: { 
     async close() {
       await f.close();
       fs.rmSync(dataDir, { recursive: true, force: true });
-      if (check.violations.length > 0) throw new Error(`answers that do not match the OpenAPI document:\n  ${check.violations.join('\n  ')}`);
+      if (check.violations.length > 0)
+        throw new Error(`answers that do not match the OpenAPI document:\n  ${check.violations.join('\n  ')}`);
     },
   };
 }

@@ -35,7 +35,9 @@ export function installResponseCheck(app: FastifyInstance): ResponseCheck {
     let fn = compiled.get(key);
     if (!fn) {
       // Refs inside the document's responses point at its components.
-      const rebased = JSON.parse(JSON.stringify(schema).replaceAll('"#/components/', `"${DOC_ID}#/components/`)) as object;
+      const rebased = JSON.parse(
+        JSON.stringify(schema).replaceAll('"#/components/', `"${DOC_ID}#/components/`),
+      ) as object;
       fn = ajv.compile(rebased);
       compiled.set(key, fn);
     }
@@ -65,13 +67,16 @@ export function installResponseCheck(app: FastifyInstance): ResponseCheck {
     }
     const validate = validatorFor(`${where}`, schema);
     checked++;
-    if (!validate(JSON.parse(payload))) violations.push(`${where}: ${ajv.errorsText(validate.errors)} — ${payload.slice(0, 300)}`);
+    if (!validate(JSON.parse(payload)))
+      violations.push(`${where}: ${ajv.errorsText(validate.errors)} — ${payload.slice(0, 300)}`);
     return payload;
   });
 
   return {
     async load(baseUrl, headers = {}) {
-      const loaded = (await (await fetch(`${baseUrl}/openapi.json`, { headers })).json()) as { paths: Record<string, Record<string, Operation>> };
+      const loaded = (await (await fetch(`${baseUrl}/openapi.json`, { headers })).json()) as {
+        paths: Record<string, Record<string, Operation>>;
+      };
       ajv.addSchema({ ...loaded, $id: DOC_ID });
       doc = loaded;
     },

@@ -23,6 +23,15 @@ async function redisAnswers(): Promise<boolean> {
 export async function redisEnabled(): Promise<boolean> {
   if (inCi()) return true;
   if (await redisAnswers()) return true;
-  console.warn(['', '#'.repeat(78), `#  REDIS TESTS SKIPPED: no server answers at ${redisTestUrl()}`, '#  with CI=true these tests run and fail instead of skipping.', '#'.repeat(78), ''].join('\n'));
+  console.warn(
+    [
+      '',
+      '#'.repeat(78),
+      `#  REDIS TESTS SKIPPED: no server answers at ${redisTestUrl()}`,
+      '#  with CI=true these tests run and fail instead of skipping.',
+      '#'.repeat(78),
+      '',
+    ].join('\n'),
+  );
   return false;
 }

@@ -49,7 +49,11 @@ export function channel(id: bigint, over: Partial<ChannelRecord> = {}): ChannelR
   };
 }
 
-export function receipt(channelId: bigint, cumulative: bigint, over: { amount?: bigint; payee?: string; ts?: string } = {}): Receipt {
+export function receipt(
+  channelId: bigint,
+  cumulative: bigint,
+  over: { amount?: bigint; payee?: string; ts?: string } = {},
+): Receipt {
   return signReceipt(SIGNER, {
     v: 1,
     network: 'stellar:local',
@@ -72,7 +76,12 @@ export function event(over: Partial<NewEvent> = {}): NewEvent {
 }
 
 /** The ops of one accepted voucher: the compare-and-set, its receipt, its event. */
-export function acceptOps(channelId: bigint, expected: bigint, cumulative: bigint, at = iso(3)): { ops: WriteOp[]; receipt: Receipt } {
+export function acceptOps(
+  channelId: bigint,
+  expected: bigint,
+  cumulative: bigint,
+  at = iso(3),
+): { ops: WriteOp[]; receipt: Receipt } {
   const r = receipt(channelId, cumulative, { amount: cumulative - expected, ts: at });
   const ops: WriteOp[] = [
     { op: 'channel.advance', channelId, expected, cumulative, signature: sig(cumulative), at },
@@ -82,7 +91,12 @@ export function acceptOps(channelId: bigint, expected: bigint, cumulative: bigin
       event: event({
         ts: at,
         channelId,
-        data: { channelId: channelId.toString(), cumulative: cumulative.toString(), delta: (cumulative - expected).toString(), receiptId: r.id },
+        data: {
+          channelId: channelId.toString(),
+          cumulative: cumulative.toString(),
+          delta: (cumulative - expected).toString(),
+          receiptId: r.id,
+        },
       }),
     },
   ];

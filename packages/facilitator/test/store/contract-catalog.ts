@@ -6,8 +6,22 @@
 // savepoint, and both must leave no listing behind.
 import { describe, expect, it } from 'vitest';
 import type { CatalogEntry, Store, WriteOp, WriteResult } from '../../src/store/index.js';
-import { MAX_COUNTED_PAYERS } from '../../src/store/values.js';
-import { OTHER_PAYEE, OTHER_PAYER, PAYEE, PAYER, account, acceptOps, catalogRecord, channel, contract, iso, openStream, stream, streamId } from './builders.js';
+import { MAX_COUNTED_PAYERS } from '../../src/store/op-checks.js';
+import {
+  OTHER_PAYEE,
+  OTHER_PAYER,
+  PAYEE,
+  PAYER,
+  account,
+  acceptOps,
+  catalogRecord,
+  channel,
+  contract,
+  iso,
+  openStream,
+  stream,
+  streamId,
+} from './builders.js';
 import type { Section } from './contract-context.js';
 
 type CatalogOp = Extract<WriteOp, { op: 'catalog.record' }>;
@@ -71,7 +85,12 @@ export const catalogSection: Section = (ctx) => {
     it('updates the terms, lastUpdated and the payment count on the next payment, and keeps firstSeen', async () => {
       const { store } = ctx();
       const first = catalogRecord(1);
-      const second = catalogRecord(2, { accepts: [{ scheme: 'exact', amount: '9' }], bazaar: {}, description: '', mimeType: 'text/plain' });
+      const second = catalogRecord(2, {
+        accepts: [{ scheme: 'exact', amount: '9' }],
+        bazaar: {},
+        description: '',
+        mimeType: 'text/plain',
+      });
       await record(store, first, second);
       expect(await only(store)).toEqual(listing(first, second, 2, 1));
       const third = catalogRecord(3);
@@ -87,7 +106,13 @@ export const catalogSection: Section = (ctx) => {
       expect(before).toEqual(listing(mine, catalogRecord(2, { payer: OTHER_PAYER }), 2, 2));
       // The same resource, the other seller's address, its own terms and description, paid by itself.
       const theirs = (n: number): CatalogOp =>
-        catalogRecord(n, { payTo: OTHER_PAYEE, payer: OTHER_PAYEE, description: 'taken over', accepts: [{ payTo: OTHER_PAYEE }], bazaar: { x: n } });
+        catalogRecord(n, {
+          payTo: OTHER_PAYEE,
+          payer: OTHER_PAYEE,
+          description: 'taken over',
+          accepts: [{ payTo: OTHER_PAYEE }],
+          bazaar: { x: n },
+        });
       await record(store, theirs(3), theirs(4), theirs(5));
       const mineNow = await store.listCatalog({ payTo: PAYEE, ...ALL });
       expect(mineNow).toEqual({ items: [before], total: 1 });
@@ -106,7 +131,13 @@ export const catalogSection: Section = (ctx) => {
 
     it('counts distinct payers: the same payer twice counts once, and per listing', async () => {
       const { store } = ctx();
-      await record(store, catalogRecord(1), catalogRecord(2), catalogRecord(3, { payer: OTHER_PAYER }), catalogRecord(4));
+      await record(
+        store,
+        catalogRecord(1),
+        catalogRecord(2),
+        catalogRecord(3, { payer: OTHER_PAYER }),
+        catalogRecord(4),
+      );
       expect(await only(store)).toMatchObject({ payments: 4, payers: 2 });
       // The same payer on another resource is that listing's first payer.
       const other = catalogRecord(5, { resource: 'https://seller.example/other' });
@@ -124,11 +155,26 @@ export const catalogSection: Section = (ctx) => {
       const ops = Array.from({ length: MAX_COUNTED_PAYERS + 1 }, (_, i) => catalogRecord(1, { payer: account(i) }));
       expect(await store.write([...ops, catalogRecord(2, { payer: account(7) })])).toEqual(OK);
       expect(await only(store)).toMatchObject({ payments: MAX_COUNTED_PAYERS + 2, payers: MAX_COUNTED_PAYERS });
-      await record(store, catalogRecord(3, { payer: account(MAX_COUNTED_PAYERS + 5) }), catalogRecord(4, { payer: account(0) }));
-      expect(await only(store)).toMatchObject({ payments: MAX_COUNTED_PAYERS + 4, payers: MAX_COUNTED_PAYERS, lastUpdated: iso(4) });
+      await record(
+        store,
+        catalogRecord(3, { payer: account(MAX_COUNTED_PAYERS + 5) }),
+        catalogRecord(4, { payer: account(0) }),
+      );
+      expect(await only(store)).toMatchObject({
+        payments: MAX_COUNTED_PAYERS + 4,
+        payers: MAX_COUNTED_PAYERS,
+        lastUpdated: iso(4),
+      });
       // A listing under the cap still counts: the cap is per listing.
-      await record(store, catalogRecord(5, { payTo: OTHER_PAYEE, payer: account(1) }), catalogRecord(6, { payTo: OTHER_PAYEE, payer: account(MAX_COUNTED_PAYERS + 9) }));
-      expect((await store.listCatalog({ payTo: OTHER_PAYEE, ...ALL })).items[0]).toMatchObject({ payments: 2, payers: 2 });
+      await record(
+        store,
+        catalogRecord(5, { payTo: OTHER_PAYEE, payer: account(1) }),
+        catalogRecord(6, { payTo: OTHER_PAYEE, payer: account(MAX_COUNTED_PAYERS + 9) }),
+      );
+      expect((await store.listCatalog({ payTo: OTHER_PAYEE, ...ALL })).items[0]).toMatchObject({
+        payments: 2,
+        payers: 2,
+      });
     });
   });
 
@@ -168,7 +214,11 @@ export const catalogSection: Section = (ctx) => {
       expect(total).toBe(order.length);
       expect(items.map((e) => e.payments)).toEqual([4, 2, 2, 1, 1, 1, 1]);
       // A new payment moves a listing up.
-      await record(store, catalogRecord(50, { resource: url('a'), payTo: HIGH! }), catalogRecord(51, { resource: url('a'), payTo: HIGH! }));
+      await record(
+        store,
+        catalogRecord(50, { resource: url('a'), payTo: HIGH! }),
+        catalogRecord(51, { resource: url('a'), payTo: HIGH! }),
+      );
       expect(keys((await store.listCatalog(ALL)).items).slice(0, 2)).toEqual([order[0], [url('a'), HIGH!]]);
     });
 
@@ -189,7 +239,8 @@ export const catalogSection: Section = (ctx) => {
       const order = await seed(store);
       const all = (await store.listCatalog(ALL)).items;
       const pages = [];
-      for (let offset = 0; offset < order.length; offset += 3) pages.push(await store.listCatalog({ limit: 3, offset }));
+      for (let offset = 0; offset < order.length; offset += 3)
+        pages.push(await store.listCatalog({ limit: 3, offset }));
       expect(pages.map((p) => p.items.length)).toEqual([3, 3, 1]);
       expect(pages.every((p) => p.total === order.length)).toBe(true);
       expect(pages.flatMap((p) => p.items)).toEqual(all);
@@ -256,24 +307,42 @@ export const catalogSection: Section = (ctx) => {
         { at: '2026-13-45T10:00:00.000Z' },
       ];
       const good = store.write([catalogRecord(1)]);
-      const settled = await Promise.allSettled(bad.map((over, i) => store.write([{ op: 'meta.set', key: `bad-${i}`, value: 'x' }, catalogRecord(2, over)])));
+      const settled = await Promise.allSettled(
+        bad.map((over, i) => store.write([{ op: 'meta.set', key: `bad-${i}`, value: 'x' }, catalogRecord(2, over)])),
+      );
       expect(settled.map((s) => s.status)).toEqual(bad.map(() => 'rejected'));
       for (const s of settled) expect((s as PromiseRejectedResult).reason).toBeInstanceOf(Error);
       await expect(good).resolves.toEqual(OK);
-      expect(await store.listCatalog(ALL)).toEqual({ items: [listing(catalogRecord(1), catalogRecord(1), 1, 1)], total: 1 });
+      expect(await store.listCatalog(ALL)).toEqual({
+        items: [listing(catalogRecord(1), catalogRecord(1), 1, 1)],
+        total: 1,
+      });
       for (let i = 0; i < bad.length; i++) expect(await store.getMeta(`bad-${i}`)).toBeNull();
     });
 
     it('applies a voucher call with its catalog record all or nothing', async () => {
       const { store } = ctx();
       await store.write([{ op: 'channel.insert', channel: channel(1n) }]);
-      const verifierCall = (expected: bigint, cumulative: bigint, key: string, n: number, before: WriteOp[] = []): WriteOp[] => {
+      const verifierCall = (
+        expected: bigint,
+        cumulative: bigint,
+        key: string,
+        n: number,
+        before: WriteOp[] = [],
+      ): WriteOp[] => {
         const { ops } = acceptOps(1n, expected, cumulative, iso(n));
-        return [...before, ...ops, catalogRecord(n), { op: 'idempotency', key, fingerprint: `f${n}`, response: `r${n}`, at: iso(n) }];
+        return [
+          ...before,
+          ...ops,
+          catalogRecord(n),
+          { op: 'idempotency', key, fingerprint: `f${n}`, response: `r${n}`, at: iso(n) },
+        ];
       };
       // A lost compare-and-set (op 0), alone and beside an op that takes SQLite's savepoint path.
       expect(await store.write(verifierCall(5n, 10n, 'k1', 1))).toEqual({ ok: false, reason: 'conflict', op: 0 });
-      expect(await store.write(verifierCall(5n, 10n, 'k1', 1, [{ op: 'channel.insert', channel: channel(2n) }]))).toEqual({
+      expect(
+        await store.write(verifierCall(5n, 10n, 'k1', 1, [{ op: 'channel.insert', channel: channel(2n) }])),
+      ).toEqual({
         ok: false,
         reason: 'conflict',
         op: 1,
@@ -286,7 +355,9 @@ export const catalogSection: Section = (ctx) => {
       expect(await only(store)).toEqual(listing(catalogRecord(2), catalogRecord(2), 1, 1));
       // A duplicate key after the record (op 4): nothing of the call stays, the record included.
       expect(await store.write(verifierCall(10n, 20n, 'k1', 3))).toEqual({ ok: false, reason: 'duplicate', op: 4 });
-      expect(await store.write(verifierCall(10n, 20n, 'k1', 3, [{ op: 'channel.insert', channel: channel(2n) }]))).toEqual({
+      expect(
+        await store.write(verifierCall(10n, 20n, 'k1', 3, [{ op: 'channel.insert', channel: channel(2n) }])),
+      ).toEqual({
         ok: false,
         reason: 'duplicate',
         op: 5,
@@ -300,7 +371,9 @@ export const catalogSection: Section = (ctx) => {
       const { store } = ctx();
       await store.write([{ op: 'channel.insert', channel: channel(1n) }]);
       const results = await Promise.all(
-        Array.from({ length: 20 }, (_, i) => store.write([...acceptOps(1n, 0n, 5_000n, iso(i)).ops, catalogRecord(i, { payer: account(i) })])),
+        Array.from({ length: 20 }, (_, i) =>
+          store.write([...acceptOps(1n, 0n, 5_000n, iso(i)).ops, catalogRecord(i, { payer: account(i) })]),
+        ),
       );
       const winners = results.flatMap((r, i) => (r.ok ? [i] : []));
       expect(winners).toHaveLength(1);
@@ -312,20 +385,30 @@ export const catalogSection: Section = (ctx) => {
   describe('catalog: durability', () => {
     it('keeps listings and their payers across close and reopen', async () => {
       const { store, reopen } = ctx();
-      await record(store, catalogRecord(1), catalogRecord(2, { payer: OTHER_PAYER }), catalogRecord(3, { payTo: OTHER_PAYEE }));
+      await record(
+        store,
+        catalogRecord(1),
+        catalogRecord(2, { payer: OTHER_PAYER }),
+        catalogRecord(3, { payTo: OTHER_PAYEE }),
+      );
       const before = await store.listCatalog(ALL);
       expect(before.total).toBe(2);
       const again = await reopen();
       expect(await again.listCatalog(ALL)).toEqual(before);
       // Payers already seen are still known: a repeat adds a payment, not a payer.
       await record(again, catalogRecord(4, { payer: OTHER_PAYER }));
-      expect((await again.listCatalog({ payTo: PAYEE, ...ALL })).items).toEqual([listing(catalogRecord(1), catalogRecord(4, { payer: OTHER_PAYER }), 3, 2)]);
+      expect((await again.listCatalog({ payTo: PAYEE, ...ALL })).items).toEqual([
+        listing(catalogRecord(1), catalogRecord(4, { payer: OTHER_PAYER }), 3, 2),
+      ]);
     });
 
     it('upgrades a version-2 database once: its data stays and the catalog works', async () => {
       const old = await ctx().legacy(2);
       expect(await old.versions()).toEqual([1, 2]);
-      await old.store.write([{ op: 'channel.insert', channel: channel(1n) }, { op: 'meta.set', key: 'cursor', value: '7' }]);
+      await old.store.write([
+        { op: 'channel.insert', channel: channel(1n) },
+        { op: 'meta.set', key: 'cursor', value: '7' },
+      ]);
       // Version 2 has no catalog at all.
       await expect(old.store.write([catalogRecord(1)])).rejects.toThrow();
       await expect(old.store.listCatalog(ALL)).rejects.toThrow();

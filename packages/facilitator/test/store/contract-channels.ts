@@ -10,7 +10,9 @@ export const channelSection: Section = (ctx) => {
     it('inserts a channel once: a second insert of the same id has no effect', async () => {
       const { store } = ctx();
       expect(await store.write([{ op: 'channel.insert', channel: channel(7n) }])).toEqual({ ok: true, events: [] });
-      expect(await store.write([{ op: 'channel.insert', channel: channel(7n, { deposit: 5n, payer: OTHER_PAYER }) }])).toEqual({ ok: true, events: [] });
+      expect(
+        await store.write([{ op: 'channel.insert', channel: channel(7n, { deposit: 5n, payer: OTHER_PAYER }) }]),
+      ).toEqual({ ok: true, events: [] });
       expect(await store.getChannel(7n)).toEqual(channel(7n));
       expect(await store.getChannel(8n)).toBeNull();
     });
@@ -18,18 +20,40 @@ export const channelSection: Section = (ctx) => {
     it('advances on the expected value and bumps vouchers, lastVoucherAt and lastSignature', async () => {
       const { store } = ctx();
       await store.write([{ op: 'channel.insert', channel: channel(1n) }]);
-      const first = await store.write([{ op: 'channel.advance', channelId: 1n, expected: 0n, cumulative: 5_000n, signature: sig(5_000n), at: iso(10) }]);
+      const first = await store.write([
+        { op: 'channel.advance', channelId: 1n, expected: 0n, cumulative: 5_000n, signature: sig(5_000n), at: iso(10) },
+      ]);
       expect(first).toEqual({ ok: true, events: [] });
-      const second = await store.write([{ op: 'channel.advance', channelId: 1n, expected: 5_000n, cumulative: 12_000n, signature: sig(12_000n), at: iso(11) }]);
+      const second = await store.write([
+        {
+          op: 'channel.advance',
+          channelId: 1n,
+          expected: 5_000n,
+          cumulative: 12_000n,
+          signature: sig(12_000n),
+          at: iso(11),
+        },
+      ]);
       expect(second.ok).toBe(true);
-      expect(await store.getChannel(1n)).toEqual(channel(1n, { lastAccepted: 12_000n, lastSignature: sig(12_000n), vouchers: 2, lastVoucherAt: iso(11) }));
+      expect(await store.getChannel(1n)).toEqual(
+        channel(1n, { lastAccepted: 12_000n, lastSignature: sig(12_000n), vouchers: 2, lastVoucherAt: iso(11) }),
+      );
     });
 
     it('refuses an advance from a stale expected value, a non-increasing cumulative, a closed or a missing channel', async () => {
       const { store } = ctx();
       await store.write([{ op: 'channel.insert', channel: channel(1n, { lastAccepted: 100n, vouchers: 3 }) }]);
-      await store.write([{ op: 'channel.insert', channel: channel(2n, { status: 'closed', closedAt: iso(1), refunded: 0n }) }]);
-      const advance = (channelId: bigint, expected: bigint, cumulative: bigint): WriteOp => ({ op: 'channel.advance', channelId, expected, cumulative, signature: sig(cumulative), at: iso(9) });
+      await store.write([
+        { op: 'channel.insert', channel: channel(2n, { status: 'closed', closedAt: iso(1), refunded: 0n }) },
+      ]);
+      const advance = (channelId: bigint, expected: bigint, cumulative: bigint): WriteOp => ({
+        op: 'channel.advance',
+        channelId,
+        expected,
+        cumulative,
+        signature: sig(cumulative),
+        at: iso(9),
+      });
       const conflict = { ok: false, reason: 'conflict', op: 0 };
       expect(await store.write([advance(1n, 99n, 200n)])).toEqual(conflict);
       expect(await store.write([advance(1n, 100n, 100n)])).toEqual(conflict);
@@ -42,7 +66,10 @@ export const channelSection: Section = (ctx) => {
 
     it('rolls back every op of a call whose advance conflicts, and nothing of the calls beside it', async () => {
       const { store } = ctx();
-      await store.write([{ op: 'channel.insert', channel: channel(1n) }, { op: 'channel.insert', channel: channel(2n) }]);
+      await store.write([
+        { op: 'channel.insert', channel: channel(1n) },
+        { op: 'channel.insert', channel: channel(2n) },
+      ]);
       const bad = acceptOps(1n, 777n, 5_000n);
       const good = acceptOps(2n, 0n, 5_000n);
       const before = await store.lastEventId();
@@ -64,7 +91,9 @@ export const channelSection: Section = (ctx) => {
       const copies = Array.from({ length: 50 }, (_, i) => acceptOps(9n, 0n, 5_000n, iso(100 + i)));
       const results = await Promise.all(copies.map((c) => store.write(c.ops)));
       expect(results.filter((r) => r.ok)).toHaveLength(1);
-      expect(results.filter((r) => !r.ok)).toEqual(Array.from({ length: 49 }, () => ({ ok: false, reason: 'conflict', op: 0 })));
+      expect(results.filter((r) => !r.ok)).toEqual(
+        Array.from({ length: 49 }, () => ({ ok: false, reason: 'conflict', op: 0 })),
+      );
       const ch = await store.getChannel(9n);
       expect(ch).toMatchObject({ lastAccepted: 5_000n, vouchers: 1 });
       expect(await store.events({ limit: 100, channelId: 9n })).toHaveLength(1);
@@ -75,10 +104,16 @@ export const channelSection: Section = (ctx) => {
       // On PostgreSQL calls are pipelined optimistically: C first runs on top of B's advance; B
       // then fails on its idempotency key, and C must run again once B is rolled back, and win.
       const { store } = ctx();
-      await store.write([{ op: 'channel.insert', channel: channel(1n) }, { op: 'idempotency', key: 'taken', fingerprint: 'f', response: 'r', at: iso(0) }]);
+      await store.write([
+        { op: 'channel.insert', channel: channel(1n) },
+        { op: 'idempotency', key: 'taken', fingerprint: 'f', response: 'r', at: iso(0) },
+      ]);
       const [a, b, c, d] = await Promise.all([
         store.write(acceptOps(1n, 0n, 5n).ops),
-        store.write([...acceptOps(1n, 5n, 10n, iso(1)).ops, { op: 'idempotency', key: 'taken', fingerprint: 'g', response: 's', at: iso(1) }]),
+        store.write([
+          ...acceptOps(1n, 5n, 10n, iso(1)).ops,
+          { op: 'idempotency', key: 'taken', fingerprint: 'g', response: 's', at: iso(1) },
+        ]),
         store.write(acceptOps(1n, 5n, 10n, iso(2)).ops),
         store.write(acceptOps(1n, 10n, 15n, iso(3)).ops),
       ]);
@@ -91,22 +126,49 @@ export const channelSection: Section = (ctx) => {
 
     it('applies ledger facts monotonically: deposit, expiry and claimed never decrease, closed never reopens', async () => {
       const { store } = ctx();
-      await store.write([{ op: 'channel.insert', channel: channel(1n, { deposit: 1_000n, expiryLedger: 100, claimed: 10n }) }]);
-      const ledger = (fields: Omit<Extract<WriteOp, { op: 'channel.ledger' }>, 'op' | 'channelId'>) => store.write([{ op: 'channel.ledger', channelId: 1n, ...fields }]);
+      await store.write([
+        { op: 'channel.insert', channel: channel(1n, { deposit: 1_000n, expiryLedger: 100, claimed: 10n }) },
+      ]);
+      const ledger = (fields: Omit<Extract<WriteOp, { op: 'channel.ledger' }>, 'op' | 'channelId'>) =>
+        store.write([{ op: 'channel.ledger', channelId: 1n, ...fields }]);
       await ledger({ deposit: 900n, expiryLedger: 50, claimed: 5n });
-      expect(await store.getChannel(1n)).toMatchObject({ deposit: 1_000n, expiryLedger: 100, claimed: 10n, status: 'open' });
+      expect(await store.getChannel(1n)).toMatchObject({
+        deposit: 1_000n,
+        expiryLedger: 100,
+        claimed: 10n,
+        status: 'open',
+      });
       await ledger({ deposit: 2_000n });
       await ledger({ expiryLedger: 300 });
       await ledger({ claimed: 400n });
-      expect(await store.getChannel(1n)).toMatchObject({ deposit: 2_000n, expiryLedger: 300, claimed: 400n, status: 'open' });
+      expect(await store.getChannel(1n)).toMatchObject({
+        deposit: 2_000n,
+        expiryLedger: 300,
+        claimed: 400n,
+        status: 'open',
+      });
       await ledger({ closed: { at: iso(50), refunded: 1_600n } });
       await ledger({ closed: { at: iso(60), refunded: 1n }, deposit: 3_000n });
       await ledger({ deposit: 100n });
       expect(await store.getChannel(1n)).toEqual(
-        channel(1n, { deposit: 3_000n, expiryLedger: 300, claimed: 400n, status: 'closed', closedAt: iso(50), refunded: 1_600n }),
+        channel(1n, {
+          deposit: 3_000n,
+          expiryLedger: 300,
+          claimed: 400n,
+          status: 'closed',
+          closedAt: iso(50),
+          refunded: 1_600n,
+        }),
       );
-      expect(await store.write([{ op: 'channel.advance', channelId: 1n, expected: 0n, cumulative: 1n, signature: sig(1n), at: iso(70) }])).toEqual({ ok: false, reason: 'conflict', op: 0 });
-      expect(await store.write([{ op: 'channel.ledger', channelId: 404n, deposit: 1n }])).toEqual({ ok: true, events: [] });
+      expect(
+        await store.write([
+          { op: 'channel.advance', channelId: 1n, expected: 0n, cumulative: 1n, signature: sig(1n), at: iso(70) },
+        ]),
+      ).toEqual({ ok: false, reason: 'conflict', op: 0 });
+      expect(await store.write([{ op: 'channel.ledger', channelId: 404n, deposit: 1n }])).toEqual({
+        ok: true,
+        events: [],
+      });
       expect(await store.getChannel(404n)).toBeNull();
     });
 
@@ -115,10 +177,17 @@ export const channelSection: Section = (ctx) => {
       await store.write([{ op: 'channel.insert', channel: channel(1n, { lastAccepted: 900n, vouchers: 9 }) }]);
       await store.write([{ op: 'channel.claimed', channelId: 1n, cumulative: 600n, vouchersClaimed: 6 }]);
       await store.write([{ op: 'channel.claimed', channelId: 1n, cumulative: 300n, vouchersClaimed: 3 }]);
-      expect(await store.getChannel(1n)).toMatchObject({ claimed: 600n, vouchersClaimed: 6, lastAccepted: 900n, vouchers: 9 });
+      expect(await store.getChannel(1n)).toMatchObject({
+        claimed: 600n,
+        vouchersClaimed: 6,
+        lastAccepted: 900n,
+        vouchers: 9,
+      });
       await store.write([{ op: 'channel.claimed', channelId: 1n, cumulative: 900n, vouchersClaimed: 9 }]);
       expect(await store.getChannel(1n)).toMatchObject({ claimed: 900n, vouchersClaimed: 9 });
-      expect(await store.write([{ op: 'channel.claimed', channelId: 2n, cumulative: 1n, vouchersClaimed: 1 }])).toEqual({ ok: true, events: [] });
+      expect(await store.write([{ op: 'channel.claimed', channelId: 2n, cumulative: 1n, vouchersClaimed: 1 }])).toEqual(
+        { ok: true, events: [] },
+      );
     });
 
     it('lists channels newest first (createdAt, then id), filtered by payer, payee and status', async () => {
@@ -130,7 +199,8 @@ export const channelSection: Section = (ctx) => {
         { op: 'channel.insert', channel: channel(9n, { createdAt: iso(2) }) },
       ]);
       await store.write([{ op: 'channel.ledger', channelId: 9n, closed: { at: iso(5), refunded: 0n } }]);
-      const ids = async (filter?: Parameters<typeof store.listChannels>[0]) => (await store.listChannels(filter)).map((c) => c.id);
+      const ids = async (filter?: Parameters<typeof store.listChannels>[0]) =>
+        (await store.listChannels(filter)).map((c) => c.id);
       expect(await ids()).toEqual([2n, 10n, 9n, 1n]);
       expect(await ids({ payer: PAYER })).toEqual([2n, 9n, 1n]);
       expect(await ids({ payee: PAYEE })).toEqual([10n, 9n, 1n]);
@@ -153,7 +223,11 @@ export const channelSection: Section = (ctx) => {
     it('applies the ops of one call in order: insert then advance then event in a single write', async () => {
       const { store } = ctx();
       const { ops } = acceptOps(3n, 0n, 1_000n);
-      const out = await store.write([{ op: 'channel.insert', channel: channel(3n) }, ...ops, { op: 'event', event: event({ type: 'second' }) }]);
+      const out = await store.write([
+        { op: 'channel.insert', channel: channel(3n) },
+        ...ops,
+        { op: 'event', event: event({ type: 'second' }) },
+      ]);
       expect(out.ok && out.events.map((e) => e.type)).toEqual(['voucher.accepted', 'second']);
       expect(out.ok && out.events[0]!.id < out.events[1]!.id).toBe(true);
       expect(await store.getChannel(3n)).toMatchObject({ lastAccepted: 1_000n, vouchers: 1 });

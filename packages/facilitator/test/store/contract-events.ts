@@ -14,7 +14,10 @@ async function seed(store: ReturnType<Parameters<Section>[0]>['store']): Promise
     [{ op: 'event', event: event({ type: 'x', accounts: [], data: { n: 3 } }) }],
     [
       { op: 'event', event: event({ type: 'z', channelId: 1n, accounts: [CAROL], data: { n: 4 } }) },
-      { op: 'event', event: event({ type: 'y', source: 'ledger', channelId: 1n, accounts: [OTHER_PAYEE, PAYER], data: { n: 5 } }) },
+      {
+        op: 'event',
+        event: event({ type: 'y', source: 'ledger', channelId: 1n, accounts: [OTHER_PAYEE, PAYER], data: { n: 5 } }),
+      },
     ],
   ];
   const stored: StoredEvent[] = [];
@@ -36,13 +39,31 @@ export const eventSection: Section = (ctx) => {
       expect(ids.every((id, i) => i === 0 || id > ids[i - 1]!)).toBe(true);
       expect(await store.events({ limit: 100 })).toEqual(stored);
       expect(await store.lastEventId()).toBe(ids.at(-1));
-      expect(stored[0]).toEqual({ id: ids[0], type: 'x', source: 'facilitator', ts: iso(2), channelId: 1n, account: PAYER, accounts: [PAYER, PAYEE], data: { n: 1 } });
+      expect(stored[0]).toEqual({
+        id: ids[0],
+        type: 'x',
+        source: 'facilitator',
+        ts: iso(2),
+        channelId: 1n,
+        account: PAYER,
+        accounts: [PAYER, PAYEE],
+        data: { n: 1 },
+      });
       expect(stored[2]).toMatchObject({ channelId: null, account: null, accounts: [] });
     });
 
     it('keeps event data as the JSON object stored', async () => {
       const { store } = ctx();
-      const data = { s: 'ü "quoted" \n', n: -1.5, big: '170141183460469231731687303715884105727', t: true, f: false, z: null, o: { a: [1, 'b', { c: null }] }, e: [] };
+      const data = {
+        s: 'ü "quoted" \n',
+        n: -1.5,
+        big: '170141183460469231731687303715884105727',
+        t: true,
+        f: false,
+        z: null,
+        o: { a: [1, 'b', { c: null }] },
+        e: [],
+      };
       const out = await store.write([{ op: 'event', event: event({ data }) }]);
       const [read] = await store.events({ limit: 1 });
       expect(read?.data).toEqual(data);

@@ -9,19 +9,34 @@ export const lifecycleSection: Section = (ctx) => {
   describe('values and input', () => {
     it('round-trips the i128 maximum in every amount and the u64 maximum as a channel id', async () => {
       const { store } = ctx();
-      const big = channel(U64_MAX, { deposit: I128_MAX, claimed: I128_MAX - 2n, lastAccepted: I128_MAX - 1n, expiryLedger: 4_294_967_295 });
+      const big = channel(U64_MAX, {
+        deposit: I128_MAX,
+        claimed: I128_MAX - 2n,
+        lastAccepted: I128_MAX - 1n,
+        expiryLedger: 4_294_967_295,
+      });
       await store.write([{ op: 'channel.insert', channel: big }]);
       expect(await store.getChannel(U64_MAX)).toEqual(big);
       const out = await store.write(acceptOps(U64_MAX, I128_MAX - 1n, I128_MAX).ops);
       expect(out.ok).toBe(true);
-      await store.write([{ op: 'channel.ledger', channelId: U64_MAX, claimed: I128_MAX, closed: { at: iso(9), refunded: I128_MAX } }]);
+      await store.write([
+        { op: 'channel.ledger', channelId: U64_MAX, claimed: I128_MAX, closed: { at: iso(9), refunded: I128_MAX } },
+      ]);
       const read = await store.getChannel(U64_MAX);
-      expect(read).toMatchObject({ lastAccepted: I128_MAX, claimed: I128_MAX, refunded: I128_MAX, status: 'closed', vouchers: 1 });
+      expect(read).toMatchObject({
+        lastAccepted: I128_MAX,
+        claimed: I128_MAX,
+        refunded: I128_MAX,
+        status: 'closed',
+        vouchers: 1,
+      });
       expect(typeof read?.deposit).toBe('bigint');
       expect(await store.listChannels({ payer: PAYER })).toEqual([read]);
       const r = acceptOps(U64_MAX, I128_MAX - 1n, I128_MAX).receipt;
       expect(await store.findReceipt(U64_MAX, I128_MAX)).toEqual(r);
-      expect(await store.listReceipts({ channelId: U64_MAX, limit: 5 })).toEqual([{ receipt: r, position: expect.any(Number) as number }]);
+      expect(await store.listReceipts({ channelId: U64_MAX, limit: 5 })).toEqual([
+        { receipt: r, position: expect.any(Number) as number },
+      ]);
       const [e] = await store.events({ channelId: U64_MAX, limit: 5 });
       expect(e?.channelId).toBe(U64_MAX);
     });
@@ -29,7 +44,10 @@ export const lifecycleSection: Section = (ctx) => {
     it('tells channel ids apart that differ only past 2^53', async () => {
       const { store } = ctx();
       const a = 9_007_199_254_740_993n;
-      await store.write([{ op: 'channel.insert', channel: channel(a) }, { op: 'channel.insert', channel: channel(a - 1n, { payer: PAYEE }) }]);
+      await store.write([
+        { op: 'channel.insert', channel: channel(a) },
+        { op: 'channel.insert', channel: channel(a - 1n, { payer: PAYEE }) },
+      ]);
       expect((await store.getChannel(a))?.payer).toBe(PAYER);
       expect((await store.getChannel(a - 1n))?.payer).toBe(PAYEE);
     });
@@ -40,8 +58,20 @@ export const lifecycleSection: Section = (ctx) => {
         [{ op: 'channel.insert', channel: channel(1n, { deposit: I128_MAX + 1n }) }],
         [{ op: 'channel.insert', channel: channel(U64_MAX + 1n) }],
         [{ op: 'channel.insert', channel: channel(1n, { claimed: -1n }) }],
-        [{ op: 'channel.advance', channelId: 1n, expected: 0n, cumulative: I128_MAX + 1n, signature: sig(1n), at: iso(1) }],
-        [{ op: 'meta.set', key: 'x', value: 'y' }, { op: 'event', event: event({ channelId: -1n }) }],
+        [
+          {
+            op: 'channel.advance',
+            channelId: 1n,
+            expected: 0n,
+            cumulative: I128_MAX + 1n,
+            signature: sig(1n),
+            at: iso(1),
+          },
+        ],
+        [
+          { op: 'meta.set', key: 'x', value: 'y' },
+          { op: 'event', event: event({ channelId: -1n }) },
+        ],
       ];
       const good = store.write([{ op: 'channel.insert', channel: channel(2n) }]);
       for (const ops of bad) await expect(store.write(ops)).rejects.toThrow(RangeError);
@@ -52,7 +82,10 @@ export const lifecycleSection: Section = (ctx) => {
 
     it('rejects a call whose event data is not JSON, and only that call', async () => {
       const { store } = ctx();
-      const bad = store.write([{ op: 'meta.set', key: 'a', value: '1' }, { op: 'event', event: event({ data: { amount: 5n } }) }]);
+      const bad = store.write([
+        { op: 'meta.set', key: 'a', value: '1' },
+        { op: 'event', event: event({ data: { amount: 5n } }) },
+      ]);
       const good = store.write([{ op: 'meta.set', key: 'b', value: '2' }]);
       await expect(bad).rejects.toThrow(TypeError);
       await expect(good).resolves.toMatchObject({ ok: true });
@@ -69,12 +102,23 @@ export const lifecycleSection: Section = (ctx) => {
   describe('concurrency and lifecycle', () => {
     it('settles every one of 600 concurrent calls with its own outcome', async () => {
       const { store } = ctx();
-      await store.write(Array.from({ length: 20 }, (_, i): WriteOp => ({ op: 'channel.insert', channel: channel(BigInt(i + 1)) })));
+      await store.write(
+        Array.from({ length: 20 }, (_, i): WriteOp => ({ op: 'channel.insert', channel: channel(BigInt(i + 1)) })),
+      );
       // 20 channels × 30 vouchers; each voucher appears twice, so half of the calls must conflict.
       const calls = Array.from({ length: 600 }, (_, i) => {
         const ch = BigInt((i % 20) + 1);
         const step = BigInt(Math.floor(i / 40));
-        return store.write([{ op: 'channel.advance', channelId: ch, expected: step * 10n, cumulative: step * 10n + 10n, signature: sig(step), at: iso(i) }]);
+        return store.write([
+          {
+            op: 'channel.advance',
+            channelId: ch,
+            expected: step * 10n,
+            cumulative: step * 10n + 10n,
+            signature: sig(step),
+            at: iso(i),
+          },
+        ]);
       });
       const results = await Promise.all(calls);
       // Whatever the batching, every acknowledged advance is in the stored state and nothing else is.
@@ -100,7 +144,10 @@ export const lifecycleSection: Section = (ctx) => {
       await store.write([{ op: 'channel.insert', channel: channel(1n) }]);
       const accepted = acceptOps(1n, 0n, 5_000n);
       const first = await store.write(accepted.ops);
-      await store.write([{ op: 'idempotency', key: 'k', fingerprint: 'f', response: 'r', at: iso(1) }, { op: 'meta.set', key: 'cursor', value: '7' }]);
+      await store.write([
+        { op: 'idempotency', key: 'k', fingerprint: 'f', response: 'r', at: iso(1) },
+        { op: 'meta.set', key: 'cursor', value: '7' },
+      ]);
       const before = { channel: await store.getChannel(1n), events: await store.events({ limit: 10 }) };
       const again = await reopen();
       expect(await again.getChannel(1n)).toEqual(before.channel);
@@ -114,7 +161,10 @@ export const lifecycleSection: Section = (ctx) => {
 
     it('migrates again as a no-op', async () => {
       const { store } = ctx();
-      await store.write([{ op: 'channel.insert', channel: channel(1n) }, { op: 'receipt', receipt: receipt(1n, 1n) }]);
+      await store.write([
+        { op: 'channel.insert', channel: channel(1n) },
+        { op: 'receipt', receipt: receipt(1n, 1n) },
+      ]);
       await store.migrate();
       await store.migrate();
       expect(await store.getChannel(1n)).toEqual(channel(1n));

@@ -22,7 +22,10 @@ export const recordSection: Section = (ctx) => {
       const { store } = ctx();
       const r = receipt(1n, 10n);
       await store.write([{ op: 'receipt', receipt: r }]);
-      expect(await store.write([{ op: 'receipt', receipt: { ...r, resource: 'https://other.example/' } }])).toEqual({ ok: true, events: [] });
+      expect(await store.write([{ op: 'receipt', receipt: { ...r, resource: 'https://other.example/' } }])).toEqual({
+        ok: true,
+        events: [],
+      });
       expect(await store.getReceipt(r.id)).toEqual(r);
       expect(await store.listReceipts({ limit: 10 })).toHaveLength(1);
     });
@@ -76,7 +79,12 @@ export const recordSection: Section = (ctx) => {
       const { store } = ctx();
       const first = { key: 'req-1', fingerprint: 'f1', response: '{"isValid":true}', at: iso(1) };
       expect(await store.write([{ op: 'idempotency', ...first }])).toEqual({ ok: true, events: [] });
-      expect(await store.write([{ op: 'meta.set', key: 'm', value: 'x' }, { op: 'idempotency', ...first, response: 'other', at: iso(2) }])).toEqual({
+      expect(
+        await store.write([
+          { op: 'meta.set', key: 'm', value: 'x' },
+          { op: 'idempotency', ...first, response: 'other', at: iso(2) },
+        ]),
+      ).toEqual({
         ok: false,
         reason: 'duplicate',
         op: 1,
@@ -89,7 +97,9 @@ export const recordSection: Section = (ctx) => {
     it('lets exactly one of many concurrent calls claim a key', async () => {
       const { store } = ctx();
       const results = await Promise.all(
-        Array.from({ length: 20 }, (_, i) => store.write([{ op: 'idempotency', key: 'k', fingerprint: `f${i}`, response: `r${i}`, at: iso(i) }])),
+        Array.from({ length: 20 }, (_, i) =>
+          store.write([{ op: 'idempotency', key: 'k', fingerprint: `f${i}`, response: `r${i}`, at: iso(i) }]),
+        ),
       );
       const winners = results.flatMap((r, i) => (r.ok ? [i] : []));
       expect(winners).toHaveLength(1);
@@ -103,7 +113,10 @@ export const recordSection: Section = (ctx) => {
       expect(await store.getMeta('cursor')).toBeNull();
       await store.write([{ op: 'meta.set', key: 'cursor', value: '100' }]);
       expect(await store.getMeta('cursor')).toBe('100');
-      await store.write([{ op: 'meta.set', key: 'cursor', value: '250' }, { op: 'meta.set', key: 'other', value: '' }]);
+      await store.write([
+        { op: 'meta.set', key: 'cursor', value: '250' },
+        { op: 'meta.set', key: 'other', value: '' },
+      ]);
       expect(await store.getMeta('cursor')).toBe('250');
       expect(await store.getMeta('other')).toBe('');
     });

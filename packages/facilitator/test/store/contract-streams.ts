@@ -5,7 +5,22 @@
 // both must give the same outcome.
 import { describe, expect, it } from 'vitest';
 import type { Store, StreamRecord, WriteOp, WriteResult } from '../../src/store/index.js';
-import { I128_MAX, OTHER_PAYEE, OTHER_PAYER, PAYEE, PAYER, U64_MAX, account, channel, event, iso, openStream, receiptId, stream, streamId } from './builders.js';
+import {
+  I128_MAX,
+  OTHER_PAYEE,
+  OTHER_PAYER,
+  PAYEE,
+  PAYER,
+  U64_MAX,
+  account,
+  channel,
+  event,
+  iso,
+  openStream,
+  receiptId,
+  stream,
+  streamId,
+} from './builders.js';
 import type { Section } from './contract-context.js';
 
 type Op<K extends WriteOp['op']> = Extract<WriteOp, { op: K }>;
@@ -21,7 +36,12 @@ const credit = (n: number, over: Partial<Omit<Op<'stream.credit'>, 'op'>> = {}):
   ...over,
 });
 
-const consume = (n: number, receipt: string, at = iso(101)): Op<'stream.consume'> => ({ op: 'stream.consume', streamId: streamId(n), receiptId: receipt, at });
+const consume = (n: number, receipt: string, at = iso(101)): Op<'stream.consume'> => ({
+  op: 'stream.consume',
+  streamId: streamId(n),
+  receiptId: receipt,
+  at,
+});
 const touch = (n: number, at: string): Op<'stream.touch'> => ({ op: 'stream.touch', streamId: streamId(n), at });
 const end = (n: number, over: Partial<Omit<Op<'stream.end'>, 'op'>> = {}): Op<'stream.end'> => ({
   op: 'stream.end',
@@ -31,9 +51,19 @@ const end = (n: number, over: Partial<Omit<Op<'stream.end'>, 'op'>> = {}): Op<'s
   at: iso(200),
   ...over,
 });
-const units = (n: number, value: number): Op<'stream.units'> => ({ op: 'stream.units', streamId: streamId(n), units: value });
-const ended = (n: number): WriteOp => ({ op: 'event', event: event({ type: 'stream.ended', channelId: 1n, data: { streamId: streamId(n) } }) });
-const started = (n: number): WriteOp => ({ op: 'event', event: event({ type: 'stream.started', channelId: 1n, data: { streamId: streamId(n) } }) });
+const units = (n: number, value: number): Op<'stream.units'> => ({
+  op: 'stream.units',
+  streamId: streamId(n),
+  units: value,
+});
+const ended = (n: number): WriteOp => ({
+  op: 'event',
+  event: event({ type: 'stream.ended', channelId: 1n, data: { streamId: streamId(n) } }),
+});
+const started = (n: number): WriteOp => ({
+  op: 'event',
+  event: event({ type: 'stream.started', channelId: 1n, data: { streamId: streamId(n) } }),
+});
 
 const conflict = (op: number): WriteResult => ({ ok: false, reason: 'conflict', op });
 const duplicate = (op: number): WriteResult => ({ ok: false, reason: 'duplicate', op });
@@ -80,7 +110,13 @@ export const streamSection: Section = (ctx) => {
         units: Number.MAX_SAFE_INTEGER,
         lastActivityAt: iso(5),
       });
-      const done = stream(2, { channelId: 9_007_199_254_740_993n, status: 'ended', reason: 'ACCOUNT_FROZEN', units: 0, endedAt: iso(9) });
+      const done = stream(2, {
+        channelId: 9_007_199_254_740_993n,
+        status: 'ended',
+        reason: 'ACCOUNT_FROZEN',
+        units: 0,
+        endedAt: iso(9),
+      });
       expect(await store.write([openStream(big), openStream(done)])).toEqual(OK);
       expect(await store.getStream(big.id)).toEqual(big);
       expect(await store.getStream(done.id)).toEqual(done);
@@ -98,7 +134,9 @@ export const streamSection: Section = (ctx) => {
       // The same session id twice is the same session opened twice.
       expect(await store.write([openStream(stream(1, { receiptId: receiptId(3) }))])).toEqual(duplicate(0));
       expect(await store.getStream(again.id)).toBeNull();
-      expect(await store.listStreams()).toEqual([{ ...stream(1), status: 'ended', reason: 'done', units: 12, endedAt: iso(200) }]);
+      expect(await store.listStreams()).toEqual([
+        { ...stream(1), status: 'ended', reason: 'done', units: 12, endedAt: iso(200) },
+      ]);
       expect(await store.lastEventId()).toBe(0);
     });
 
@@ -139,7 +177,8 @@ export const streamSection: Section = (ctx) => {
     it('limits open sessions in all, across channels', async () => {
       const { store } = ctx();
       const limits = { maxPerChannel: 4, maxTotal: 3 };
-      for (const n of [1, 2, 3]) expect(await store.write([openStream(stream(n, { channelId: BigInt(n) }), limits)])).toEqual(OK);
+      for (const n of [1, 2, 3])
+        expect(await store.write([openStream(stream(n, { channelId: BigInt(n) }), limits)])).toEqual(OK);
       expect(await store.write([openStream(stream(4, { channelId: 4n }), limits), started(4)])).toEqual(limit(0));
       expect(await store.lastEventId()).toBe(0);
       expect(await store.write([end(2)])).toEqual(OK);
@@ -157,8 +196,12 @@ export const streamSection: Section = (ctx) => {
       expect(await store.write([openStream(stream(3, { channelId: 3n }), limits)])).toEqual(limit(0));
       expect(await store.write([openStream(stream(4, { channelId: 4n, payer: OTHER_PAYER }), limits)])).toEqual(OK);
       // The payee has three now: a third payer is refused for it, and opens with another payee.
-      expect(await store.write([openStream(stream(5, { channelId: 5n, payer: account(5) }), limits)])).toEqual(limit(0));
-      expect(await store.write([openStream(stream(6, { channelId: 6n, payer: account(6), payTo: OTHER_PAYEE }), limits)])).toEqual(OK);
+      expect(await store.write([openStream(stream(5, { channelId: 5n, payer: account(5) }), limits)])).toEqual(
+        limit(0),
+      );
+      expect(
+        await store.write([openStream(stream(6, { channelId: 6n, payer: account(6), payTo: OTHER_PAYEE }), limits)]),
+      ).toEqual(OK);
       expect(await store.countOpenStreamsOf({ payer: PAYER })).toBe(2);
       expect(await store.countOpenStreamsOf({ payTo: PAYEE })).toBe(3);
       expect(await store.countOpenStreamsOf({ payTo: OTHER_PAYEE })).toBe(1);
@@ -172,9 +215,22 @@ export const streamSection: Section = (ctx) => {
     it('counts the sessions opened earlier in the same call', async () => {
       const { store } = ctx();
       const limits = { maxPerChannel: 2, maxTotal: 1_000 };
-      expect(await store.write([openStream(stream(1), limits), openStream(stream(2), limits), openStream(stream(3), limits)])).toEqual(limit(2));
+      expect(
+        await store.write([
+          openStream(stream(1), limits),
+          openStream(stream(2), limits),
+          openStream(stream(3), limits),
+        ]),
+      ).toEqual(limit(2));
       expect(await store.countOpenStreams()).toBe(0);
-      expect(await store.write([openStream(stream(1), limits), end(1), openStream(stream(2), limits), openStream(stream(3), limits)])).toEqual(OK);
+      expect(
+        await store.write([
+          openStream(stream(1), limits),
+          end(1),
+          openStream(stream(2), limits),
+          openStream(stream(3), limits),
+        ]),
+      ).toEqual(OK);
       expect(await store.countOpenStreams(1n)).toBe(2);
     });
 
@@ -194,7 +250,11 @@ export const streamSection: Section = (ctx) => {
       const { store } = ctx();
       const limits = { maxPerChannel: 4, maxTotal: 5 };
       for (const n of [1, 2, 3, 4]) await store.write([openStream(stream(n, { channelId: 100n }), limits)]);
-      const results = await Promise.all(Array.from({ length: 30 }, (_, i) => store.write([openStream(stream(10 + i, { channelId: BigInt(i) }), limits)])));
+      const results = await Promise.all(
+        Array.from({ length: 30 }, (_, i) =>
+          store.write([openStream(stream(10 + i, { channelId: BigInt(i) }), limits)]),
+        ),
+      );
       expect(results.filter((r) => r.ok)).toHaveLength(1);
       expect(results.filter((r) => !r.ok)).toEqual(Array.from({ length: 29 }, () => limit(0)));
       expect(await store.countOpenStreams()).toBe(5);
@@ -203,7 +263,9 @@ export const streamSection: Section = (ctx) => {
     it('binds one receipt to exactly one of 30 concurrent opens', async () => {
       const { store } = ctx();
       const results = await Promise.all(
-        Array.from({ length: 30 }, (_, i) => store.write([openStream(stream(10 + i, { channelId: BigInt(i), receiptId: receiptId(5) }))])),
+        Array.from({ length: 30 }, (_, i) =>
+          store.write([openStream(stream(10 + i, { channelId: BigInt(i), receiptId: receiptId(5) }))]),
+        ),
       );
       expect(results.filter((r) => r.ok)).toHaveLength(1);
       expect(results.filter((r) => !r.ok)).toEqual(Array.from({ length: 29 }, () => duplicate(0)));
@@ -217,10 +279,23 @@ export const streamSection: Section = (ctx) => {
       await open(store, stream(1));
       expect(await store.write([credit(1)])).toEqual(OK);
       expect(await store.getStream(streamId(1))).toEqual(
-        stream(1, { paid: 2_000n, charged: 2_000n, vouchers: 2, required: 3_000n, pendingReceiptId: receiptId(1_001), lastActivityAt: iso(100) }),
+        stream(1, {
+          paid: 2_000n,
+          charged: 2_000n,
+          vouchers: 2,
+          required: 3_000n,
+          pendingReceiptId: receiptId(1_001),
+          lastActivityAt: iso(100),
+        }),
       );
       // Beside a second stream op of the same call (SQLite: inside a savepoint) it applies the same way.
-      const second = credit(1, { cumulative: 3_500n, delta: 1_500n, receiptId: receiptId(2_001), required: 4_500n, at: iso(110) });
+      const second = credit(1, {
+        cumulative: 3_500n,
+        delta: 1_500n,
+        receiptId: receiptId(2_001),
+        required: 4_500n,
+        at: iso(110),
+      });
       expect(await store.write([touch(1, iso(105)), second])).toEqual(OK);
       expect(await store.getStream(streamId(1))).toMatchObject({
         paid: 3_500n,
@@ -237,7 +312,12 @@ export const streamSection: Section = (ctx) => {
       await open(store, stream(1, { initialCharge: I128_MAX - 10n, charged: I128_MAX - 10n, paid: I128_MAX - 10n }));
       expect(await store.write([credit(1, { cumulative: I128_MAX, delta: 10n, required: I128_MAX })])).toEqual(OK);
       const got = await store.getStream(streamId(1));
-      expect(got).toMatchObject({ paid: I128_MAX, charged: I128_MAX, required: I128_MAX, initialCharge: I128_MAX - 10n });
+      expect(got).toMatchObject({
+        paid: I128_MAX,
+        charged: I128_MAX,
+        required: I128_MAX,
+        initialCharge: I128_MAX - 10n,
+      });
     });
 
     it('refuses a credit to an ended or a missing session, rolling back its call and nothing beside it', async () => {
@@ -285,7 +365,11 @@ export const streamSection: Section = (ctx) => {
       expect((await store.getStream(streamId(1)))?.pendingReceiptId).toBe(receiptId(1_001));
       expect(await store.write([consume(1, receiptId(1_001), iso(150))])).toEqual(OK);
       // Consuming is not activity by itself: the wait around it touches the session.
-      expect(await store.getStream(streamId(1))).toMatchObject({ pendingReceiptId: null, lastActivityAt: iso(100), vouchers: 2 });
+      expect(await store.getStream(streamId(1))).toMatchObject({
+        pendingReceiptId: null,
+        lastActivityAt: iso(100),
+        vouchers: 2,
+      });
       expect(await store.write([consume(1, receiptId(1_001)), started(1)])).toEqual(conflict(0));
       expect(await store.lastEventId()).toBe(0);
       // A credit and its consume in one call (SQLite: inside a savepoint).
@@ -298,7 +382,9 @@ export const streamSection: Section = (ctx) => {
       const { store } = ctx();
       await open(store, stream(1));
       await store.write([credit(1)]);
-      const results = await Promise.all(Array.from({ length: 10 }, (_, i) => store.write([consume(1, receiptId(1_001), iso(120 + i))])));
+      const results = await Promise.all(
+        Array.from({ length: 10 }, (_, i) => store.write([consume(1, receiptId(1_001), iso(120 + i))])),
+      );
       expect(results.filter((r) => r.ok)).toHaveLength(1);
       expect(results.filter((r) => !r.ok)).toEqual(Array.from({ length: 9 }, () => conflict(0)));
     });
@@ -309,7 +395,9 @@ export const streamSection: Section = (ctx) => {
       await store.write([credit(1)]);
       await store.write([end(1)]);
       expect(await store.write([consume(1, receiptId(1_001))])).toEqual(conflict(0));
-      expect(await store.write([{ op: 'meta.set', key: 'm', value: 'x' }, touch(1, iso(300)), consume(1, receiptId(1_001))])).toEqual(conflict(2));
+      expect(
+        await store.write([{ op: 'meta.set', key: 'm', value: 'x' }, touch(1, iso(300)), consume(1, receiptId(1_001))]),
+      ).toEqual(conflict(2));
       expect((await store.getStream(streamId(1)))?.pendingReceiptId).toBe(receiptId(1_001));
       expect(await store.getMeta('m')).toBeNull();
     });
@@ -336,10 +424,21 @@ export const streamSection: Section = (ctx) => {
       const before = await store.getStream(streamId(1));
       const first = await store.write([end(1, { reason: 'TIMEOUT', units: 40, at: iso(210) }), ended(1)]);
       expect(first.ok && first.events.map((e) => e.type)).toEqual(['stream.ended']);
-      expect(await store.getStream(streamId(1))).toEqual({ ...before, status: 'ended', reason: 'TIMEOUT', units: 40, endedAt: iso(210) });
+      expect(await store.getStream(streamId(1))).toEqual({
+        ...before,
+        status: 'ended',
+        reason: 'TIMEOUT',
+        units: 40,
+        endedAt: iso(210),
+      });
       expect(await store.write([end(1, { reason: 'ABORTED', at: iso(220) }), ended(1)])).toEqual(conflict(0));
       expect(await store.write([ended(1), touch(1, iso(230)), end(1)])).toEqual(conflict(2));
-      expect(await store.getStream(streamId(1))).toMatchObject({ reason: 'TIMEOUT', units: 40, endedAt: iso(210), lastActivityAt: iso(100) });
+      expect(await store.getStream(streamId(1))).toMatchObject({
+        reason: 'TIMEOUT',
+        units: 40,
+        endedAt: iso(210),
+        lastActivityAt: iso(100),
+      });
       expect(await eventsOfType(store, 'stream.ended')).toBe(1);
       expect(await store.write([end(404), ended(404)])).toEqual(conflict(0));
       expect(await store.getStream(streamId(404))).toBeNull();
@@ -349,11 +448,19 @@ export const streamSection: Section = (ctx) => {
       const { store } = ctx();
       await open(store, stream(1));
       const reasons = ['done', 'TIMEOUT', 'ABORTED', 'CHANNEL_EXHAUSTED', 'ACCOUNT_FROZEN'] as const;
-      const results = await Promise.all(Array.from({ length: 20 }, (_, i) => store.write([end(1, { reason: reasons[i % 5]!, at: iso(300 + i) }), ended(1)])));
+      const results = await Promise.all(
+        Array.from({ length: 20 }, (_, i) =>
+          store.write([end(1, { reason: reasons[i % 5]!, at: iso(300 + i) }), ended(1)]),
+        ),
+      );
       const winners = results.flatMap((r, i) => (r.ok ? [i] : []));
       expect(winners).toHaveLength(1);
       expect(results.filter((r) => !r.ok)).toEqual(Array.from({ length: 19 }, () => conflict(0)));
-      expect(await store.getStream(streamId(1))).toMatchObject({ status: 'ended', reason: reasons[winners[0]! % 5], endedAt: iso(300 + winners[0]!) });
+      expect(await store.getStream(streamId(1))).toMatchObject({
+        status: 'ended',
+        reason: reasons[winners[0]! % 5],
+        endedAt: iso(300 + winners[0]!),
+      });
       expect(await eventsOfType(store, 'stream.ended')).toBe(1);
     });
 
@@ -385,7 +492,8 @@ export const streamSection: Section = (ctx) => {
         stream(2, { openedAt: iso(4), lastActivityAt: iso(5) }),
       );
       await store.write([end(4, { at: iso(50) })]);
-      const ids = async (filter?: Parameters<Store['listStreams']>[0]) => (await store.listStreams(filter)).map((s) => s.id);
+      const ids = async (filter?: Parameters<Store['listStreams']>[0]) =>
+        (await store.listStreams(filter)).map((s) => s.id);
       expect(await ids()).toEqual([1, 3, 4, 5, 2].map(streamId));
       expect(await ids({})).toEqual([1, 3, 4, 5, 2].map(streamId));
       expect(await ids({ status: 'open' })).toEqual([1, 3, 5, 2].map(streamId));
@@ -399,7 +507,14 @@ export const streamSection: Section = (ctx) => {
       expect(await ids({ status: 'open', channelId: 2n, idleBefore: iso(31) })).toEqual([1, 3].map(streamId));
       expect(await ids({ channelId: 3n })).toEqual([]);
       expect((await store.listStreams({ status: 'ended' }))[0]).toEqual(
-        stream(4, { openedAt: iso(2), lastActivityAt: iso(20), status: 'ended', reason: 'done', units: 12, endedAt: iso(50) }),
+        stream(4, {
+          openedAt: iso(2),
+          lastActivityAt: iso(20),
+          status: 'ended',
+          reason: 'done',
+          units: 12,
+          endedAt: iso(50),
+        }),
       );
     });
 
@@ -488,7 +603,10 @@ export const streamSection: Section = (ctx) => {
     it('upgrades a version-1 database once: its data stays and sessions work', async () => {
       const old = await ctx().legacy(1);
       expect(await old.versions()).toEqual([1]);
-      await old.store.write([{ op: 'channel.insert', channel: channel(1n) }, { op: 'meta.set', key: 'cursor', value: '7' }]);
+      await old.store.write([
+        { op: 'channel.insert', channel: channel(1n) },
+        { op: 'meta.set', key: 'cursor', value: '7' },
+      ]);
       // Version 1 has no sessions at all.
       await expect(old.store.write([openStream(stream(1))])).rejects.toThrow();
       const store = await old.upgrade();

@@ -34,7 +34,9 @@ describe('openStore', () => {
   });
 
   it('refuses a DATABASE_URL that is not PostgreSQL, naming the variable', async () => {
-    await expect(openStore({ databaseUrl: 'mysql://root@localhost/svc', dataDir: tempDir() })).rejects.toThrow(/DATABASE_URL/);
+    await expect(openStore({ databaseUrl: 'mysql://root@localhost/svc', dataDir: tempDir() })).rejects.toThrow(
+      /DATABASE_URL/,
+    );
     await expect(openStore({ databaseUrl: 'sqlite:///tmp/x.db', dataDir: tempDir() })).rejects.toThrow(/DATABASE_URL/);
   });
 

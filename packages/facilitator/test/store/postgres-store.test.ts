@@ -2,11 +2,11 @@ import postgres from 'postgres';
 import type { Sql } from 'postgres';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { POSTGRES_MIGRATIONS, PostgresStore } from '../../src/store/index.js';
-import { appliedPostgresVersions, migratePostgres } from '../../src/store/migrations/postgres.js';
+import { appliedPostgresVersions, migratePostgres } from '../../src/store/postgres/migrations.js';
 import type { StoredEvent } from '../../src/store/index.js';
 import { createPgDatabase, inCi, pgEnabled, pgServerAnswers, randomSchema } from '../helpers/pg.js';
 import type { PgDatabase } from '../helpers/pg.js';
-import { MAX_COUNTED_PAYERS } from '../../src/store/values.js';
+import { MAX_COUNTED_PAYERS } from '../../src/store/op-checks.js';
 import { account, acceptOps, catalogRecord, channel, event, iso } from './builders.js';
 import { runStoreContract } from './store-contract.js';
 
@@ -72,10 +72,14 @@ describe.runIf(PG)('PostgresStore', () => {
     it('sorts listings in byte order whatever the database collation, and keeps the terms as json', async () => {
       const schema = randomSchema();
       const store = await openMigrated(schema);
-      const rows = await admin<{ table_name: string; column_name: string; data_type: string; collation_name: string | null }[]>`
+      const rows = await admin<
+        { table_name: string; column_name: string; data_type: string; collation_name: string | null }[]
+      >`
         SELECT table_name, column_name, data_type, collation_name FROM information_schema.columns
         WHERE table_schema = ${schema} AND table_name = 'catalog'`;
-      const columns = Object.fromEntries(rows.map((r) => [r.column_name, `${r.data_type}${r.collation_name ? ` ${r.collation_name}` : ''}`]));
+      const columns = Object.fromEntries(
+        rows.map((r) => [r.column_name, `${r.data_type}${r.collation_name ? ` ${r.collation_name}` : ''}`]),
+      );
       expect(columns).toMatchObject({
         resource: 'text C',
         pay_to: 'text C',
@@ -117,7 +121,10 @@ describe.runIf(PG)('PostgresStore', () => {
   describe('several instances on one database', () => {
     it('migrates once when two instances start at once', async () => {
       const schema = randomSchema();
-      const [a, b] = await Promise.all([PostgresStore.open({ url: db.url, schema }), PostgresStore.open({ url: db.url, schema })]);
+      const [a, b] = await Promise.all([
+        PostgresStore.open({ url: db.url, schema }),
+        PostgresStore.open({ url: db.url, schema }),
+      ]);
       await Promise.all([a.migrate(), b.migrate(), a.migrate()]);
       expect(await a.appliedMigrations()).toEqual([1, 2, 3, 4]);
       await Promise.all([a.close(), b.close()]);
@@ -127,7 +134,9 @@ describe.runIf(PG)('PostgresStore', () => {
       const schema = randomSchema();
       const [a, b] = [await openMigrated(schema), await openMigrated(schema)];
       await a.write([{ op: 'channel.insert', channel: channel(77n) }]);
-      const results = await Promise.all(Array.from({ length: 50 }, (_, i) => (i % 2 ? a : b).write(acceptOps(77n, 0n, 5_000n, iso(i)).ops)));
+      const results = await Promise.all(
+        Array.from({ length: 50 }, (_, i) => (i % 2 ? a : b).write(acceptOps(77n, 0n, 5_000n, iso(i)).ops)),
+      );
       expect(results.filter((r) => r.ok)).toHaveLength(1);
       expect(results.filter((r) => !r.ok).every((r) => !r.ok && r.reason === 'conflict' && r.op === 0)).toBe(true);
       expect(await b.getChannel(77n)).toMatchObject({ lastAccepted: 5_000n, vouchers: 1 });
@@ -154,7 +163,10 @@ describe.runIf(PG)('PostgresStore', () => {
       const write = (store: PostgresStore, name: string) =>
         Promise.all(
           Array.from({ length: WRITES_PER_INSTANCE }, (_, i) =>
-            store.write([{ op: 'event', event: event({ type: 'tick', data: { name, i } }) }, { op: 'event', event: event({ type: 'tock', data: { name, i } }) }]),
+            store.write([
+              { op: 'event', event: event({ type: 'tick', data: { name, i } }) },
+              { op: 'event', event: event({ type: 'tock', data: { name, i } }) },
+            ]),
           ),
         );
       const [fromA, fromB] = await Promise.all([write(a, 'a'), write(b, 'b')]);
@@ -201,7 +213,10 @@ describe.runIf(PG)('PostgresStore', () => {
     it('rolls back and rejects only the call whose statement fails, and commits the others', async () => {
       const schema = randomSchema();
       const store = await openMigrated(schema);
-      await store.write([{ op: 'channel.insert', channel: channel(1n) }, { op: 'channel.insert', channel: channel(2n) }]);
+      await store.write([
+        { op: 'channel.insert', channel: channel(1n) },
+        { op: 'channel.insert', channel: channel(2n) },
+      ]);
       await admin.unsafe(`
         CREATE FUNCTION ${schema}.refuse() RETURNS trigger LANGUAGE plpgsql AS $$
         BEGIN IF NEW.key = 'refused' THEN RAISE EXCEPTION 'refused by trigger'; END IF; RETURN NEW; END $$;
@@ -223,13 +238,17 @@ describe.runIf(PG)('PostgresStore', () => {
     it('keeps amounts and channel ids in numeric columns, never float or int8', async () => {
       const schema = randomSchema();
       const store = await openMigrated(schema);
-      const rows = await admin<{ table_name: string; column_name: string; data_type: string; numeric_precision: number | null }[]>`
+      const rows = await admin<
+        { table_name: string; column_name: string; data_type: string; numeric_precision: number | null }[]
+      >`
         SELECT table_name, column_name, data_type, numeric_precision FROM information_schema.columns
         WHERE table_schema = ${schema}
           AND column_name IN ('id', 'channel_id', 'deposit', 'claimed', 'last_accepted', 'refunded', 'cumulative', 'slice_cost',
             'initial_charge', 'required', 'paid', 'charged')
           AND table_name IN ('channels', 'events', 'receipts', 'streams')`;
-      const types = Object.fromEntries(rows.map((r) => [`${r.table_name}.${r.column_name}`, `${r.data_type}(${r.numeric_precision})`]));
+      const types = Object.fromEntries(
+        rows.map((r) => [`${r.table_name}.${r.column_name}`, `${r.data_type}(${r.numeric_precision})`]),
+      );
       expect(types).toMatchObject({
         'channels.id': 'numeric(20)',
         'channels.deposit': 'numeric(39)',

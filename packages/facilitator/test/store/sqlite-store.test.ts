@@ -7,10 +7,10 @@ import Database from 'better-sqlite3';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { SQLITE_MIGRATIONS, SqliteStore } from '../../src/store/index.js';
 import type { Store } from '../../src/store/index.js';
-import { appliedSqliteVersions, migrateSqlite } from '../../src/store/migrations/sqlite.js';
-import { isPrecheckable } from '../../src/store/sqlite-ops.js';
-import { openConnection } from '../../src/store/sqlite-writer.js';
-import { MAX_COUNTED_PAYERS } from '../../src/store/values.js';
+import { appliedSqliteVersions, migrateSqlite } from '../../src/store/sqlite/migrations.js';
+import { isPrecheckable } from '../../src/store/sqlite/sqlite-ops.js';
+import { openConnection } from '../../src/store/sqlite/sqlite-writer.js';
+import { MAX_COUNTED_PAYERS } from '../../src/store/op-checks.js';
 import { account, acceptOps, catalogRecord, channel, iso } from './builders.js';
 import { runStoreContract } from './store-contract.js';
 
@@ -23,7 +23,10 @@ function tempDir(): string {
   return fs.mkdtempSync(path.join(os.tmpdir(), 'svc-store-'));
 }
 
-async function openMigrated(file: string, options: { busyTimeoutMs?: number; writer?: 'thread' | 'inline' } = {}): Promise<SqliteStore> {
+async function openMigrated(
+  file: string,
+  options: { busyTimeoutMs?: number; writer?: 'thread' | 'inline' } = {},
+): Promise<SqliteStore> {
   const store = await SqliteStore.open({ file, ...options });
   await store.migrate();
   return store;
@@ -80,7 +83,10 @@ describe('SqliteStore', () => {
     dir = tempDir();
     file = path.join(dir, 'facilitator.sqlite');
     store = await openMigrated(file, { busyTimeoutMs: 50 });
-    await store.write([{ op: 'channel.insert', channel: channel(1n) }, { op: 'channel.insert', channel: channel(2n) }]);
+    await store.write([
+      { op: 'channel.insert', channel: channel(1n) },
+      { op: 'channel.insert', channel: channel(2n) },
+    ]);
   });
 
   afterEach(async () => {
@@ -100,7 +106,10 @@ describe('SqliteStore', () => {
     const raw = new Database(file, { readonly: true });
     const list = raw.pragma('index_list(streams)') as { name: string; unique: number }[];
     const indexes = Object.fromEntries(
-      list.map((ix) => [ix.name, { unique: ix.unique, columns: (raw.pragma(`index_info(${ix.name})`) as { name: string }[]).map((c) => c.name) }]),
+      list.map((ix) => [
+        ix.name,
+        { unique: ix.unique, columns: (raw.pragma(`index_info(${ix.name})`) as { name: string }[]).map((c) => c.name) },
+      ]),
     );
     raw.close();
     expect(indexes).toMatchObject({
@@ -111,7 +120,11 @@ describe('SqliteStore', () => {
       streams_by_payer: { unique: 0, columns: ['payer', 'status'] },
       streams_by_pay_to: { unique: 0, columns: ['pay_to', 'status'] },
     });
-    expect(Object.values(indexes).filter((ix) => ix.unique === 1).map((ix) => ix.columns)).toEqual(expect.arrayContaining([['id'], ['receipt_id']]));
+    expect(
+      Object.values(indexes)
+        .filter((ix) => ix.unique === 1)
+        .map((ix) => ix.columns),
+    ).toEqual(expect.arrayContaining([['id'], ['receipt_id']]));
   });
 
   it('indexes catalog listings in list order, all and by seller, and keys payers by listing', () => {
@@ -122,7 +135,10 @@ describe('SqliteStore', () => {
     };
     const pk = (table: string): string[] => {
       const info = raw.pragma(`table_info(${table})`) as { name: string; pk: number }[];
-      return info.filter((c) => c.pk > 0).sort((a, b) => a.pk - b.pk).map((c) => c.name);
+      return info
+        .filter((c) => c.pk > 0)
+        .sort((a, b) => a.pk - b.pk)
+        .map((c) => c.name);
     };
     expect(columns('catalog_by_rank')).toEqual(['payments DESC', 'last_updated DESC', 'resource', 'pay_to']);
     expect(columns('catalog_by_pay_to')).toEqual(['pay_to', 'payments DESC', 'last_updated DESC', 'resource']);
@@ -168,7 +184,9 @@ describe('SqliteStore', () => {
     const calls = [
       store.write(voucher.ops),
       store.write([{ op: 'meta.set', key: 'poison', value: 'x' }]),
-      store.write([{ op: 'channel.advance', channelId: 2n, expected: 9n, cumulative: 10n, signature: '00', at: 'now' }]),
+      store.write([
+        { op: 'channel.advance', channelId: 2n, expected: 9n, cumulative: 10n, signature: '00', at: 'now' },
+      ]),
     ];
     const settled = await Promise.allSettled(calls);
     expect(settled.map((s) => s.status)).toEqual(['rejected', 'rejected', 'rejected']);
@@ -185,7 +203,10 @@ describe('SqliteStore', () => {
   it('rejects every call of a batch that cannot take the write lock, then recovers', async () => {
     const other = new Database(file);
     other.exec('BEGIN IMMEDIATE');
-    const settled = await Promise.allSettled([store.write(acceptOps(1n, 0n, 5n).ops), store.write(acceptOps(2n, 0n, 5n).ops)]);
+    const settled = await Promise.allSettled([
+      store.write(acceptOps(1n, 0n, 5n).ops),
+      store.write(acceptOps(2n, 0n, 5n).ops),
+    ]);
     expect(settled.map((s) => s.status)).toEqual(['rejected', 'rejected']);
     expect(String((settled[0] as PromiseRejectedResult).reason)).toMatch(/locked|busy/i);
     other.exec('ROLLBACK');
@@ -196,11 +217,16 @@ describe('SqliteStore', () => {
 
   it('rolls back and rejects only the call whose statement fails inside a batch', async () => {
     const raw = new Database(file);
-    raw.exec(`CREATE TRIGGER refuse BEFORE INSERT ON meta WHEN NEW.key = 'refused' BEGIN SELECT RAISE(ABORT, 'refused by trigger'); END;`);
+    raw.exec(
+      `CREATE TRIGGER refuse BEFORE INSERT ON meta WHEN NEW.key = 'refused' BEGIN SELECT RAISE(ABORT, 'refused by trigger'); END;`,
+    );
     raw.close();
     const settled = await Promise.allSettled([
       store.write(acceptOps(1n, 0n, 5n).ops),
-      store.write([{ op: 'channel.advance', channelId: 2n, expected: 0n, cumulative: 5n, signature: '00', at: 'now' }, { op: 'meta.set', key: 'refused', value: 'x' }]),
+      store.write([
+        { op: 'channel.advance', channelId: 2n, expected: 0n, cumulative: 5n, signature: '00', at: 'now' },
+        { op: 'meta.set', key: 'refused', value: 'x' },
+      ]),
       store.write([{ op: 'meta.set', key: 'fine', value: 'y' }]),
     ]);
     expect(settled.map((s) => s.status)).toEqual(['fulfilled', 'rejected', 'fulfilled']);
@@ -211,11 +237,16 @@ describe('SqliteStore', () => {
 
   it('keeps every acknowledged voucher after kill -9 of the writing process', async () => {
     const killFile = path.join(dir, 'killed', 'facilitator.sqlite');
-    const child = spawn(process.execPath, ['--import', 'tsx', WRITER_SCRIPT, killFile], { cwd: REPO_ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, ['--import', 'tsx', WRITER_SCRIPT, killFile], {
+      cwd: REPO_ROOT,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     let out = '';
     let err = '';
     child.stderr.on('data', (chunk: Buffer) => (err += chunk.toString()));
-    const exited = new Promise<NodeJS.Signals | null>((resolve) => child.on('exit', (_code, signal) => resolve(signal)));
+    const exited = new Promise<NodeJS.Signals | null>((resolve) =>
+      child.on('exit', (_code, signal) => resolve(signal)),
+    );
     const drained = new Promise((resolve) => child.stdout.once('close', resolve));
     await new Promise<void>((resolve, reject) => {
       child.stdout.on('data', (chunk: Buffer) => {
@@ -244,7 +275,11 @@ describe('SqliteStore', () => {
         expect((await reopened.getChannel(ack.id))!.lastAccepted >= ack.cumulative).toBe(true);
         expect((await reopened.findReceipt(ack.id, ack.cumulative))?.id).toBe(ack.receiptId);
         const [e] = await reopened.events({ after: ack.eventId - 1, limit: 1 });
-        expect(e).toMatchObject({ id: ack.eventId, channelId: ack.id, data: { cumulative: ack.cumulative.toString() } });
+        expect(e).toMatchObject({
+          id: ack.eventId,
+          channelId: ack.id,
+          data: { cumulative: ack.cumulative.toString() },
+        });
       }
     } finally {
       await reopened.close();

@@ -13,13 +13,26 @@ export const PAGE_DEFAULT = 50;
 export const PAGE_MAX = 200;
 const TAGS = ['accounts'];
 
-export const zPageLimit = z.coerce.number().int('limit must be a whole number').min(1, 'limit must be at least 1').max(PAGE_MAX, `limit must be at most ${PAGE_MAX}`).default(PAGE_DEFAULT);
+export const zPageLimit = z.coerce
+  .number()
+  .int('limit must be a whole number')
+  .min(1, 'limit must be at least 1')
+  .max(PAGE_MAX, `limit must be at most ${PAGE_MAX}`)
+  .default(PAGE_DEFAULT);
 
 export const AccountSchema = z
   .object({
     address: zAddress,
     kind: z.enum(['account', 'smart']),
-    policy: z.object({ agentKey: z.string(), perTxCap: zUnits, dailyCap: zUnits, payees: z.array(z.string()), expiresLedger: z.number().int() }).nullable(),
+    policy: z
+      .object({
+        agentKey: z.string(),
+        perTxCap: zUnits,
+        dailyCap: zUnits,
+        payees: z.array(z.string()),
+        expiresLedger: z.number().int(),
+      })
+      .nullable(),
     spentToday: zUnits,
     day: z.string().nullable(),
     frozen: z.boolean(),
@@ -28,7 +41,9 @@ export const AccountSchema = z
   })
   .meta({ id: 'Account' });
 
-const LedgerPageSchema = z.object({ events: z.array(EventViewSchema), nextCursor: z.string().nullable() }).meta({ id: 'AccountLedgerPage' });
+const LedgerPageSchema = z
+  .object({ events: z.array(EventViewSchema), nextCursor: z.string().nullable() })
+  .meta({ id: 'AccountLedgerPage' });
 
 export function accountRoutes(s: Services, listing: ChannelListing): AnyRoute[] {
   return [
@@ -55,16 +70,26 @@ export function accountRoutes(s: Services, listing: ChannelListing): AnyRoute[] 
           address: params.address,
           kind: smart ? 'smart' : 'account',
           policy: smart?.policy
-            ? { ...smart.policy, perTxCap: formatUnits(smart.policy.perTxCap), dailyCap: formatUnits(smart.policy.dailyCap) }
+            ? {
+                ...smart.policy,
+                perTxCap: formatUnits(smart.policy.perTxCap),
+                dailyCap: formatUnits(smart.policy.dailyCap),
+              }
             : null,
           spentToday: formatUnits(smart?.spentToday ?? 0n),
           day: smart?.day ?? null,
           frozen: smart?.frozen ?? false,
-          balances: account.balances.map((b) => ({ asset: b.asset, code: codes.get(b.asset) ?? '', amount: formatUnits(b.amount) })),
+          balances: account.balances.map((b) => ({
+            asset: b.asset,
+            code: codes.get(b.asset) ?? '',
+            amount: formatUnits(b.amount),
+          })),
         };
         // The record's JSON with `channels` (already JSON) as its last member.
         const head = JSON.stringify(record).slice(0, -1);
-        return reply.type('application/json; charset=utf-8').send(Buffer.concat([Buffer.from(`${head},"channels":`), ChannelListing.array(list), Buffer.from('}')]));
+        return reply
+          .type('application/json; charset=utf-8')
+          .send(Buffer.concat([Buffer.from(`${head},"channels":`), ChannelListing.array(list), Buffer.from('}')]));
       },
     }),
     defineRoute({
@@ -74,12 +99,23 @@ export function accountRoutes(s: Services, listing: ChannelListing): AnyRoute[] 
       tags: TAGS,
       params: z.object({ address: zAddress }),
       query: z.object({ cursor: z.string().max(200).optional(), limit: zPageLimit }),
-      responses: { 200: { description: 'A page of events', schema: LedgerPageSchema }, 400: { description: 'Bad cursor or limit', schema: ErrorBodySchema } },
+      responses: {
+        200: { description: 'A page of events', schema: LedgerPageSchema },
+        400: { description: 'Bad cursor or limit', schema: ErrorBodySchema },
+      },
       handler: async ({ params, query }) => {
         const before = decodeCursor(query.cursor);
-        const events = await s.store.events({ account: params.address, order: 'desc', limit: query.limit, ...(before !== undefined ? { before } : {}) });
+        const events = await s.store.events({
+          account: params.address,
+          order: 'desc',
+          limit: query.limit,
+          ...(before !== undefined ? { before } : {}),
+        });
         const last = events.at(-1);
-        return { events: events.map(eventView), nextCursor: events.length === query.limit && last ? encodeCursor(last.id) : null };
+        return {
+          events: events.map(eventView),
+          nextCursor: events.length === query.limit && last ? encodeCursor(last.id) : null,
+        };
       },
     }),
   ];

@@ -32,7 +32,9 @@ export const AgentRunSchema = z
     account: zAddress.nullable().meta({ description: "The agent's smart account." }),
     channelId: z.string().nullable(),
     paid: zUnits,
-    steps: z.array(AgentStepSchema).meta({ description: 'channel, book, ticker, chat, stopped (the owner freezes the account mid-stream).' }),
+    steps: z
+      .array(AgentStepSchema)
+      .meta({ description: 'channel, book, ticker, chat, stopped (the owner freezes the account mid-stream).' }),
   })
   .meta({ id: 'DemoAgentRun' });
 
@@ -40,7 +42,9 @@ export const DemoInfoSchema = z
   .object({
     seller: zAddress.meta({ description: "The demo seller's payTo." }),
     resources: z.array(DemoPriceSchema),
-    controlKeyRequired: z.boolean().meta({ description: 'Whether POST /demo/agent/run and /demo/owner/freeze need the x-demo-key header.' }),
+    controlKeyRequired: z
+      .boolean()
+      .meta({ description: 'Whether POST /demo/agent/run and /demo/owner/freeze need the x-demo-key header.' }),
     world: z
       .object({
         ready: z.boolean(),
@@ -51,13 +55,18 @@ export const DemoInfoSchema = z
       })
       .nullable()
       .meta({ description: 'The seeded demo world; null where the ledger cannot hold one (Stellar).' }),
-    agent: z.object({ available: z.boolean(), running: z.boolean(), run: AgentRunSchema.nullable().meta({ description: 'The run under way, or the last one.' }) }),
+    agent: z.object({
+      available: z.boolean(),
+      running: z.boolean(),
+      run: AgentRunSchema.nullable().meta({ description: 'The run under way, or the last one.' }),
+    }),
   })
   .meta({ id: 'DemoInfo' });
 
 const FreezeBody = z.strictObject({ frozen: z.boolean({ error: 'frozen must be true or false' }) });
-const FreezeResultSchema = z.object({ account: zAddress, frozen: z.boolean(), tx: z.string() }).meta({ id: 'DemoFreezeResult' });
-
+const FreezeResultSchema = z
+  .object({ account: zAddress, frozen: z.boolean(), tx: z.string() })
+  .meta({ id: 'DemoFreezeResult' });
 
 export function demoControlRoutes(s: Services, demo: Demo): AnyRoute[] {
   const requireKey = controlKeyCheck(s.config.DEMO_CONTROL_KEY);
@@ -69,13 +78,18 @@ export function demoControlRoutes(s: Services, demo: Demo): AnyRoute[] {
     429: { description: 'Costly-request rate limit (Retry-After)', schema: ErrorBodySchema },
   };
   const needWorld = () => {
-    if (!demo.available) throw new SvcError('CONFLICT', 'The demo agent and its world need the local ledger; this facilitator runs on another ledger.');
+    if (!demo.available)
+      throw new SvcError(
+        'CONFLICT',
+        'The demo agent and its world need the local ledger; this facilitator runs on another ledger.',
+      );
   };
   return [
     defineRoute({
       method: 'GET',
       url: '/demo/info',
-      summary: 'The demo: live prices and slices, the seller, the seeded world (smart account, owner, agent key, investors), whether a control key is required, and the agent’s current or last run.',
+      summary:
+        'The demo: live prices and slices, the seller, the seeded world (smart account, owner, agent key, investors), whether a control key is required, and the agent’s current or last run.',
       tags: TAGS,
       responses: { 200: { description: 'The demo', schema: DemoInfoSchema } },
       handler: () => {
@@ -85,7 +99,13 @@ export function demoControlRoutes(s: Services, demo: Demo): AnyRoute[] {
           resources: demoPrices(s.config, s.supported()),
           controlKeyRequired: s.config.DEMO_CONTROL_KEY !== undefined,
           world: demo.available
-            ? { ready: demo.ready !== null, account: known, owner: demo.seeder.owner.address, agentKey: demo.seeder.agent.address, investors: demo.seeder.investors.map((k) => k.address) }
+            ? {
+                ready: demo.ready !== null,
+                account: known,
+                owner: demo.seeder.owner.address,
+                agentKey: demo.seeder.agent.address,
+                investors: demo.seeder.investors.map((k) => k.address),
+              }
             : null,
           agent: { available: demo.available, running: demo.agent.busy, run: demo.agent.current() },
         };
@@ -94,7 +114,8 @@ export function demoControlRoutes(s: Services, demo: Demo): AnyRoute[] {
     defineRoute({
       method: 'POST',
       url: '/demo/agent/run',
-      summary: 'Starts the built-in buyer agent: it opens a channel from its smart account, buys the book, streams the ticker and the chat, and is stopped once by its owner. One run at a time; follow it in GET /demo/info and GET /events.',
+      summary:
+        'Starts the built-in buyer agent: it opens a channel from its smart account, buys the book, streams the ticker and the chat, and is stopped once by its owner. One run at a time; follow it in GET /demo/info and GET /events.',
       tags: TAGS,
       costly: true,
       auth: controlAuth,
@@ -110,12 +131,17 @@ export function demoControlRoutes(s: Services, demo: Demo): AnyRoute[] {
     defineRoute({
       method: 'POST',
       url: '/demo/owner/freeze',
-      summary: "Freezes or unfreezes the demo smart account on the ledger (account.freeze, signed by its owner): a frozen account's vouchers are refused with ACCOUNT_FROZEN and its streams end.",
+      summary:
+        "Freezes or unfreezes the demo smart account on the ledger (account.freeze, signed by its owner): a frozen account's vouchers are refused with ACCOUNT_FROZEN and its streams end.",
       tags: TAGS,
       costly: true,
       auth: controlAuth,
       body: FreezeBody,
-      responses: { 200: { description: 'Done', schema: FreezeResultSchema }, ...refusals, 503: { description: 'Ledger unavailable', schema: ErrorBodySchema } },
+      responses: {
+        200: { description: 'Done', schema: FreezeResultSchema },
+        ...refusals,
+        503: { description: 'Ledger unavailable', schema: ErrorBodySchema },
+      },
       handler: async ({ body, request }) => {
         requireKey(request);
         needWorld();
@@ -135,7 +161,10 @@ function controlKeyCheck(key: string | undefined): (request: FastifyRequest) => 
   const expected = createHash('sha256').update(key).digest();
   return (request) => {
     const given = request.headers['x-demo-key'];
-    const digest = createHash('sha256').update(typeof given === 'string' ? given : '').digest();
-    if (typeof given !== 'string' || !timingSafeEqual(digest, expected)) throw new SvcError('UNAUTHORIZED', 'This demo control needs the x-demo-key header with the demo control key.');
+    const digest = createHash('sha256')
+      .update(typeof given === 'string' ? given : '')
+      .digest();
+    if (typeof given !== 'string' || !timingSafeEqual(digest, expected))
+      throw new SvcError('UNAUTHORIZED', 'This demo control needs the x-demo-key header with the demo control key.');
   };
 }

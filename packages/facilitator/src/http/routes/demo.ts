@@ -40,18 +40,23 @@ export function registerDemo(app: FastifyInstance, s: Services, demo: DemoSeller
   let client: SvcClient | null = null;
   // Its seller token is minted here directly (the facilitator holds the key the token would prove).
   const sellerToken = () => s.sellerTokens.mint(demo.payTo, s.clock.now() + DEMO_TOKEN_DAYS * 86_400_000).token;
-  const seller = () => (client ??= svc({ facilitator: s.selfUrl(), payTo: demo.payTo, publicUrl: s.publicUrl(), sellerToken: sellerToken() }));
+  const seller = () =>
+    (client ??= svc({
+      facilitator: s.selfUrl(),
+      payTo: demo.payTo,
+      publicUrl: s.publicUrl(),
+      sellerToken: sellerToken(),
+    }));
   // The same options the price list, llms.txt and the OpenAPI document read (demo-prices.ts).
   const options = (path: string) => demoResources(s.config).find((r) => r.path === path)!.options;
   const book = options('/demo/book');
   const ticker = streamed(options('/demo/ticker/stream'));
   const chat = streamed(options('/demo/chat'));
 
-  app.get(
-    '/demo/book',
-    { preHandler: lazyMeter(() => fastifyMeter(seller(), book)) },
-    (request) => ({ ...BOOK, paidWith: { channelId: request.payment?.channelId, cumulative: request.payment?.cumulative } }),
-  );
+  app.get('/demo/book', { preHandler: lazyMeter(() => fastifyMeter(seller(), book)) }, (request) => ({
+    ...BOOK,
+    paidWith: { channelId: request.payment?.channelId, cumulative: request.payment?.cumulative },
+  }));
 
   app.get('/demo/ticker/stream', { preHandler: lazyMeter(() => fastifyMeter(seller(), ticker)) }, (request, reply) =>
     streamWith(seller(), request, reply, ticker, async (stream) => {
@@ -78,17 +83,36 @@ export function registerDemo(app: FastifyInstance, s: Services, demo: DemoSeller
 }
 
 /** Hands the raw request and response to the stream, as any Node framework would. */
-async function streamWith(client: SvcClient, request: FastifyRequest, reply: FastifyReply, options: StreamOptions, body: (stream: PaidStream) => Promise<void>): Promise<void> {
+async function streamWith(
+  client: SvcClient,
+  request: FastifyRequest,
+  reply: FastifyReply,
+  options: StreamOptions,
+  body: (stream: PaidStream) => Promise<void>,
+): Promise<void> {
   void reply.hijack();
   const res: ServerResponse = reply.raw;
   for (const [name, value] of Object.entries(reply.getHeaders())) if (value !== undefined) res.setHeader(name, value);
   let stream: PaidStream;
   try {
-    stream = await client.stream(request.raw, res, { ...options, ...(request.payment ? { payment: request.payment } : {}) });
+    stream = await client.stream(request.raw, res, {
+      ...options,
+      ...(request.payment ? { payment: request.payment } : {}),
+    });
   } catch (err) {
     // No session (e.g. too many open on this channel): answer like the facilitator did.
-    const f = err instanceof FacilitatorError ? err : new FacilitatorError(503, 'FACILITATOR_UNAVAILABLE', 'The payment facilitator is unavailable; try again shortly.');
-    res.writeHead(f.status, { 'content-type': 'application/json; charset=utf-8', ...(f.retryAfter ? { 'retry-after': f.retryAfter } : {}) });
+    const f =
+      err instanceof FacilitatorError
+        ? err
+        : new FacilitatorError(
+            503,
+            'FACILITATOR_UNAVAILABLE',
+            'The payment facilitator is unavailable; try again shortly.',
+          );
+    res.writeHead(f.status, {
+      'content-type': 'application/json; charset=utf-8',
+      ...(f.retryAfter ? { 'retry-after': f.retryAfter } : {}),
+    });
     res.end(JSON.stringify({ error: f.code, source: 'facilitator', message: f.message }));
     return;
   }

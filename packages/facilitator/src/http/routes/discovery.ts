@@ -23,7 +23,12 @@ const DiscoveryQuery = z.strictObject(
       .default(0)
       .meta({ description: 'Listings to skip.' }),
   },
-  { error: (issue) => (issue.code === 'unrecognized_keys' ? `unknown parameter ${issue.keys.join(', ')} (the parameters are payTo, limit and offset)` : undefined) },
+  {
+    error: (issue) =>
+      issue.code === 'unrecognized_keys'
+        ? `unknown parameter ${issue.keys.join(', ')} (the parameters are payTo, limit and offset)`
+        : undefined,
+  },
 );
 
 const zTime = z.string().meta({ description: 'ISO 8601 time, UTC.' });
@@ -33,7 +38,9 @@ export const DiscoveryItemSchema = z
     resource: z.string().meta({ description: 'The resource URL.' }),
     type: z.literal('http'),
     x402Version: z.literal(2),
-    accepts: z.array(PaymentRequirementsSchema).meta({ description: 'The terms of the latest verified payment (the 402 `accepts`).' }),
+    accepts: z
+      .array(PaymentRequirementsSchema)
+      .meta({ description: 'The terms of the latest verified payment (the 402 `accepts`).' }),
     lastUpdated: zTime,
     extensions: z.object({ bazaar: BazaarSchema }),
     description: z.string(),
@@ -67,8 +74,16 @@ export function discoveryRoutes(s: Services): AnyRoute[] {
         400: { description: 'Bad query', schema: ErrorBodySchema },
       },
       handler: async ({ query }) => {
-        const page = await s.store.listCatalog({ ...(query.payTo ? { payTo: query.payTo } : {}), limit: query.limit, offset: query.offset });
-        return { x402Version: 2, items: page.items.map(discoveryItem), pagination: { limit: query.limit, offset: query.offset, total: page.total } };
+        const page = await s.store.listCatalog({
+          ...(query.payTo ? { payTo: query.payTo } : {}),
+          limit: query.limit,
+          offset: query.offset,
+        });
+        return {
+          x402Version: 2,
+          items: page.items.map(discoveryItem),
+          pagination: { limit: query.limit, offset: query.offset, total: page.total },
+        };
       },
     }),
   ];

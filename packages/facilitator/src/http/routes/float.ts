@@ -21,9 +21,17 @@ const FloatQuery = z.strictObject(
       .string({ error: HISTORY_MESSAGE })
       .refine((v) => /^[0-9]{1,3}$/.test(v) && Number(v) >= 1 && Number(v) <= FLOAT_HISTORY_MAX, HISTORY_MESSAGE)
       .default(String(FLOAT_HISTORY_DEFAULT))
-      .meta({ description: `Samples of history, newest last (1 to ${FLOAT_HISTORY_MAX}, default ${FLOAT_HISTORY_DEFAULT}).`, example: '200' }),
+      .meta({
+        description: `Samples of history, newest last (1 to ${FLOAT_HISTORY_MAX}, default ${FLOAT_HISTORY_DEFAULT}).`,
+        example: '200',
+      }),
   },
-  { error: (issue) => (issue.code === 'unrecognized_keys' ? `unknown parameter ${issue.keys.join(', ')} (the parameter is history)` : undefined) },
+  {
+    error: (issue) =>
+      issue.code === 'unrecognized_keys'
+        ? `unknown parameter ${issue.keys.join(', ')} (the parameter is history)`
+        : undefined,
+  },
 );
 
 const zBps = z.number().int().meta({ description: 'Basis points (10000 = 100 %).' });
@@ -47,7 +55,13 @@ export const PoolPositionSchema = z
   })
   .meta({ id: 'PoolPosition' });
 
-const FloatSampleSchema = z.object({ at: z.string(), sharePrice: zUnits, size: zUnits, lent: zUnits, utilizationBps: zBps });
+const FloatSampleSchema = z.object({
+  at: z.string(),
+  sharePrice: zUnits,
+  size: zUnits,
+  lent: zUnits,
+  utilizationBps: zBps,
+});
 
 export const FloatSchema = z
   .object({
@@ -65,7 +79,9 @@ export const FloatSchema = z
       investorCount: z.number().int(),
     }),
     lines: z.array(CreditLineSchema).meta({ description: `Credit lines, largest debt first (at most ${LISTED}).` }),
-    positions: z.array(PoolPositionSchema).meta({ description: `Investor positions, most shares first (at most ${LISTED}).` }),
+    positions: z
+      .array(PoolPositionSchema)
+      .meta({ description: `Investor positions, most shares first (at most ${LISTED}).` }),
     history: z.array(FloatSampleSchema).meta({ description: 'Periodic samples (FLOAT_SAMPLE_SECONDS), oldest first.' }),
     sampleSeconds: z.number(),
   })
@@ -86,11 +102,20 @@ export function floatRoutes(s: Services): AnyRoute[] {
       summary: 'The credit pool: size, share price, utilization, lines, investors and a sampled history. Read-only.',
       tags: TAGS,
       query: FloatQuery,
-      responses: { 200: { description: 'The pool', schema: FloatSchema }, 400: { description: 'Bad query', schema: ErrorBodySchema }, 404: noPool, 503: ledgerDown },
+      responses: {
+        200: { description: 'The pool', schema: FloatSchema },
+        400: { description: 'Bad query', schema: ErrorBodySchema },
+        404: noPool,
+        503: ledgerDown,
+      },
       handler: async ({ query }) => {
         const state = await pool();
-        const lines = [...state.lines].sort((a, b) => (a.debt === b.debt ? a.account.localeCompare(b.account) : a.debt > b.debt ? -1 : 1));
-        const positions = [...state.positions].sort((a, b) => (a.shares === b.shares ? a.address.localeCompare(b.address) : a.shares > b.shares ? -1 : 1));
+        const lines = [...state.lines].sort((a, b) =>
+          a.debt === b.debt ? a.account.localeCompare(b.account) : a.debt > b.debt ? -1 : 1,
+        );
+        const positions = [...state.positions].sort((a, b) =>
+          a.shares === b.shares ? a.address.localeCompare(b.address) : a.shares > b.shares ? -1 : 1,
+        );
         return {
           pool: {
             address: state.address,
@@ -118,7 +143,12 @@ export function floatRoutes(s: Services): AnyRoute[] {
       summary: "A smart account's credit line: debt, value, health (value × 10000 / debt), liquidatable. Read-only.",
       tags: TAGS,
       params: z.object({ account: zAddress }),
-      responses: { 200: { description: 'The line', schema: CreditLineSchema }, 400: { description: 'Not an address', schema: ErrorBodySchema }, 404: noPool, 503: ledgerDown },
+      responses: {
+        200: { description: 'The line', schema: CreditLineSchema },
+        400: { description: 'Not an address', schema: ErrorBodySchema },
+        404: noPool,
+        503: ledgerDown,
+      },
       handler: async ({ params }) => {
         const line = (await pool()).lines.find((l) => l.account === params.account);
         if (!line) throw new SvcError('NOT_FOUND', `${params.account} has no credit line.`);
@@ -131,7 +161,12 @@ export function floatRoutes(s: Services): AnyRoute[] {
       summary: "An investor's shares and their value in the asset (zero for an address that holds none). Read-only.",
       tags: TAGS,
       params: z.object({ address: zAddress }),
-      responses: { 200: { description: 'The position', schema: PoolPositionSchema }, 400: { description: 'Not an address', schema: ErrorBodySchema }, 404: noPool, 503: ledgerDown },
+      responses: {
+        200: { description: 'The position', schema: PoolPositionSchema },
+        400: { description: 'Not an address', schema: ErrorBodySchema },
+        404: noPool,
+        503: ledgerDown,
+      },
       handler: async ({ params }) => {
         const position = (await pool()).positions.find((p) => p.address === params.address);
         return positionView(position ?? { address: params.address, shares: 0n, value: 0n });

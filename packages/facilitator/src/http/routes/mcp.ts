@@ -36,7 +36,8 @@ export function registerMcp(app: FastifyInstance, s: Services): void {
     scope.addContentTypeParser('*', (_request, _payload, next) => next(null, UNSUPPORTED_TYPE));
     scope.setErrorHandler((error: Error & { statusCode?: number }, _request, reply) => {
       if (error.statusCode === 415) return reply.code(415).send(unsupportedType());
-      if (error.statusCode === 413) return reply.code(413).send(rpcError(null, INVALID_REQUEST, 'Invalid Request: the body is too large.'));
+      if (error.statusCode === 413)
+        return reply.code(413).send(rpcError(null, INVALID_REQUEST, 'Invalid Request: the body is too large.'));
       throw error; // the application's own error handler answers the rest
     });
     mount(scope, mcpRoutes(s));
@@ -60,8 +61,16 @@ export function mcpOriginAllowed(origin: string | undefined, s: Services): boole
     return false;
   }
   if (url.origin === new URL(s.publicUrl()).origin) return true;
-  if (['localhost', '127.0.0.1', '[::1]'].includes(url.hostname) && (url.protocol === 'http:' || url.protocol === 'https:')) return true;
-  return allowed.split(',').map((o) => o.trim()).filter(Boolean).includes(url.origin);
+  if (
+    ['localhost', '127.0.0.1', '[::1]'].includes(url.hostname) &&
+    (url.protocol === 'http:' || url.protocol === 'https:')
+  )
+    return true;
+  return allowed
+    .split(',')
+    .map((o) => o.trim())
+    .filter(Boolean)
+    .includes(url.origin);
 }
 
 /** The /mcp routes, also listed in the OpenAPI document and llms.txt. */
@@ -70,8 +79,15 @@ export function mcpRoutes(s: Services): AnyRoute[] {
     reply
       .code(405)
       .header('allow', 'POST')
-      .send(new SvcError('BAD_REQUEST', 'This MCP endpoint is stateless: send every JSON-RPC message with POST /mcp (there is no event stream and no session).').toBody());
-  const refusal = { 405: { description: 'Stateless server: no SSE stream, no session (Allow: POST)', schema: ErrorBodySchema } };
+      .send(
+        new SvcError(
+          'BAD_REQUEST',
+          'This MCP endpoint is stateless: send every JSON-RPC message with POST /mcp (there is no event stream and no session).',
+        ).toBody(),
+      );
+  const refusal = {
+    405: { description: 'Stateless server: no SSE stream, no session (Allow: POST)', schema: ErrorBodySchema },
+  };
   const rpcErrors = (description: string) => ({ description, schema: JsonRpcErrorSchema });
   return [
     defineRoute({
@@ -83,9 +99,15 @@ export function mcpRoutes(s: Services): AnyRoute[] {
       body: z.union([JsonRpcMessageSchema, z.array(JsonRpcMessageSchema).min(1).max(MCP_BATCH_MAX)]),
       selfValidated: true,
       responses: {
-        200: { description: 'The JSON-RPC response (a JSON-RPC error for a method-level failure, e.g. -32602 for an unknown tool)', schema: z.union([JsonRpcMessageSchema, z.array(JsonRpcMessageSchema)]) },
+        200: {
+          description:
+            'The JSON-RPC response (a JSON-RPC error for a method-level failure, e.g. -32602 for an unknown tool)',
+          schema: z.union([JsonRpcMessageSchema, z.array(JsonRpcMessageSchema)]),
+        },
         202: { description: 'Accepted (notifications and responses only)' },
-        400: rpcErrors('Not JSON (-32700), not a JSON-RPC message, or a batch the protocol version does not have (-32600)'),
+        400: rpcErrors(
+          'Not JSON (-32700), not a JSON-RPC message, or a batch the protocol version does not have (-32600)',
+        ),
         403: rpcErrors('A browser page of an origin that is not allowed (MCP_ALLOWED_ORIGINS); id null'),
         406: rpcErrors('Accept must list application/json and text/event-stream; id null'),
         413: rpcErrors('The body is larger than the limit (-32600); id null'),
@@ -93,17 +115,44 @@ export function mcpRoutes(s: Services): AnyRoute[] {
       },
       handler: async ({ request, reply }) => {
         if (!mcpOriginAllowed(request.headers.origin, s)) {
-          return reply.code(403).send(rpcError(null, FORBIDDEN_ORIGIN, `Origin ${String(request.headers.origin).slice(0, 200)} may not call this MCP server.`));
+          return reply
+            .code(403)
+            .send(
+              rpcError(
+                null,
+                FORBIDDEN_ORIGIN,
+                `Origin ${String(request.headers.origin).slice(0, 200)} may not call this MCP server.`,
+              ),
+            );
         }
         if (request.body === UNSUPPORTED_TYPE) return reply.code(415).send(unsupportedType());
-        const checked = checkMessages(typeof request.body === 'string' ? request.body : '', protocolVersion(request), MCP_TOOLS, MCP_BATCH_MAX);
+        const checked = checkMessages(
+          typeof request.body === 'string' ? request.body : '',
+          protocolVersion(request),
+          MCP_TOOLS,
+          MCP_BATCH_MAX,
+        );
         if (!checked.ok) return reply.code(checked.status).send(checked.error);
         await answer(s, request, reply, checked.messages);
         return reply;
       },
     }),
-    defineRoute({ method: 'GET', url: MCP_PATH, summary: 'Not available: this MCP server is stateless and opens no event stream.', tags: TAGS, responses: refusal, handler: ({ reply }) => notAllowed(reply) }),
-    defineRoute({ method: 'DELETE', url: MCP_PATH, summary: 'Not available: this MCP server keeps no session.', tags: TAGS, responses: refusal, handler: ({ reply }) => notAllowed(reply) }),
+    defineRoute({
+      method: 'GET',
+      url: MCP_PATH,
+      summary: 'Not available: this MCP server is stateless and opens no event stream.',
+      tags: TAGS,
+      responses: refusal,
+      handler: ({ reply }) => notAllowed(reply),
+    }),
+    defineRoute({
+      method: 'DELETE',
+      url: MCP_PATH,
+      summary: 'Not available: this MCP server keeps no session.',
+      tags: TAGS,
+      responses: refusal,
+      handler: ({ reply }) => notAllowed(reply),
+    }),
   ];
 }
 

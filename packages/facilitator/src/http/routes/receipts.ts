@@ -11,7 +11,10 @@ import { zPageLimit } from './accounts.js';
 const TAGS = ['receipts'];
 const IdParams = z.object({ id: zHex32 });
 const AttestationSchema = z.object({ responseHash: zHex32, at: z.string() }).nullable();
-const errors = { 400: { description: 'Malformed', schema: ErrorBodySchema }, 404: { description: 'No such receipt', schema: ErrorBodySchema } };
+const errors = {
+  400: { description: 'Malformed', schema: ErrorBodySchema },
+  404: { description: 'No such receipt', schema: ErrorBodySchema },
+};
 
 export function receiptRoutes(s: Services): AnyRoute[] {
   const find = async (id: string) => {
@@ -25,8 +28,19 @@ export function receiptRoutes(s: Services): AnyRoute[] {
       url: '/receipts',
       summary: 'Receipts as issued, newest first, cursor-paginated (50 by default, at most 200).',
       tags: TAGS,
-      query: z.object({ payee: zAddress.optional(), channelId: zChannelId.optional(), cursor: z.string().max(200).optional(), limit: zPageLimit }),
-      responses: { 200: { description: 'A page of receipts', schema: z.object({ receipts: z.array(ReceiptSchema), nextCursor: z.string().nullable() }) }, 400: errors[400] },
+      query: z.object({
+        payee: zAddress.optional(),
+        channelId: zChannelId.optional(),
+        cursor: z.string().max(200).optional(),
+        limit: zPageLimit,
+      }),
+      responses: {
+        200: {
+          description: 'A page of receipts',
+          schema: z.object({ receipts: z.array(ReceiptSchema), nextCursor: z.string().nullable() }),
+        },
+        400: errors[400],
+      },
       handler: async ({ query }) => {
         const before = decodeCursor(query.cursor);
         const page = await s.store.listReceipts({
@@ -36,7 +50,10 @@ export function receiptRoutes(s: Services): AnyRoute[] {
           ...(before !== undefined ? { before } : {}),
         });
         const last = page.at(-1);
-        return { receipts: page.map((r) => r.receipt), nextCursor: page.length === query.limit && last ? encodeCursor(last.position) : null };
+        return {
+          receipts: page.map((r) => r.receipt),
+          nextCursor: page.length === query.limit && last ? encodeCursor(last.position) : null,
+        };
       },
     }),
     defineRoute({
@@ -45,8 +62,17 @@ export function receiptRoutes(s: Services): AnyRoute[] {
       summary: 'A receipt exactly as issued, with its attestation if any.',
       tags: TAGS,
       params: IdParams,
-      responses: { 200: { description: 'The receipt', schema: z.object({ receipt: ReceiptSchema, attestation: AttestationSchema }) }, ...errors },
-      handler: async ({ params }) => ({ receipt: await find(params.id), attestation: await s.attestations.of(params.id) }),
+      responses: {
+        200: {
+          description: 'The receipt',
+          schema: z.object({ receipt: ReceiptSchema, attestation: AttestationSchema }),
+        },
+        ...errors,
+      },
+      handler: async ({ params }) => ({
+        receipt: await find(params.id),
+        attestation: await s.attestations.of(params.id),
+      }),
     }),
     defineRoute({
       method: 'GET',
@@ -54,18 +80,35 @@ export function receiptRoutes(s: Services): AnyRoute[] {
       summary: "Checks a stored receipt's id and signature, and whether this facilitator signed it.",
       tags: TAGS,
       params: IdParams,
-      responses: { 200: { description: 'The check', schema: z.object({ valid: z.boolean(), reason: z.string().nullable(), signer: z.string(), signedByThisFacilitator: z.boolean() }) }, ...errors },
+      responses: {
+        200: {
+          description: 'The check',
+          schema: z.object({
+            valid: z.boolean(),
+            reason: z.string().nullable(),
+            signer: z.string(),
+            signedByThisFacilitator: z.boolean(),
+          }),
+        },
+        ...errors,
+      },
       handler: async ({ params }) => {
         const receipt = await find(params.id);
         const check = verifyReceipt(receipt);
-        return { valid: check.ok, reason: check.ok ? null : check.reason, signer: receipt.signer, signedByThisFacilitator: receipt.signer === s.keys.address };
+        return {
+          valid: check.ok,
+          reason: check.ok ? null : check.reason,
+          signer: receipt.signer,
+          signedByThisFacilitator: receipt.signer === s.keys.address,
+        };
       },
     }),
     defineRoute({
       method: 'POST',
       url: '/receipts/:id/attest',
       costly: true,
-      summary: 'The payee’s middleware attests the response it served for a receipt (once, within 60 s; Authorization: Bearer <attestToken from /verify>).',
+      summary:
+        'The payee’s middleware attests the response it served for a receipt (once, within 60 s; Authorization: Bearer <attestToken from /verify>).',
       tags: TAGS,
       params: IdParams,
       auth: { scheme: 'attestToken' },

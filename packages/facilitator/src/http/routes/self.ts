@@ -36,7 +36,9 @@ const TAG_DESCRIPTIONS: Record<string, string> = {
   float: 'The credit pool, read-only: size, share price, credit lines and positions.',
 };
 
-const OpenApiDocumentSchema = z.looseObject({ openapi: z.literal(OPENAPI_VERSION), paths: z.record(z.string(), z.unknown()) }).meta({ description: 'An OpenAPI 3.1 document.' });
+const OpenApiDocumentSchema = z
+  .looseObject({ openapi: z.literal(OPENAPI_VERSION), paths: z.record(z.string(), z.unknown()) })
+  .meta({ description: 'An OpenAPI 3.1 document.' });
 
 export function selfRoutes(s: Services, allRoutes: () => readonly AnyRoute[]): AnyRoute[] {
   // Routes cannot change once the server is ready: the document is generated once, on first use.
@@ -48,12 +50,19 @@ export function selfRoutes(s: Services, allRoutes: () => readonly AnyRoute[]): A
       summary: 'This OpenAPI 3.1 document, generated from the route declarations and the schemas they validate with.',
       tags: TAGS,
       responses: { 200: { description: 'The OpenAPI document', schema: OpenApiDocumentSchema } },
-      handler: ({ request }) => (openapi ??= openApiDocument({ routes: documentedRoutes(s, allRoutes(), request.server), serverUrl: s.publicUrl(), description: description(s), tags: TAG_DESCRIPTIONS })),
+      handler: ({ request }) =>
+        (openapi ??= openApiDocument({
+          routes: documentedRoutes(s, allRoutes(), request.server),
+          serverUrl: s.publicUrl(),
+          description: description(s),
+          tags: TAG_DESCRIPTIONS,
+        })),
     }),
     defineRoute({
       method: 'GET',
       url: '/llms.txt',
-      summary: 'A plain-text guide for language models: the channel scheme, voucher bytes, payment header, live prices, limits, endpoints, an example flow.',
+      summary:
+        'A plain-text guide for language models: the channel scheme, voucher bytes, payment header, live prices, limits, endpoints, an example flow.',
       tags: TAGS,
       responses: { 200: { description: 'The guide', schema: z.string(), contentType: 'text/plain' } },
       handler: ({ request, reply }) => {
@@ -64,7 +73,9 @@ export function selfRoutes(s: Services, allRoutes: () => readonly AnyRoute[]): A
           ledger: s.ledgerInfo,
           receiptSigner: s.keys.address,
           routes: documentedRoutes(s, allRoutes(), request.server),
-          demo: request.server.hasRoute({ method: 'GET', url: '/demo/book' }) ? demoPrices(s.config, s.supported()) : [],
+          demo: request.server.hasRoute({ method: 'GET', url: '/demo/book' })
+            ? demoPrices(s.config, s.supported())
+            : [],
           ledgerServed: request.server.hasRoute({ method: 'GET', url: `${LEDGER_PREFIX}/info` }),
         });
       },

@@ -1,9 +1,26 @@
 // Seller revenue (spec: GET /sellers/:payTo/revenue, GET /sellers/:payTo/settlements.csv), computed
 // in domain/revenue.ts from the seller's events in the audit ledger. The store has no aggregate
 // queries (amounts are text in SQLite): pages of events are summed as bigint in the domain.
-import { ErrorBodySchema, NETWORKS, SellerTokenRequestBodySchema, SellerTokenSchema, SvcError, isAccountAddress, isNetworkName, verifySellerTokenRequest, zAddress, zUnits } from '@svc/core';
+import {
+  ErrorBodySchema,
+  NETWORKS,
+  SellerTokenRequestBodySchema,
+  SellerTokenSchema,
+  SvcError,
+  isAccountAddress,
+  isNetworkName,
+  verifySellerTokenRequest,
+  zAddress,
+  zUnits,
+} from '@svc/core';
 import { z } from 'zod';
-import { AGING_BUCKETS, REVENUE_EVENT_TYPES, RevenueTally, revenueWindow, settlementsCsv } from '../../domain/revenue.js';
+import {
+  AGING_BUCKETS,
+  REVENUE_EVENT_TYPES,
+  RevenueTally,
+  revenueWindow,
+  settlementsCsv,
+} from '../../domain/revenue.js';
 import type { RevenueReport } from '../../domain/revenue.js';
 import type { Services } from '../../services.js';
 import { defineRoute } from '../route.js';
@@ -27,9 +44,17 @@ const RevenueQuery = z.strictObject(
       .string({ error: DAYS_MESSAGE })
       .refine((v) => /^[0-9]{1,3}$/.test(v) && Number(v) >= 1 && Number(v) <= 365, DAYS_MESSAGE)
       .default('30')
-      .meta({ description: 'Window of the time series, revenue by resource and settlement list, in days (1 to 365).', example: '30' }),
+      .meta({
+        description: 'Window of the time series, revenue by resource and settlement list, in days (1 to 365).',
+        example: '30',
+      }),
   },
-  { error: (issue) => (issue.code === 'unrecognized_keys' ? `unknown parameter ${issue.keys.join(', ')} (the parameters are bucket and days)` : undefined) },
+  {
+    error: (issue) =>
+      issue.code === 'unrecognized_keys'
+        ? `unknown parameter ${issue.keys.join(', ')} (the parameters are bucket and days)`
+        : undefined,
+  },
 );
 
 const zCount = z.number().int().min(0);
@@ -43,7 +68,9 @@ const SettlementSchema = z
     channelId: z.string(),
     payer: zAddress.nullable(),
     amount: zUnits,
-    paymentsCovered: zCount.nullable().meta({ description: 'Vouchers the claim covered; null for a claim made by someone else.' }),
+    paymentsCovered: zCount
+      .nullable()
+      .meta({ description: 'Vouchers the claim covered; null for a claim made by someone else.' }),
     explorer: z.string().meta({ description: 'Explorer link of the transaction; empty on stellar:local.' }),
   })
   .meta({ id: 'Settlement' });
@@ -57,19 +84,34 @@ export const RevenueReportSchema = z
         earned: zUnits.meta({ description: 'Sum of accepted vouchers, all time.' }),
         settled: zUnits.meta({ description: 'Sum claimed on the ledger, all time.' }),
         receivable: zUnits.meta({ description: 'What open channels owe: earned − settled − lost.' }),
-        lost: zUnits.meta({ description: 'What closed channels owed when they closed: accepted but never claimed, and no longer claimable. earned = settled + receivable + lost.' }),
+        lost: zUnits.meta({
+          description:
+            'What closed channels owed when they closed: accepted but never claimed, and no longer claimable. earned = settled + receivable + lost.',
+        }),
         payments: zCount,
         settlements: zCount,
-        paymentsPerSettlement: z.number().nullable().meta({ description: 'payments ÷ settlements (2 decimals); null before the first settlement.' }),
+        paymentsPerSettlement: z.number().nullable().meta({
+          description:
+            'The payments each settlement covered, on average (2 decimals): settlements whose coverage is unknown (claims made by someone else) are left out; null when there is none.',
+        }),
         buyers: zCount,
       })
       .meta({ description: 'All time, as of `asOf`.' }),
     window: z
       .object({ bucket: z.enum(['hour', 'day']), days: z.number().int(), start: zTime, end: zTime, ...Sums })
-      .meta({ description: 'The window [start, end): `days` × 24 h of whole UTC buckets ending with the current one, and its own sums.' }),
-    byResource: z.array(z.object({ resource: z.string(), earned: zUnits, payments: zCount })).meta({ description: 'In the window, highest earned first (top 100).' }),
-    otherResources: z.object({ resources: zCount, earned: zUnits, payments: zCount }).meta({ description: 'The window’s resources past the top 100, summed.' }),
-    series: z.array(z.object({ start: zTime, ...Sums })).meta({ description: 'Every bucket of the window, oldest first, empty ones included.' }),
+      .meta({
+        description:
+          'The window [start, end): `days` × 24 h of whole UTC buckets ending with the current one, and its own sums.',
+      }),
+    byResource: z
+      .array(z.object({ resource: z.string(), earned: zUnits, payments: zCount }))
+      .meta({ description: 'In the window, highest earned first (top 100).' }),
+    otherResources: z
+      .object({ resources: zCount, earned: zUnits, payments: zCount })
+      .meta({ description: 'The window’s resources past the top 100, summed.' }),
+    series: z
+      .array(z.object({ start: zTime, ...Sums }))
+      .meta({ description: 'Every bucket of the window, oldest first, empty ones included.' }),
     receivables: z.object({
       total: zUnits,
       buckets: z.array(z.object({ bucket: z.enum(AGING_BUCKETS), amount: zUnits, channels: zCount })),
@@ -85,31 +127,71 @@ export const RevenueReportSchema = z
             bucket: z.enum(AGING_BUCKETS),
           }),
         )
-        .meta({ description: 'Open channels with accepted vouchers not yet claimed, oldest first; age counts from the oldest unclaimed voucher.' }),
+        .meta({
+          description:
+            'Open channels with accepted vouchers not yet claimed, oldest first; age counts from the oldest unclaimed voucher.',
+        }),
     }),
     losses: z
       .object({
         total: zUnits,
-        channels: z.array(z.object({ channelId: z.string(), payer: zAddress.nullable(), amount: zUnits, closedAt: zTime })),
+        channels: z.array(
+          z.object({ channelId: z.string(), payer: zAddress.nullable(), amount: zUnits, closedAt: zTime }),
+        ),
         truncated: z.boolean(),
       })
-      .meta({ description: 'Closed channels that owed the seller something when they closed (all time, newest close first, at most 500): money accepted that can no longer be claimed.' }),
+      .meta({
+        description:
+          'Closed channels that owed the seller something when they closed (all time, newest close first, at most 500): money accepted that can no longer be claimed.',
+      }),
     settlements: z.array(SettlementSchema).meta({ description: 'In the window, newest first (at most 500).' }),
     settlementsTruncated: z.boolean(),
+    settlementPolicy: z
+      .object({
+        threshold: zUnits.meta({
+          description: 'A channel is claimed once what it owes the seller (unclaimed) reaches this.',
+        }),
+        intervalSeconds: z.number().meta({
+          description: 'How often the claim scheduler looks: a channel past the threshold is claimed within this.',
+        }),
+        expiryMarginLedgers: zCount.meta({
+          description:
+            'Any channel with something unclaimed is claimed from this many ledgers before its expiry, whatever the threshold.',
+        }),
+        ledgerSeconds: z.number().meta({ description: 'Seconds per ledger, to turn ledgers into time.' }),
+      })
+      .meta({ description: 'When the facilitator claims (the seller gets paid): this instance’s claim settings.' }),
   })
   .meta({ id: 'SellerRevenue' });
 
 export function sellerRoutes(s: Services): AnyRoute[] {
   const net = s.ledgerInfo.network;
   const explorerBase = isNetworkName(net) ? NETWORKS[net].explorer : null;
+  const settlementPolicy = {
+    threshold: s.config.CLAIM_THRESHOLD.toString(),
+    intervalSeconds: s.config.CLAIM_INTERVAL_SECONDS,
+    expiryMarginLedgers: s.config.CLAIM_EXPIRY_MARGIN_LEDGERS,
+    ledgerSeconds: s.ledgerInfo.ledgerSeconds,
+  };
 
   /** The seller's revenue events up to the last event stored when the read began (one consistent cut). */
-  async function tally(payTo: string, bucket: 'hour' | 'day', days: number): Promise<{ tally: RevenueTally; now: number }> {
+  async function tally(
+    payTo: string,
+    bucket: 'hour' | 'day',
+    days: number,
+  ): Promise<{ tally: RevenueTally; now: number }> {
     const last = await s.store.lastEventId();
     const now = s.clock.now();
     const t = new RevenueTally(payTo, revenueWindow(now, bucket, days));
-    for (let after = 0; ; ) {
-      const page = await s.store.events({ account: payTo, types: REVENUE_EVENT_TYPES, after, before: last + 1, order: 'asc', limit: PAGE });
+    for (let after = 0; ;) {
+      const page = await s.store.events({
+        account: payTo,
+        types: REVENUE_EVENT_TYPES,
+        after,
+        before: last + 1,
+        order: 'asc',
+        limit: PAGE,
+      });
       t.add(page);
       const tail = page.at(-1);
       if (page.length < PAGE || !tail) return { tally: t, now };
@@ -125,7 +207,9 @@ export function sellerRoutes(s: Services): AnyRoute[] {
       summary:
         'Mints a seller token for payTo: the credential of the payee’s side (its middleware) to stream, attest responses and be listed in discovery. The request is signed by payTo’s own key (@svc/core seller-token.ts); the token expires (at most 366 days).',
       tags: TAGS,
-      params: z.object({ payTo: zAddress.refine(isAccountAddress, 'payTo must be a G… account: its key signs the request') }),
+      params: z.object({
+        payTo: zAddress.refine(isAccountAddress, 'payTo must be a G… account: its key signs the request'),
+      }),
       body: SellerTokenRequestBodySchema,
       responses: {
         200: { description: 'The token', schema: SellerTokenSchema },
@@ -135,17 +219,32 @@ export function sellerRoutes(s: Services): AnyRoute[] {
       handler: ({ params, body }) => {
         const now = s.clock.now();
         const [ts, expiresAt] = [Date.parse(body.ts), Date.parse(body.expiresAt)];
-        if (Math.abs(now - ts) > TOKEN_REQUEST_SKEW_MS) throw new SvcError('BAD_REQUEST', `ts must be within ${TOKEN_REQUEST_SKEW_MS / 60_000} minutes of the facilitator’s time (${new Date(now).toISOString()}).`);
+        if (Math.abs(now - ts) > TOKEN_REQUEST_SKEW_MS)
+          throw new SvcError(
+            'BAD_REQUEST',
+            `ts must be within ${TOKEN_REQUEST_SKEW_MS / 60_000} minutes of the facilitator’s time (${new Date(now).toISOString()}).`,
+          );
         if (expiresAt <= now) throw new SvcError('BAD_REQUEST', 'expiresAt must be in the future.');
-        const request = { network: net, facilitator: s.keys.address, payTo: params.payTo, ts: body.ts, expiresAt: body.expiresAt };
-        if (!verifySellerTokenRequest(request, body.signature)) throw new SvcError('FORBIDDEN', `The signature is not ${params.payTo}’s over this request (network ${net}, facilitator ${s.keys.address}).`);
+        const request = {
+          network: net,
+          facilitator: s.keys.address,
+          payTo: params.payTo,
+          ts: body.ts,
+          expiresAt: body.expiresAt,
+        };
+        if (!verifySellerTokenRequest(request, body.signature))
+          throw new SvcError(
+            'FORBIDDEN',
+            `The signature is not ${params.payTo}’s over this request (network ${net}, facilitator ${s.keys.address}).`,
+          );
         return s.sellerTokens.mint(params.payTo, expiresAt);
       },
     }),
     defineRoute({
       method: 'GET',
       url: '/sellers/:payTo/revenue',
-      summary: 'Revenue of a seller from the audit ledger: totals, revenue by resource, time series, receivables aging, settlements.',
+      summary:
+        'Revenue of a seller from the audit ledger: totals, revenue by resource, time series, receivables aging, settlements.',
       tags: TAGS,
       params: Params,
       query: RevenueQuery,
@@ -156,18 +255,24 @@ export function sellerRoutes(s: Services): AnyRoute[] {
       handler: async ({ params, query }) => {
         const { tally: t, now } = await tally(params.payTo, query.bucket, Number(query.days));
         // Typed against the declared schema too, so the domain's shape and the OpenAPI document cannot drift.
-        const report: RevenueReport & z.input<typeof RevenueReportSchema> = t.report(now, explorerBase);
-        return report;
+        const report: RevenueReport = t.report(now, explorerBase);
+        const answer: z.input<typeof RevenueReportSchema> = { ...report, settlementPolicy };
+        return answer;
       },
     }),
     defineRoute({
       method: 'GET',
       url: '/sellers/:payTo/settlements.csv',
-      summary: 'Every on-chain settlement of a seller as CSV (settled_at,tx,channel_id,payer,amount,payments_covered,explorer), oldest first.',
+      summary:
+        'Every on-chain settlement of a seller as CSV (settled_at,tx,channel_id,payer,amount,payments_covered,explorer), oldest first.',
       tags: TAGS,
       params: Params,
       responses: {
-        200: { description: 'RFC 4180 CSV with a header row; amount in asset units (7 decimals)', schema: z.string(), contentType: 'text/csv' },
+        200: {
+          description: 'RFC 4180 CSV with a header row; amount in asset units (7 decimals)',
+          schema: z.string(),
+          contentType: 'text/csv',
+        },
         400: { description: 'Invalid address', schema: ErrorBodySchema },
       },
       handler: async ({ params, reply }) => {

@@ -1,6 +1,16 @@
 // Streaming sessions for `token` and `second` units (spec state table; PROTOCOL.md §8), and the
 // voucher endpoint buyers post each slice's voucher to.
-import { ErrorBodySchema, PaymentResponseSchema, STREAM_END_REASONS, SvcError, formatUnits, zAddress, zChannelId, zSignatureHex, zUnits } from '@svc/core';
+import {
+  ErrorBodySchema,
+  PaymentResponseSchema,
+  STREAM_END_REASONS,
+  SvcError,
+  formatUnits,
+  zAddress,
+  zChannelId,
+  zSignatureHex,
+  zUnits,
+} from '@svc/core';
 import type { FastifyRequest } from 'fastify';
 import { z } from 'zod';
 import type { Services } from '../../services.js';
@@ -32,7 +42,9 @@ const OpenedSchema = z
   .object({ streamId: zStreamId, requiredCumulative: zUnits, voucherUrl: z.string(), deposit: zUnits })
   .meta({ id: 'StreamOpened' });
 
-const WaitSchema = z.object({ timeoutMs: z.number().int().min(0).max(3_600_000).optional() }).meta({ id: 'StreamWait' });
+const WaitSchema = z
+  .object({ timeoutMs: z.number().int().min(0).max(3_600_000).optional() })
+  .meta({ id: 'StreamWait' });
 const WaitResultSchema = z
   .union([
     z.object({ kind: z.literal('paid'), receipt: PaymentResponseSchema, requiredCumulative: zUnits, deposit: zUnits }),
@@ -43,13 +55,25 @@ const WaitResultSchema = z
 const EndSchema = z
   .object({ reason: z.enum(STREAM_END_REASONS), units: z.number().int().min(0).max(Number.MAX_SAFE_INTEGER) })
   .meta({ id: 'StreamEnd' });
-const EndedSchema = z.object({ charged: zUnits, vouchers: z.number().int(), reason: z.enum(STREAM_END_REASONS), units: z.number().int().nullable() }).meta({ id: 'StreamEnded' });
+const EndedSchema = z
+  .object({
+    charged: zUnits,
+    vouchers: z.number().int(),
+    reason: z.enum(STREAM_END_REASONS),
+    units: z.number().int().nullable(),
+  })
+  .meta({ id: 'StreamEnded' });
 
 const VoucherSchema = z
   .object({ streamId: zStreamId.optional(), cumulative: zUnits, signature: zSignatureHex })
   .meta({ id: 'Voucher' });
 const VoucherAcceptedSchema = z
-  .object({ accepted: z.literal(true), streamId: zStreamId.nullable(), requiredCumulative: zUnits.nullable(), receipt: PaymentResponseSchema })
+  .object({
+    accepted: z.literal(true),
+    streamId: zStreamId.nullable(),
+    requiredCumulative: zUnits.nullable(),
+    receipt: PaymentResponseSchema,
+  })
   .meta({ id: 'VoucherAccepted' });
 
 /** The session's seller: its token. */
@@ -62,7 +86,10 @@ async function ownSession(s: Services, request: FastifyRequest, id: string): Pro
   requireSeller(s.sellerTokens, request, stream.payTo);
 }
 
-const errors = (codes: Record<number, string>) => Object.fromEntries(Object.entries(codes).map(([status, description]) => [status, { description, schema: ErrorBodySchema }]));
+const errors = (codes: Record<number, string>) =>
+  Object.fromEntries(
+    Object.entries(codes).map(([status, description]) => [status, { description, schema: ErrorBodySchema }]),
+  );
 
 export function streamRoutes(s: Services): AnyRoute[] {
   return [
@@ -75,7 +102,13 @@ export function streamRoutes(s: Services): AnyRoute[] {
       auth: SELLER_AUTH,
       responses: {
         200: { description: 'Opened', schema: OpenedSchema },
-        ...errors({ 400: 'Malformed', 401: 'No valid seller token', 403: 'Another seller’s token', 409: 'receiptId unusable or channel not open', 429: 'Too many open sessions' }),
+        ...errors({
+          400: 'Malformed',
+          401: 'No valid seller token',
+          403: 'Another seller’s token',
+          409: 'receiptId unusable or channel not open',
+          429: 'Too many open sessions',
+        }),
       },
       handler: async ({ body, request }) => {
         // Only the payee's side: receipt ids are public (events, receipts), a seller token is not.
@@ -89,7 +122,12 @@ export function streamRoutes(s: Services): AnyRoute[] {
           initialCharge: BigInt(body.initialCharge),
           receiptId: body.receiptId,
         });
-        return { streamId: stream.id, requiredCumulative: formatUnits(stream.required), voucherUrl: `${s.publicUrl()}/channels/${stream.channelId}/voucher`, deposit: formatUnits(deposit) };
+        return {
+          streamId: stream.id,
+          requiredCumulative: formatUnits(stream.required),
+          voucherUrl: `${s.publicUrl()}/channels/${stream.channelId}/voucher`,
+          deposit: formatUnits(deposit),
+        };
       },
     }),
     defineRoute({
@@ -100,7 +138,15 @@ export function streamRoutes(s: Services): AnyRoute[] {
       params: StreamParams,
       body: WaitSchema,
       auth: SELLER_AUTH,
-      responses: { 200: { description: 'paid, or why the session stopped', schema: WaitResultSchema }, ...errors({ 401: 'No valid seller token', 403: 'Another seller’s session', 404: 'No such session', 409: 'The session ended' }) },
+      responses: {
+        200: { description: 'paid, or why the session stopped', schema: WaitResultSchema },
+        ...errors({
+          401: 'No valid seller token',
+          403: 'Another seller’s session',
+          404: 'No such session',
+          409: 'The session ended',
+        }),
+      },
       handler: async ({ params, body, request, reply }) => {
         await ownSession(s, request, params.id);
         const timeoutMs = Math.min(WAIT_MAX_MS, Math.max(WAIT_MIN_MS, body.timeoutMs ?? WAIT_DEFAULT_MS));
@@ -111,7 +157,12 @@ export function streamRoutes(s: Services): AnyRoute[] {
         });
         const result = await s.streams.wait(params.id, timeoutMs, gone.signal);
         if (result.kind !== 'paid') return result;
-        return { kind: 'paid', receipt: result.receipt, requiredCumulative: formatUnits(result.requiredCumulative), deposit: formatUnits(result.deposit) };
+        return {
+          kind: 'paid',
+          receipt: result.receipt,
+          requiredCumulative: formatUnits(result.requiredCumulative),
+          deposit: formatUnits(result.deposit),
+        };
       },
     }),
     defineRoute({
@@ -122,11 +173,19 @@ export function streamRoutes(s: Services): AnyRoute[] {
       params: StreamParams,
       body: EndSchema,
       auth: SELLER_AUTH,
-      responses: { 200: { description: 'What the session was charged', schema: EndedSchema }, ...errors({ 401: 'No valid seller token', 403: 'Another seller’s session', 404: 'No such session' }) },
+      responses: {
+        200: { description: 'What the session was charged', schema: EndedSchema },
+        ...errors({ 401: 'No valid seller token', 403: 'Another seller’s session', 404: 'No such session' }),
+      },
       handler: async ({ params, body, request }) => {
         await ownSession(s, request, params.id);
         const ended = await s.streams.end(params.id, body.reason, body.units);
-        return { charged: formatUnits(ended.charged), vouchers: ended.vouchers, reason: ended.reason ?? body.reason, units: ended.units };
+        return {
+          charged: formatUnits(ended.charged),
+          vouchers: ended.vouchers,
+          reason: ended.reason ?? body.reason,
+          units: ended.units,
+        };
       },
     }),
     defineRoute({
@@ -138,11 +197,29 @@ export function streamRoutes(s: Services): AnyRoute[] {
       body: VoucherSchema,
       responses: {
         200: { description: 'Accepted', schema: VoucherAcceptedSchema },
-        ...errors({ 402: 'The voucher was rejected (reason code)', 404: 'No such session', 409: 'The session ended', 429: 'Voucher rate limit' }),
+        ...errors({
+          402: 'The voucher was rejected (reason code)',
+          404: 'No such session',
+          409: 'The session ended',
+          429: 'Voucher rate limit',
+        }),
       },
       handler: async ({ params, body }) => {
-        const out = await s.streams.voucher(BigInt(params.id), { ...(body.streamId ? { streamId: body.streamId } : {}), cumulative: BigInt(body.cumulative), signature: body.signature.toLowerCase() }, s.publicUrl());
-        return { accepted: true, streamId: out.streamId, requiredCumulative: out.requiredCumulative === null ? null : formatUnits(out.requiredCumulative), receipt: out.receipt };
+        const out = await s.streams.voucher(
+          BigInt(params.id),
+          {
+            ...(body.streamId ? { streamId: body.streamId } : {}),
+            cumulative: BigInt(body.cumulative),
+            signature: body.signature.toLowerCase(),
+          },
+          s.publicUrl(),
+        );
+        return {
+          accepted: true,
+          streamId: out.streamId,
+          requiredCumulative: out.requiredCumulative === null ? null : formatUnits(out.requiredCumulative),
+          receipt: out.receipt,
+        };
       },
     }),
   ];

@@ -15,9 +15,9 @@
 // a write() has resolved only once its COMMIT has, so a caller always reads its own writes.
 import type Database from 'better-sqlite3';
 import type { Receipt } from '@svc/core';
-import { DEFAULT_MAX_BATCH, GroupCommit } from './group-commit.js';
-import type { CallOutcome } from './group-commit.js';
-import { appliedSqliteVersions } from './migrations/sqlite.js';
+import { DEFAULT_MAX_BATCH, GroupCommit } from '../group-commit.js';
+import type { CallOutcome } from '../group-commit.js';
+import { appliedSqliteVersions } from './migrations.js';
 import type {
   CatalogEntry,
   CatalogQuery,
@@ -32,7 +32,7 @@ import type {
   StreamRecord,
   WriteOp,
   WriteResult,
-} from './port.js';
+} from '../port.js';
 import { StatementCache } from './sqlite-ops.js';
 import * as q from './sqlite-queries.js';
 import { SqliteWriter, openConnection } from './sqlite-writer.js';
@@ -59,6 +59,7 @@ interface Writer {
 
 export class SqliteStore implements Store {
   readonly kind = 'sqlite' as const;
+  readonly sharedSchema = null;
   readonly file: string;
   readonly #reader: Database.Database;
   readonly #stmts: StatementCache;
@@ -79,7 +80,11 @@ export class SqliteStore implements Store {
     let writer: Writer;
     if (options.writer === 'inline') {
       const inline = new SqliteWriter(connection);
-      writer = { batch: (calls) => inline.commitBatch(calls), migrate: () => inline.migrate(), close: () => inline.close() };
+      writer = {
+        batch: (calls) => inline.commitBatch(calls),
+        migrate: () => inline.migrate(),
+        close: () => inline.close(),
+      };
     } else {
       writer = await WriterThread.start(connection);
     }
@@ -91,7 +96,13 @@ export class SqliteStore implements Store {
       throw error;
     }
     // The writer thread applies batches in order; a second one queued keeps it from idling.
-    return new SqliteStore(reader, writer, options.file, options.maxBatch ?? DEFAULT_MAX_BATCH, options.writer === 'inline' ? 1 : 2);
+    return new SqliteStore(
+      reader,
+      writer,
+      options.file,
+      options.maxBatch ?? DEFAULT_MAX_BATCH,
+      options.writer === 'inline' ? 1 : 2,
+    );
   }
 
   async migrate(): Promise<void> {

@@ -5,9 +5,9 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import Database from 'better-sqlite3';
-import type { CallOutcome } from './group-commit.js';
-import { migrateSqlite } from './migrations/sqlite.js';
-import type { WriteOp } from './port.js';
+import type { CallOutcome } from '../group-commit.js';
+import { migrateSqlite } from './migrations.js';
+import type { WriteOp } from '../port.js';
 import { StatementCache, applySqliteOps, isPrecheckable, precheck } from './sqlite-ops.js';
 
 export interface ConnectionOptions {
@@ -77,7 +77,9 @@ export class SqliteWriter {
     const s = this.#stmts;
     s.get('BEGIN IMMEDIATE').run();
     try {
-      const outcomes = calls.map((ops) => (fast && isPrecheckable(ops) ? this.#applyPrechecked(ops) : this.#applyCall(ops)));
+      const outcomes = calls.map((ops) =>
+        fast && isPrecheckable(ops) ? this.#applyPrechecked(ops) : this.#applyCall(ops),
+      );
       s.get('COMMIT').run();
       return outcomes;
     } catch (error) {

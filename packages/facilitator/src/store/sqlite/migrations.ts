@@ -4,8 +4,8 @@
 // does not fit SQLite's signed INTEGER and padding keeps text order equal to numeric order.
 // Timestamps are the ISO text they were given, so they come back exactly as issued.
 import type Database from 'better-sqlite3';
-import { checkedMigrations, refuseNewerSchema } from './migration.js';
-import type { Migration } from './migration.js';
+import { checkedMigrations, refuseNewerSchema } from '../migration.js';
+import type { Migration } from '../migration.js';
 
 const INITIAL = `
 CREATE TABLE channels (
@@ -83,7 +83,7 @@ CREATE TABLE meta (
 
 // Streaming sessions (PROTOCOL.md §8). Amounts and channel ids as in version 1. No CHECK on
 // \`reason\`: the list of end reasons may grow, and a STRICT table's CHECK cannot be altered without
-// rebuilding it; write() validates reasons before they reach a batch (values.ts).
+// rebuilding it; write() validates reasons before they reach a batch (op-checks.ts).
 const STREAMS = `
 CREATE TABLE streams (
   id                 TEXT PRIMARY KEY,
@@ -119,7 +119,7 @@ CREATE INDEX streams_by_opened ON streams (opened_at, id);
 // The discovery catalog: one listing per (resource, pay_to), so one seller paying itself for
 // another seller's URL only ever creates or bumps its own listing. accepts and bazaar are the JSON
 // text as written. Listings are never deleted, so catalog_payers needs no foreign key to clean up
-// after; it holds at most MAX_COUNTED_PAYERS rows per listing (values.ts), and `payers` counts them.
+// after; it holds at most MAX_COUNTED_PAYERS rows per listing (op-checks.ts), and `payers` counts them.
 const CATALOG = `
 CREATE TABLE catalog (
   resource     TEXT NOT NULL,
@@ -181,7 +181,11 @@ export function migrateSqlite(db: Database.Database, migrations: readonly Migrat
     const next = migrations.find((m) => m.version > row.v);
     if (!next) return false;
     db.exec(next.sql);
-    db.prepare('INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)').run(next.version, next.name, new Date().toISOString());
+    db.prepare('INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)').run(
+      next.version,
+      next.name,
+      new Date().toISOString(),
+    );
     return true;
   });
   while (applyNext.immediate()) {

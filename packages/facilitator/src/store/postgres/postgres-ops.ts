@@ -5,16 +5,24 @@
 // the statements that ran after it.
 // Numbers cross as decimal text with explicit casts: i128 and u64 do not fit an int8 parameter.
 import type { PendingQuery, Row, RowList, Sql } from 'postgres';
-import type { ChannelRecord, StoredEvent, WriteOp, WriteResult } from './port.js';
-import { storedEvent } from './records.js';
-import { MAX_COUNTED_PAYERS, catalogJsonText, distinctAccounts, eventDataText, receiptChannelId, receiptCumulative } from './values.js';
+import type { ChannelRecord, StoredEvent, WriteOp, WriteResult } from '../port.js';
+import { storedEvent } from '../row-mapping.js';
+import {
+  MAX_COUNTED_PAYERS,
+  catalogJsonText,
+  distinctAccounts,
+  eventDataText,
+  receiptChannelId,
+  receiptCumulative,
+} from '../op-checks.js';
 
 type Failure = 'conflict' | 'duplicate' | 'limit';
 type StepResult = 'ok' | Failure | StoredEvent;
 
 type Op<K extends WriteOp['op']> = Extract<WriteOp, { op: K }>;
 
-const text = (value: bigint | null | undefined): string | null => (value === null || value === undefined ? null : value.toString());
+const text = (value: bigint | null | undefined): string | null =>
+  value === null || value === undefined ? null : value.toString();
 
 /** Sends the statement now; the returned promise reads its result whenever it arrives. */
 function issue<T extends Row[]>(query: PendingQuery<T>, read: (rows: RowList<T>) => StepResult): Promise<StepResult> {
@@ -123,7 +131,10 @@ function idempotency(sql: Sql, op: Op<'idempotency'>): Promise<StepResult> {
 }
 
 function metaSet(sql: Sql, op: Op<'meta.set'>): Promise<StepResult> {
-  return issue(sql`INSERT INTO meta (key, value) VALUES (${op.key}, ${op.value}) ON CONFLICT (key) DO UPDATE SET value = EXCLUDED.value`, OK);
+  return issue(
+    sql`INSERT INTO meta (key, value) VALUES (${op.key}, ${op.value}) ON CONFLICT (key) DO UPDATE SET value = EXCLUDED.value`,
+    OK,
+  );
 }
 
 /**

@@ -12,11 +12,18 @@ import type {
   StoredEvent,
   StreamFilter,
   StreamRecord,
-} from './port.js';
-import { catalogPage, channelFromRow, eventFromRow, positionedReceipt, receiptFromBody, streamFromRow } from './records.js';
-import type { CatalogPageRow, ChannelRow, EventRow, ReceiptRow, StreamRow } from './records.js';
+} from '../port.js';
+import {
+  catalogPage,
+  channelFromRow,
+  eventFromRow,
+  positionedReceipt,
+  receiptFromBody,
+  streamFromRow,
+} from '../row-mapping.js';
+import type { CatalogPageRow, ChannelRow, EventRow, ReceiptRow, StreamRow } from '../row-mapping.js';
 import type { StatementCache } from './sqlite-ops.js';
-import { checkLimit, checkOffset, eventOrder, paddedId } from './values.js';
+import { checkLimit, checkOffset, eventOrder, paddedId } from '../op-checks.js';
 
 const EVENT_COLUMNS = 'e.id, e.type, e.source, e.ts, e.channel_id, e.account, e.accounts, e.data';
 
@@ -28,7 +35,9 @@ export function getChannel(s: StatementCache, id: bigint): ChannelRecord | null 
 export function listChannels(s: StatementCache, filter: ChannelFilter = {}): ChannelRecord[] {
   const { clause, args } = channelWhere(filter, true);
   const limit = filter.limit === undefined ? [] : [checkLimit(filter.limit)];
-  const rows = s.get(`SELECT * FROM channels ${clause} ORDER BY created_at DESC, id DESC${limit.length ? ' LIMIT ?' : ''}`).all(...args, ...limit) as ChannelRow[];
+  const rows = s
+    .get(`SELECT * FROM channels ${clause} ORDER BY created_at DESC, id DESC${limit.length ? ' LIMIT ?' : ''}`)
+    .all(...args, ...limit) as ChannelRow[];
   return rows.map(channelFromRow);
 }
 
@@ -120,12 +129,15 @@ export function listReceipts(s: StatementCache, q: ReceiptQuery): { receipt: Rec
     args.push(q.before);
   }
   const clause = where.length ? `WHERE ${where.join(' AND ')}` : '';
-  const rows = s.get(`SELECT position, body FROM receipts ${clause} ORDER BY position DESC LIMIT ?`).all(...args, checkLimit(q.limit)) as ReceiptRow[];
+  const rows = s
+    .get(`SELECT position, body FROM receipts ${clause} ORDER BY position DESC LIMIT ?`)
+    .all(...args, checkLimit(q.limit)) as ReceiptRow[];
   return rows.map(positionedReceipt);
 }
 
 export function getIdempotent(s: StatementCache, key: string): IdempotentRecord | null {
-  const row = s.get('SELECT key, fingerprint, response, at FROM idempotency WHERE key = ?').get(key) as IdempotentRecord | undefined;
+  const row = s.get('SELECT key, fingerprint, response, at FROM idempotency WHERE key = ?').get(key) as
+    IdempotentRecord | undefined;
   return row ?? null;
 }
 
@@ -164,13 +176,17 @@ export function countOpenStreams(s: StatementCache, channelId?: bigint): number 
   const row =
     channelId === undefined
       ? (s.get("SELECT COUNT(*) AS n FROM streams WHERE status = 'open'").get() as { n: number })
-      : (s.get("SELECT COUNT(*) AS n FROM streams WHERE channel_id = ? AND status = 'open'").get(paddedId(channelId)) as { n: number });
+      : (s
+          .get("SELECT COUNT(*) AS n FROM streams WHERE channel_id = ? AND status = 'open'")
+          .get(paddedId(channelId)) as { n: number });
   return row.n;
 }
 
 export function countOpenStreamsOf(s: StatementCache, party: { payer: string } | { payTo: string }): number {
   const [column, value] = 'payer' in party ? ['payer', party.payer] : ['pay_to', party.payTo];
-  return (s.get(`SELECT COUNT(*) AS n FROM streams WHERE ${column} = ? AND status = 'open'`).get(value) as { n: number }).n;
+  return (
+    s.get(`SELECT COUNT(*) AS n FROM streams WHERE ${column} = ? AND status = 'open'`).get(value) as { n: number }
+  ).n;
 }
 
 const CATALOG_ORDER = 'payments DESC, last_updated DESC, resource, pay_to';
@@ -191,6 +207,9 @@ const LIST_CATALOG_BY_PAY_TO = catalogSql('WHERE pay_to = @payTo');
 
 export function listCatalog(s: StatementCache, q: CatalogQuery): { items: CatalogEntry[]; total: number } {
   const page = { limit: checkLimit(q.limit), offset: checkOffset(q.offset) };
-  const rows = q.payTo === undefined ? s.get(LIST_CATALOG).all(page) : s.get(LIST_CATALOG_BY_PAY_TO).all({ ...page, payTo: q.payTo });
+  const rows =
+    q.payTo === undefined
+      ? s.get(LIST_CATALOG).all(page)
+      : s.get(LIST_CATALOG_BY_PAY_TO).all({ ...page, payTo: q.payTo });
   return catalogPage(rows as CatalogPageRow[]);
 }

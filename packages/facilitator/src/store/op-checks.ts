@@ -47,11 +47,13 @@ function checkChannelId(id: unknown): void {
 }
 
 function checkAmount(value: unknown, name: string): void {
-  if (typeof value !== 'bigint' || value < 0n || value > I128_MAX) throw new RangeError(`${name} must be a non-negative i128 bigint`);
+  if (typeof value !== 'bigint' || value < 0n || value > I128_MAX)
+    throw new RangeError(`${name} must be a non-negative i128 bigint`);
 }
 
 function checkCount(value: unknown, name: string): void {
-  if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < 0) throw new RangeError(`${name} must be a non-negative integer`);
+  if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < 0)
+    throw new RangeError(`${name} must be a non-negative integer`);
 }
 
 function checkText(value: unknown, name: string): void {
@@ -63,7 +65,8 @@ function checkTextOrNull(value: unknown, name: string): void {
 }
 
 function checkStreamId(id: unknown): void {
-  if (typeof id !== 'string' || !STREAM_ID_RE.test(id)) throw new TypeError('stream id must be 32 lowercase hex characters');
+  if (typeof id !== 'string' || !STREAM_ID_RE.test(id))
+    throw new TypeError('stream id must be 32 lowercase hex characters');
 }
 
 /** Receipt ids as the receipt op stores them, so a session can only be bound to a real receipt id. */
@@ -72,7 +75,8 @@ function checkReceiptId(id: unknown, name: string): void {
 }
 
 function checkEndReason(reason: unknown): void {
-  if (typeof reason !== 'string' || !END_REASONS.has(reason)) throw new TypeError(`stream end reason must be one of ${STREAM_END_REASONS.join(', ')}`);
+  if (typeof reason !== 'string' || !END_REASONS.has(reason))
+    throw new TypeError(`stream end reason must be one of ${STREAM_END_REASONS.join(', ')}`);
 }
 
 function checkUnitsOrNull(units: unknown): void {
@@ -81,7 +85,8 @@ function checkUnitsOrNull(units: unknown): void {
 
 /** Session limits: a limit of 0 would refuse every open, which is a configuration mistake. */
 function checkLimitValue(value: unknown, name: string): void {
-  if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < 1) throw new RangeError(`${name} must be a positive integer`);
+  if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < 1)
+    throw new RangeError(`${name} must be a positive integer`);
 }
 
 function checkStream(st: StreamRecord): void {
@@ -111,7 +116,8 @@ function checkBoundedText(value: unknown, name: string, max: number): void {
 function checkHttpUrl(value: unknown, name: string): void {
   checkBoundedText(value, name, RESOURCE_MAX_BYTES);
   const text = value as string;
-  if (Buffer.byteLength(text, 'utf8') > RESOURCE_MAX_BYTES) throw new RangeError(`${name} must be at most ${RESOURCE_MAX_BYTES} bytes of UTF-8`);
+  if (Buffer.byteLength(text, 'utf8') > RESOURCE_MAX_BYTES)
+    throw new RangeError(`${name} must be at most ${RESOURCE_MAX_BYTES} bytes of UTF-8`);
   let protocol: string;
   try {
     protocol = new URL(text).protocol;
@@ -133,10 +139,12 @@ function checkIsoTime(value: unknown, name: string): void {
 
 /** JSON text of an `accepts` array or a `bazaar` object, bounded; JSON.stringify refuses a bigint or a cycle. */
 export function catalogJsonText(value: unknown, name: string, kind: 'array' | 'object'): string {
-  const ok = kind === 'array' ? Array.isArray(value) : value !== null && typeof value === 'object' && !Array.isArray(value);
+  const ok =
+    kind === 'array' ? Array.isArray(value) : value !== null && typeof value === 'object' && !Array.isArray(value);
   if (!ok) throw new TypeError(`${name} must be a JSON ${kind}`);
   const text = JSON.stringify(value);
-  if (Buffer.byteLength(text, 'utf8') > CATALOG_JSON_MAX_BYTES) throw new RangeError(`${name} must be at most ${CATALOG_JSON_MAX_BYTES} bytes of JSON`);
+  if (Buffer.byteLength(text, 'utf8') > CATALOG_JSON_MAX_BYTES)
+    throw new RangeError(`${name} must be at most ${CATALOG_JSON_MAX_BYTES} bytes of JSON`);
   return text;
 }
 
@@ -147,7 +155,8 @@ function checkCatalogRecord(op: Extract<WriteOp, { op: 'catalog.record' }>): voi
   checkHttpUrl(op.resource, 'resource');
   checkAddress(op.payTo, 'payTo');
   checkAddress(op.payer, 'payer');
-  if (!Number.isSafeInteger(op.payments) || op.payments < 1 || op.payments > CATALOG_PAYMENTS_MAX) throw new RangeError(`payments must be a whole number from 1 to ${CATALOG_PAYMENTS_MAX}`);
+  if (!Number.isSafeInteger(op.payments) || op.payments < 1 || op.payments > CATALOG_PAYMENTS_MAX)
+    throw new RangeError(`payments must be a whole number from 1 to ${CATALOG_PAYMENTS_MAX}`);
   catalogJsonText(op.accepts, 'accepts', 'array');
   catalogJsonText(op.bazaar, 'bazaar', 'object');
   checkBoundedText(op.description, 'description', DESCRIPTION_MAX);
@@ -191,7 +200,8 @@ function checkOp(op: WriteOp): void {
       checkAmount(op.cumulative, 'cumulative');
       return checkCount(op.vouchersClaimed, 'vouchersClaimed');
     case 'event':
-      if (!EVENT_SOURCES.has(op.event.source)) throw new TypeError('event source must be gateway, facilitator or ledger');
+      if (!EVENT_SOURCES.has(op.event.source))
+        throw new TypeError('event source must be gateway, facilitator or ledger');
       if (op.event.channelId !== undefined) checkChannelId(op.event.channelId);
       if (op.event.accounts?.some((a) => typeof a !== 'string')) throw new TypeError('event accounts must be strings');
       eventDataText(op.event.data);
@@ -259,7 +269,8 @@ export function distinctAccounts(accounts: readonly string[] | undefined): strin
 
 /** JSON text of event data; refuses what JSON cannot carry (a bigint, a non-object). */
 export function eventDataText(data: Record<string, unknown>): string {
-  if (data === null || typeof data !== 'object' || Array.isArray(data)) throw new TypeError('event data must be a JSON object');
+  if (data === null || typeof data !== 'object' || Array.isArray(data))
+    throw new TypeError('event data must be a JSON object');
   return JSON.stringify(data);
 }
 

@@ -2,8 +2,16 @@
 // (SQLite: padded id text, JSON text columns; PostgreSQL: numeric and int8 as text, text[] and
 // json parsed), so each mapper accepts either and always returns bigint for ids and amounts.
 import type { Receipt, StreamEndReason } from '@svc/core';
-import type { CatalogEntry, ChannelRecord, ChannelStatus, NewEvent, StoredEvent, StreamRecord, StreamStatus } from './port.js';
-import { toBigint, toBigintOrNull } from './values.js';
+import type {
+  CatalogEntry,
+  ChannelRecord,
+  ChannelStatus,
+  NewEvent,
+  StoredEvent,
+  StreamRecord,
+  StreamStatus,
+} from './port.js';
+import { toBigint, toBigintOrNull } from './op-checks.js';
 
 export interface ChannelRow {
   id: string;

@@ -1,7 +1,7 @@
 // Entry of the writer thread: a SqliteWriter driven by messages from WriterThread. Errors cross
 // the thread boundary as { name, message, code } (structured clone drops an Error's extra fields).
 import { parentPort, workerData } from 'node:worker_threads';
-import type { CallOutcome } from './group-commit.js';
+import type { CallOutcome } from '../group-commit.js';
 import { SqliteWriter } from './sqlite-writer.js';
 import type { ConnectionOptions } from './sqlite-writer.js';
 import type { WriterReply, WriterRequest } from './writer-thread.js';
@@ -23,7 +23,9 @@ port.on('message', (request: WriterRequest) => {
   let reply: WriterReply;
   try {
     if (request.type === 'batch') {
-      const outcomes = writer.commitBatch(request.calls).map((o): CallOutcome => ('error' in o ? { error: serializeError(o.error) } : o));
+      const outcomes = writer
+        .commitBatch(request.calls)
+        .map((o): CallOutcome => ('error' in o ? { error: serializeError(o.error) } : o));
       reply = { id: request.id, ok: true, outcomes };
     } else if (request.type === 'migrate') {
       writer.migrate();

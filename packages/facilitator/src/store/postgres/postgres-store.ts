@@ -17,11 +17,9 @@
 // visible. Batching makes this cheap (one lock per batch, not per voucher), and it also means
 // two batches can never deadlock on channel rows locked in opposite orders.
 import postgres from 'postgres';
-import type { Sql } from 'postgres';
 import type { Receipt } from '@svc/core';
-import { GroupCommit } from './group-commit.js';
-import type { CallOutcome } from './group-commit.js';
-import { MIGRATION_LOCK_CLASS, appliedPostgresVersions, checkSchemaName, migratePostgres } from './migrations/postgres.js';
+import { GroupCommit } from '../group-commit.js';
+import { MIGRATION_LOCK_CLASS, appliedPostgresVersions, checkSchemaName, migratePostgres } from './migrations.js';
 import type {
   CatalogEntry,
   CatalogQuery,
@@ -36,8 +34,10 @@ import type {
   StreamRecord,
   WriteOp,
   WriteResult,
-} from './port.js';
-import { runPostgresBatch } from './postgres-batch.js';
+} from '../port.js';
+import { PostgresWriter } from './postgres-batch.js';
+import { ReplaceablePool } from './replaceable-pool.js';
+import { isStoreUnavailable, reconnectBackoff } from '../faults.js';
 import * as q from './postgres-queries.js';
 
 /** Second advisory lock class, next to the migrations' ("svc\x02"). */
@@ -63,6 +63,9 @@ export const DEFAULT_LOCK_TIMEOUT_MS = 5_000;
  * statement per round trip; a pipelined batch of 64 calls is a few hundred statements.
  */
 const MAX_PIPELINE = 1_000;
+/** A write batch's deadline beyond its lock waits: a batch that takes longer failed (issue 19.2). */
+const WRITE_DEADLINE_SLACK_MS = 2_000;
+const WRITER_CONNECT_TIMEOUT_S = 5;
 
 export interface PostgresStoreOptions {
   /** postgres:// or postgresql:// URL. */
@@ -80,13 +83,20 @@ export interface PostgresStoreOptions {
 export class PostgresStore implements Store {
   readonly kind = 'postgres' as const;
   readonly schema: string;
-  readonly #sql: Sql;
+  get sharedSchema(): string {
+    return this.schema;
+  }
+  readonly #reads: ReplaceablePool;
+  readonly #writer: PostgresWriter;
   readonly #group: GroupCommit;
 
-  private constructor(sql: Sql, schema: string, maxBatch: number) {
-    this.#sql = sql;
+  private constructor(reads: ReplaceablePool, writer: PostgresWriter, schema: string, maxBatch: number) {
+    this.#reads = reads;
+    this.#writer = writer;
     this.schema = schema;
-    this.#group = new GroupCommit((calls) => this.#commitBatch(calls), maxBatch);
+    // A store that is unavailable fails the calls queued behind the failed batch too: they
+    // already waited for it, and would each wait the same lock or dead connection again.
+    this.#group = new GroupCommit((calls) => this.#writer.run(calls), maxBatch, 1, isStoreUnavailable);
   }
 
   static async open(options: PostgresStoreOptions): Promise<PostgresStore> {
@@ -96,6 +106,7 @@ export class PostgresStore implements Store {
     const settings = {
       max: options.max ?? DEFAULT_POOL_SIZE,
       max_pipeline: MAX_PIPELINE,
+      backoff: reconnectBackoff,
       onnotice: () => undefined,
       connection: {
         application_name: 'svc-facilitator',
@@ -111,16 +122,36 @@ export class PostgresStore implements Store {
       await sql.end({ timeout: 0 });
       throw error;
     }
-    return new PostgresStore(sql, schema, options.maxBatch ?? POSTGRES_MAX_BATCH);
+    const lockTimeoutMs = options.lockTimeoutMs ?? DEFAULT_LOCK_TIMEOUT_MS;
+    const writer = new PostgresWriter(
+      options.url,
+      {
+        ...settings,
+        connect_timeout: WRITER_CONNECT_TIMEOUT_S,
+        connection: { ...settings.connection, application_name: 'svc-writer' },
+      },
+      {
+        lock: { lockClass: WRITE_LOCK_CLASS, lockName: schema },
+        // The advisory lock and one call's row or table lock may each wait the lock timeout.
+        deadlineMs: 2 * lockTimeoutMs + WRITE_DEADLINE_SLACK_MS,
+      },
+    );
+    // A read never takes long; one that has waited as long as a whole write batch may is stuck.
+    const reads = new ReplaceablePool(
+      sql,
+      () => postgres(options.url, settings),
+      2 * lockTimeoutMs + WRITE_DEADLINE_SLACK_MS,
+    );
+    return new PostgresStore(reads, writer, schema, options.maxBatch ?? POSTGRES_MAX_BATCH);
   }
 
   migrate(): Promise<void> {
-    return migratePostgres(this.#sql, this.schema);
+    return migratePostgres(this.#reads.sql, this.schema);
   }
 
   /** Schema versions recorded in the database. */
   appliedMigrations(): Promise<number[]> {
-    return appliedPostgresVersions(this.#sql, this.schema);
+    return appliedPostgresVersions(this.#reads.sql, this.schema);
   }
 
   write(ops: WriteOp[]): Promise<WriteResult> {
@@ -128,72 +159,69 @@ export class PostgresStore implements Store {
   }
 
   getChannel(id: bigint): Promise<ChannelRecord | null> {
-    return q.getChannel(this.#sql, id);
+    return this.#reads.run((sql) => q.getChannel(sql, id));
   }
 
   listChannels(filter?: ChannelFilter): Promise<ChannelRecord[]> {
-    return q.listChannels(this.#sql, filter);
+    return this.#reads.run((sql) => q.listChannels(sql, filter));
   }
 
   countChannels(filter?: ChannelFilter): Promise<number> {
-    return q.countChannels(this.#sql, filter);
+    return this.#reads.run((sql) => q.countChannels(sql, filter));
   }
 
   events(query: EventQuery): Promise<StoredEvent[]> {
-    return q.queryEvents(this.#sql, query);
+    return this.#reads.run((sql) => q.queryEvents(sql, query));
   }
 
   lastEventId(): Promise<number> {
-    return q.lastEventId(this.#sql);
+    return this.#reads.run((sql) => q.lastEventId(sql));
   }
 
   getReceipt(id: string): Promise<Receipt | null> {
-    return q.getReceipt(this.#sql, id);
+    return this.#reads.run((sql) => q.getReceipt(sql, id));
   }
 
   findReceipt(channelId: bigint, cumulative: bigint): Promise<Receipt | null> {
-    return q.findReceipt(this.#sql, channelId, cumulative);
+    return this.#reads.run((sql) => q.findReceipt(sql, channelId, cumulative));
   }
 
   listReceipts(query: ReceiptQuery): Promise<{ receipt: Receipt; position: number }[]> {
-    return q.listReceipts(this.#sql, query);
+    return this.#reads.run((sql) => q.listReceipts(sql, query));
   }
 
   getIdempotent(key: string): Promise<IdempotentRecord | null> {
-    return q.getIdempotent(this.#sql, key);
+    return this.#reads.run((sql) => q.getIdempotent(sql, key));
   }
 
   getMeta(key: string): Promise<string | null> {
-    return q.getMeta(this.#sql, key);
+    return this.#reads.run((sql) => q.getMeta(sql, key));
   }
 
   getStream(id: string): Promise<StreamRecord | null> {
-    return q.getStream(this.#sql, id);
+    return this.#reads.run((sql) => q.getStream(sql, id));
   }
 
   listStreams(filter?: StreamFilter): Promise<StreamRecord[]> {
-    return q.listStreams(this.#sql, filter);
+    return this.#reads.run((sql) => q.listStreams(sql, filter));
   }
 
   countOpenStreams(channelId?: bigint): Promise<number> {
-    return q.countOpenStreams(this.#sql, channelId);
+    return this.#reads.run((sql) => q.countOpenStreams(sql, channelId));
   }
 
   countOpenStreamsOf(party: { payer: string } | { payTo: string }): Promise<number> {
-    return q.countOpenStreamsOf(this.#sql, party);
+    return this.#reads.run((sql) => q.countOpenStreamsOf(sql, party));
   }
 
   listCatalog(query: CatalogQuery): Promise<{ items: CatalogEntry[]; total: number }> {
-    return q.listCatalog(this.#sql, query);
+    return this.#reads.run((sql) => q.listCatalog(sql, query));
   }
 
   /** Commits what is queued, then closes the pool. */
   async close(): Promise<void> {
     await this.#group.close();
-    await this.#sql.end({ timeout: CLOSE_TIMEOUT_S });
-  }
-
-  #commitBatch(calls: readonly (readonly WriteOp[])[]): Promise<CallOutcome[]> {
-    return runPostgresBatch(this.#sql, { lockClass: WRITE_LOCK_CLASS, lockName: this.schema }, calls);
+    await this.#writer.close(CLOSE_TIMEOUT_S);
+    await this.#reads.end(CLOSE_TIMEOUT_S);
   }
 }

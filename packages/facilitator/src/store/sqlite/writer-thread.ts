@@ -1,9 +1,9 @@
 // The main-thread side of the writer thread: requests out, replies in, by id. The thread keeps
 // the process alive only while a request is outstanding.
 import type { Worker } from 'node:worker_threads';
-import { startWorker } from '../worker.js';
-import type { CallOutcome } from './group-commit.js';
-import type { WriteOp } from './port.js';
+import { startWorker } from '../../worker.js';
+import type { CallOutcome } from '../group-commit.js';
+import type { WriteOp } from '../port.js';
 import type { ConnectionOptions } from './sqlite-writer.js';
 
 export type WriterRequest =
@@ -14,7 +14,8 @@ export type WriterRequest =
 /** Omit distributed over the union's members. */
 type WithoutId<T> = T extends unknown ? Omit<T, 'id'> : never;
 
-export type WriterReply = { id: number; ok: true; outcomes?: CallOutcome[] } | { id: number; ok: false; error: SerializedError };
+export type WriterReply =
+  { id: number; ok: true; outcomes?: CallOutcome[] } | { id: number; ok: false; error: SerializedError };
 
 export interface SerializedError {
   name: string;
@@ -42,7 +43,10 @@ const ENTRY = new URL('./sqlite-writer-thread', import.meta.url);
 
 export class WriterThread {
   readonly #worker: Worker;
-  readonly #pending = new Map<number, { resolve(reply: WriterReply & { ok: true }): void; reject(error: Error): void }>();
+  readonly #pending = new Map<
+    number,
+    { resolve(reply: WriterReply & { ok: true }): void; reject(error: Error): void }
+  >();
   #nextId = 1;
   #dead: Error | null = null;
 

@@ -4,8 +4,8 @@
 // they come back exactly as issued. Event data is `json`, not `jsonb`: json keeps the text as
 // written, key order included.
 import type { Sql } from 'postgres';
-import { checkedMigrations, refuseNewerSchema } from './migration.js';
-import type { Migration } from './migration.js';
+import { checkedMigrations, refuseNewerSchema } from '../migration.js';
+import type { Migration } from '../migration.js';
 
 /** First key of every advisory lock svc takes ("svc\x01"); the second key is per schema. */
 export const MIGRATION_LOCK_CLASS = 0x73766301;
@@ -83,7 +83,7 @@ CREATE TABLE meta (
 
 // Streaming sessions (PROTOCOL.md §8). Amounts and channel ids as in version 1; ids and the
 // timestamps listings sort or compare on are COLLATE "C", so order is byte order as in SQLite. No
-// CHECK on \`reason\`: the list of end reasons may grow; write() validates it (values.ts).
+// CHECK on \`reason\`: the list of end reasons may grow; write() validates it (op-checks.ts).
 const STREAMS = `
 CREATE TABLE streams (
   id                 text COLLATE "C" PRIMARY KEY,
@@ -121,7 +121,7 @@ CREATE INDEX streams_by_opened ON streams (opened_at, id);
 // another seller's URL only ever creates or bumps its own listing. accepts and bazaar are json (the
 // text as written). The columns the listing sorts on are COLLATE "C", byte order as in SQLite.
 // Listings are never deleted, so catalog_payers needs no foreign key to clean up after; it holds at
-// most MAX_COUNTED_PAYERS rows per listing (values.ts), and `payers` counts them.
+// most MAX_COUNTED_PAYERS rows per listing (op-checks.ts), and `payers` counts them.
 const CATALOG = `
 CREATE TABLE catalog (
   resource     text COLLATE "C" NOT NULL,
@@ -168,7 +168,8 @@ const SCHEMA_NAME_RE = /^[a-z_][a-z0-9_]{0,62}$/;
 
 /** Schema names are spliced into DDL and search_path, so only plain identifiers are allowed. */
 export function checkSchemaName(schema: string): string {
-  if (!SCHEMA_NAME_RE.test(schema)) throw new Error(`schema must match ${SCHEMA_NAME_RE.source}: ${JSON.stringify(schema)}`);
+  if (!SCHEMA_NAME_RE.test(schema))
+    throw new Error(`schema must match ${SCHEMA_NAME_RE.source}: ${JSON.stringify(schema)}`);
   return schema;
 }
 
@@ -177,7 +178,11 @@ export function checkSchemaName(schema: string): string {
  * advisory lock for this schema, then reads the version: two instances starting at once queue on
  * the lock, and the second finds the work done.
  */
-export async function migratePostgres(sql: Sql, schema: string, migrations: readonly Migration[] = POSTGRES_MIGRATIONS): Promise<void> {
+export async function migratePostgres(
+  sql: Sql,
+  schema: string,
+  migrations: readonly Migration[] = POSTGRES_MIGRATIONS,
+): Promise<void> {
   checkSchemaName(schema);
   for (;;) {
     const applied = await sql.begin(async (tx) => {
@@ -188,14 +193,19 @@ export async function migratePostgres(sql: Sql, schema: string, migrations: read
         name       text NOT NULL,
         applied_at timestamptz NOT NULL DEFAULT now()
       )`);
-      const [row] = await tx.unsafe<{ v: number }[]>(`SELECT COALESCE(MAX(version), 0)::integer AS v FROM ${schema}.schema_migrations`);
+      const [row] = await tx.unsafe<{ v: number }[]>(
+        `SELECT COALESCE(MAX(version), 0)::integer AS v FROM ${schema}.schema_migrations`,
+      );
       const current = row?.v ?? 0;
       refuseNewerSchema(current, migrations);
       const next = migrations.find((m) => m.version > current);
       if (!next) return false;
       await tx.unsafe(`SET LOCAL search_path TO ${schema}`);
       await tx.unsafe(next.sql).simple();
-      await tx.unsafe(`INSERT INTO ${schema}.schema_migrations (version, name) VALUES ($1, $2)`, [next.version, next.name]);
+      await tx.unsafe(`INSERT INTO ${schema}.schema_migrations (version, name) VALUES ($1, $2)`, [
+        next.version,
+        next.name,
+      ]);
       return true;
     });
     if (!applied) return;
@@ -203,6 +213,8 @@ export async function migratePostgres(sql: Sql, schema: string, migrations: read
 }
 
 export async function appliedPostgresVersions(sql: Sql, schema: string): Promise<number[]> {
-  const rows = await sql.unsafe<{ version: number }[]>(`SELECT version FROM ${checkSchemaName(schema)}.schema_migrations ORDER BY version`);
+  const rows = await sql.unsafe<{ version: number }[]>(
+    `SELECT version FROM ${checkSchemaName(schema)}.schema_migrations ORDER BY version`,
+  );
   return rows.map((r) => r.version);
 }

@@ -24,6 +24,8 @@ export function latestVersion(list: readonly Migration[]): number {
 export function refuseNewerSchema(current: number, list: readonly Migration[]): void {
   const known = latestVersion(list);
   if (current > known) {
-    throw new Error(`the database schema is at version ${current}, newer than this build knows (${known}); upgrade svc`);
+    throw new Error(
+      `the database schema is at version ${current}, newer than this build knows (${known}); upgrade svc`,
+    );
   }
 }

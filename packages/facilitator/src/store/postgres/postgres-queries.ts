@@ -14,10 +14,17 @@ import type {
   StoredEvent,
   StreamFilter,
   StreamRecord,
-} from './port.js';
-import { catalogPage, channelFromRow, eventFromRow, positionedReceipt, receiptFromBody, streamFromRow } from './records.js';
-import type { CatalogPageRow, ChannelRow, EventRow, ReceiptRow, StreamRow } from './records.js';
-import { checkLimit, checkOffset, eventOrder } from './values.js';
+} from '../port.js';
+import {
+  catalogPage,
+  channelFromRow,
+  eventFromRow,
+  positionedReceipt,
+  receiptFromBody,
+  streamFromRow,
+} from '../row-mapping.js';
+import type { CatalogPageRow, ChannelRow, EventRow, ReceiptRow, StreamRow } from '../row-mapping.js';
+import { checkLimit, checkOffset, eventOrder } from '../op-checks.js';
 
 // numeric comes back as text ("42"), never through a float; ids are cast to text explicitly.
 // The casts shadow the column names in ORDER BY, so sort keys are written table-qualified.
@@ -30,7 +37,9 @@ const STREAM_COLUMNS = `id, channel_id::text AS channel_id, payer, pay_to, resou
   vouchers, pending_receipt_id, status, reason, units, opened_at, last_activity_at, ended_at`;
 
 export async function getChannel(sql: Sql, id: bigint): Promise<ChannelRecord | null> {
-  const [row] = await sql<ChannelRow[]>`SELECT ${sql.unsafe(CHANNEL_COLUMNS)} FROM channels WHERE id = ${id.toString()}::numeric`;
+  const [row] = await sql<
+    ChannelRow[]
+  >`SELECT ${sql.unsafe(CHANNEL_COLUMNS)} FROM channels WHERE id = ${id.toString()}::numeric`;
   return row ? channelFromRow(row) : null;
 }
 
@@ -101,7 +110,9 @@ export async function listReceipts(sql: Sql, q: ReceiptQuery): Promise<{ receipt
 }
 
 export async function getIdempotent(sql: Sql, key: string): Promise<IdempotentRecord | null> {
-  const [row] = await sql<IdempotentRecord[]>`SELECT key, fingerprint, response, at FROM idempotency WHERE key = ${key}`;
+  const [row] = await sql<
+    IdempotentRecord[]
+  >`SELECT key, fingerprint, response, at FROM idempotency WHERE key = ${key}`;
   return row ? { key: row.key, fingerprint: row.fingerprint, response: row.response, at: row.at } : null;
 }
 

@@ -4,8 +4,8 @@
 // The write lock is held for the whole batch (BEGIN IMMEDIATE), so the read-then-write of the
 // monotonic ledger updates cannot race another writer, in this process or another.
 import type Database from 'better-sqlite3';
-import type { ChannelRecord, StoredEvent, StreamRecord, WriteOp, WriteResult } from './port.js';
-import { storedEvent } from './records.js';
+import type { ChannelRecord, StoredEvent, StreamRecord, WriteOp, WriteResult } from '../port.js';
+import { storedEvent } from '../row-mapping.js';
 import {
   MAX_COUNTED_PAYERS,
   catalogJsonText,
@@ -16,7 +16,7 @@ import {
   receiptCumulative,
   toBigint,
   toBigintOrNull,
-} from './values.js';
+} from '../op-checks.js';
 
 /** Prepared statements by SQL text: each shape is compiled once per connection. */
 export class StatementCache {
@@ -46,14 +46,19 @@ ON CONFLICT (id) DO NOTHING`;
 // The compare-and-set: amounts are canonical decimal text, so text equality is numeric equality.
 const ADVANCE = `UPDATE channels SET last_accepted = ?, last_signature = ?, vouchers = vouchers + 1, last_voucher_at = ?
 WHERE id = ? AND last_accepted = ? AND status = 'open'`;
-const SELECT_LEDGER_FIELDS = 'SELECT deposit, claimed, expiry_ledger, status, closed_at, refunded, vouchers_claimed FROM channels WHERE id = ?';
+const SELECT_LEDGER_FIELDS =
+  'SELECT deposit, claimed, expiry_ledger, status, closed_at, refunded, vouchers_claimed FROM channels WHERE id = ?';
 const UPDATE_LEDGER_FIELDS = `UPDATE channels SET deposit = ?, claimed = ?, expiry_ledger = ?, status = ?, closed_at = ?, refunded = ?,
   vouchers_claimed = ? WHERE id = ?`;
-const INSERT_EVENT = 'INSERT INTO events (type, source, ts, channel_id, account, accounts, data) VALUES (?, ?, ?, ?, ?, ?, ?)';
+const INSERT_EVENT =
+  'INSERT INTO events (type, source, ts, channel_id, account, accounts, data) VALUES (?, ?, ?, ?, ?, ?, ?)';
 const INSERT_EVENT_ACCOUNT = 'INSERT INTO event_accounts (account, event_id) VALUES (?, ?)';
-const INSERT_RECEIPT = 'INSERT INTO receipts (id, channel_id, cumulative, payee, body) VALUES (?, ?, ?, ?, ?) ON CONFLICT (id) DO NOTHING';
-const INSERT_IDEMPOTENCY = 'INSERT INTO idempotency (key, fingerprint, response, at) VALUES (?, ?, ?, ?) ON CONFLICT (key) DO NOTHING';
-const UPSERT_META = 'INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value';
+const INSERT_RECEIPT =
+  'INSERT INTO receipts (id, channel_id, cumulative, payee, body) VALUES (?, ?, ?, ?, ?) ON CONFLICT (id) DO NOTHING';
+const INSERT_IDEMPOTENCY =
+  'INSERT INTO idempotency (key, fingerprint, response, at) VALUES (?, ?, ?, ?) ON CONFLICT (key) DO NOTHING';
+const UPSERT_META =
+  'INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value';
 // Streams. The open's checks and its insert run under the batch's write lock, so no other writer
 // (thread or process) can open a session between the count and the insert.
 const SELECT_STREAM_TAKEN = 'SELECT 1 FROM streams WHERE id = ? OR receipt_id = ?';
@@ -69,9 +74,11 @@ const SELECT_OPEN_STREAM_CHARGED = "SELECT charged FROM streams WHERE id = ? AND
 // charged is decimal text, so the sum is taken in bigint (SQLite arithmetic would go through i64 or a float).
 const CREDIT_STREAM = `UPDATE streams SET paid = ?, charged = ?, vouchers = vouchers + 1, required = ?, pending_receipt_id = ?,
   last_activity_at = ? WHERE id = ? AND status = 'open'`;
-const CONSUME_STREAM = "UPDATE streams SET pending_receipt_id = NULL WHERE id = ? AND status = 'open' AND pending_receipt_id = ?";
+const CONSUME_STREAM =
+  "UPDATE streams SET pending_receipt_id = NULL WHERE id = ? AND status = 'open' AND pending_receipt_id = ?";
 const TOUCH_STREAM = "UPDATE streams SET last_activity_at = ? WHERE id = ? AND status = 'open'";
-const END_STREAM = "UPDATE streams SET status = 'ended', reason = ?, units = ?, ended_at = ? WHERE id = ? AND status = 'open'";
+const END_STREAM =
+  "UPDATE streams SET status = 'ended', reason = ?, units = ?, ended_at = ? WHERE id = ? AND status = 'open'";
 const STREAM_UNITS = 'UPDATE streams SET units = ? WHERE id = ? AND units IS NULL';
 // The catalog. The payer first: it is stored (and counted) only while its listing counts fewer
 // than the cap, and only once; then the listing's upsert adds 1 to payers if it was. Both are keyed
@@ -117,7 +124,11 @@ function applyLedger(f: LedgerFields, op: LedgerOp): LedgerFields {
 }
 
 function applyClaimed(f: LedgerFields, op: ClaimedOp): LedgerFields {
-  return { ...f, claimed: max(f.claimed, op.cumulative), vouchersClaimed: Math.max(f.vouchersClaimed, op.vouchersClaimed) };
+  return {
+    ...f,
+    claimed: max(f.claimed, op.cumulative),
+    vouchersClaimed: Math.max(f.vouchersClaimed, op.vouchersClaimed),
+  };
 }
 
 function insertChannel(s: StatementCache, c: ChannelRecord): void {
@@ -151,7 +162,16 @@ function updateLedgerFields(s: StatementCache, channelId: bigint, patch: (f: Led
     vouchersClaimed: Number(row.vouchers_claimed),
   });
   const refunded = f.refunded === null ? null : f.refunded.toString();
-  s.get(UPDATE_LEDGER_FIELDS).run(f.deposit.toString(), f.claimed.toString(), f.expiryLedger, f.status, f.closedAt, refunded, f.vouchersClaimed, id);
+  s.get(UPDATE_LEDGER_FIELDS).run(
+    f.deposit.toString(),
+    f.claimed.toString(),
+    f.expiryLedger,
+    f.status,
+    f.closedAt,
+    refunded,
+    f.vouchersClaimed,
+    id,
+  );
 }
 
 function insertEvent(s: StatementCache, op: Extract<WriteOp, { op: 'event' }>): StoredEvent {
@@ -159,7 +179,9 @@ function insertEvent(s: StatementCache, op: Extract<WriteOp, { op: 'event' }>): 
   const dataText = eventDataText(e.data);
   const accounts = e.accounts ?? [];
   const channelId = e.channelId === undefined ? null : paddedId(e.channelId);
-  const info = s.get(INSERT_EVENT).run(e.type, e.source, e.ts, channelId, accounts[0] ?? null, JSON.stringify(accounts), dataText);
+  const info = s
+    .get(INSERT_EVENT)
+    .run(e.type, e.source, e.ts, channelId, accounts[0] ?? null, JSON.stringify(accounts), dataText);
   const id = Number(info.lastInsertRowid);
   for (const account of distinctAccounts(accounts)) s.get(INSERT_EVENT_ACCOUNT).run(account, id);
   return storedEvent(id, e, dataText);
@@ -262,13 +284,15 @@ export function applySqliteOps(s: StatementCache, ops: readonly WriteOp[]): Writ
         if (!creditStream(s, op)) return { ok: false, reason: 'conflict', op: i };
         break;
       case 'stream.consume':
-        if (s.get(CONSUME_STREAM).run(op.streamId, op.receiptId).changes !== 1) return { ok: false, reason: 'conflict', op: i };
+        if (s.get(CONSUME_STREAM).run(op.streamId, op.receiptId).changes !== 1)
+          return { ok: false, reason: 'conflict', op: i };
         break;
       case 'stream.touch':
         s.get(TOUCH_STREAM).run(op.at, op.streamId);
         break;
       case 'stream.end':
-        if (s.get(END_STREAM).run(op.reason, op.units, op.at, op.streamId).changes !== 1) return { ok: false, reason: 'conflict', op: i };
+        if (s.get(END_STREAM).run(op.reason, op.units, op.at, op.streamId).changes !== 1)
+          return { ok: false, reason: 'conflict', op: i };
         break;
       case 'stream.units':
         s.get(STREAM_UNITS).run(op.units, op.streamId);
@@ -304,7 +328,13 @@ const PRECHECKABLE = new Set<WriteOp['op']>([
  * check (a credit sets the slice a consume takes, an end closes what a credit needs open). The
  * open is never precheckable: its limits count sessions, which other calls' ops change.
  */
-const STREAM_OPS = new Set<WriteOp['op']>(['stream.credit', 'stream.consume', 'stream.touch', 'stream.end', 'stream.units']);
+const STREAM_OPS = new Set<WriteOp['op']>([
+  'stream.credit',
+  'stream.consume',
+  'stream.touch',
+  'stream.end',
+  'stream.units',
+]);
 
 /**
  * Whether a call's preconditions can all be decided before any of its ops is applied: none of
@@ -334,16 +364,26 @@ export function isPrecheckable(ops: readonly WriteOp[]): boolean {
 
 /** The state a stream op's precondition reads; exactly the WHERE clauses of CREDIT/CONSUME/END_STREAM. */
 function streamHolds(s: StatementCache, streamId: string, pendingReceiptId?: string): boolean {
-  const row = s.get(SELECT_STREAM_STATE).get(streamId) as { status: string; pending_receipt_id: string | null } | undefined;
-  return row !== undefined && row.status === 'open' && (pendingReceiptId === undefined || row.pending_receipt_id === pendingReceiptId);
+  const row = s.get(SELECT_STREAM_STATE).get(streamId) as
+    { status: string; pending_receipt_id: string | null } | undefined;
+  return (
+    row !== undefined &&
+    row.status === 'open' &&
+    (pendingReceiptId === undefined || row.pending_receipt_id === pendingReceiptId)
+  );
 }
 
 /** The first failed precondition of a precheckable call, or null when all hold. */
 export function precheck(s: StatementCache, ops: readonly WriteOp[]): WriteResult | null {
   for (const [i, op] of ops.entries()) {
     if (op.op === 'channel.advance') {
-      const row = s.get(SELECT_ADVANCE_STATE).get(paddedId(op.channelId)) as { last_accepted: string; status: string } | undefined;
-      const holds = row !== undefined && row.status === 'open' && row.last_accepted === op.expected.toString() && op.cumulative > op.expected;
+      const row = s.get(SELECT_ADVANCE_STATE).get(paddedId(op.channelId)) as
+        { last_accepted: string; status: string } | undefined;
+      const holds =
+        row !== undefined &&
+        row.status === 'open' &&
+        row.last_accepted === op.expected.toString() &&
+        op.cumulative > op.expected;
       if (!holds) return { ok: false, reason: 'conflict', op: i };
     } else if (op.op === 'idempotency' && s.get(SELECT_IDEMPOTENCY_KEY).get(op.key) !== undefined) {
       return { ok: false, reason: 'duplicate', op: i };

@@ -25,7 +25,7 @@ export interface SavedLedgerTime {
   wallMs: number;
 }
 
-export class LedgerClock {
+export class LatestLedger {
   private seen: Seen | null = null;
   private timer: NodeJS.Timeout | null = null;
   /** When the last refresh succeeded (monotonic ms), for /health. */

@@ -1,0 +1,129 @@
+// Leadership follows the ability to do the work (issue 19.3). Before, a leader whose writes hung
+// kept the advisory lock on its separate leadership connection, and settlement stopped for the
+// whole cluster: 5,024 payments through the healthy instance, 0 claims. Here the leader reaches
+// PostgreSQL through a TCP relay that goes silent — nothing passes either way and no connection
+// closes, as in a network partition — while the other instance keeps its own path to the database.
+// The cut-off leader can neither write nor poll: the healthy instance must lead within the lease
+// and claim what is due, and the cut-off one must say on /health that it cannot write.
+import { randomBytes } from 'node:crypto';
+import fs from 'node:fs';
+import net from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { randomKeypair } from '@svc/core';
+import { startLedgerServer } from '@svc/ledger';
+import type { LedgerServer } from '@svc/ledger';
+import { startHarness } from '../helpers/harness.js';
+import type { Harness } from '../helpers/harness.js';
+import { createPgDatabase, pgEnabled } from '../helpers/pg.js';
+import type { PgDatabase } from '../helpers/pg.js';
+
+const enabled = await pgEnabled();
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/** A TCP relay to `target` that can go silent: data is dropped both ways, sockets stay open. */
+async function startRelay(target: URL): Promise<{ url: string; silence(): void; close(): Promise<void> }> {
+  let silent = false;
+  const sockets = new Set<net.Socket>();
+  const server = net.createServer((client) => {
+    const upstream = net.connect(Number(target.port || 5432), target.hostname);
+    for (const s of [client, upstream]) {
+      sockets.add(s);
+      s.on('error', () => undefined);
+      s.on('close', () => sockets.delete(s));
+    }
+    client.on('data', (d) => void (silent || upstream.write(d)));
+    upstream.on('data', (d) => void (silent || client.write(d)));
+    client.on('end', () => void (silent || upstream.end()));
+    upstream.on('end', () => void (silent || client.end()));
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  const url = new URL(target.toString());
+  url.hostname = '127.0.0.1';
+  url.port = String((server.address() as net.AddressInfo).port);
+  return {
+    url: url.toString(),
+    silence: () => {
+      silent = true;
+      server.close(); // new connections are refused: the path is gone
+    },
+    close: async () => {
+      for (const s of sockets) s.destroy();
+      await new Promise((r) => server.close(r));
+    },
+  };
+}
+
+describe.runIf(enabled)('a leader cut off from its database', () => {
+  let db: PgDatabase;
+  let ledger: LedgerServer;
+  let ledgerDir: string;
+  const harnesses: Harness[] = [];
+  let relay: Awaited<ReturnType<typeof startRelay>> | undefined;
+
+  afterAll(async () => {
+    await relay?.close();
+    for (const h of harnesses) await h.close().catch(() => undefined);
+    await ledger?.close();
+    await db?.drop();
+    if (ledgerDir) fs.rmSync(ledgerDir, { recursive: true, force: true });
+  });
+
+  it('lets leadership go: the instance that can write leads within the lease and claims what is due', async () => {
+    db = await createPgDatabase();
+    ledgerDir = fs.mkdtempSync(path.join(os.tmpdir(), 'svc-lead-ledger-'));
+    ledger = await startLedgerServer({ port: 0, dataDir: ledgerDir, ledgerSeconds: 1 });
+    relay = await startRelay(new URL(db.url));
+    const env = {
+      LEDGER_URL: ledger.url,
+      FACILITATOR_SECRET: randomBytes(32).toString('hex'),
+      CLAIM_INTERVAL_SECONDS: '1',
+      CLAIM_THRESHOLD: '1',
+      PG_LOCK_TIMEOUT_MS: '1000',
+      IP_RATE_LIMIT_PER_MINUTE: '0',
+      DEMO: 'off',
+    };
+    const cutOff = await startHarness({ ...env, DATABASE_URL: relay.url });
+    harnesses.push(cutOff);
+    const until = Date.now() + 10_000;
+    while (!cutOff.f.services.leadership.isLeader && Date.now() < until) await sleep(50);
+    expect(cutOff.f.services.leadership.isLeader).toBe(true);
+    const healthy = await startHarness({ ...env, DATABASE_URL: db.url });
+    harnesses.push(healthy);
+    await sleep(1500);
+    expect(healthy.f.services.leadership.isLeader).toBe(false);
+
+    const payTo = randomKeypair().address;
+    relay.silence();
+    const cutAt = Date.now();
+    // Payments keep going through the healthy instance.
+    const buyer = await healthy.buyer({ payee: payTo });
+    for (let i = 1; i <= 5; i++)
+      expect(
+        (await healthy.verify(buyer.signer.sign(1000n * BigInt(i)), healthy.requirements({ payTo, amount: '1000' })))
+          .body['isValid'],
+      ).toBe(true);
+
+    const deadline = Date.now() + 20_000;
+    let claimed = '0';
+    while (Date.now() < deadline) {
+      claimed = String(
+        ((await (await fetch(`${ledger.url}/channels/${buyer.channelId}`)).json()) as Record<string, unknown>)[
+          'claimed'
+        ],
+      );
+      if (healthy.f.services.leadership.isLeader && claimed === '5000') break;
+      await sleep(200);
+    }
+    const tookMs = Date.now() - cutAt;
+    expect(healthy.f.services.leadership.isLeader).toBe(true);
+    expect(claimed).toBe('5000');
+    const health = await fetch(`${cutOff.url}/health`);
+    expect(health.status).toBe(503);
+    expect(await health.json()).toMatchObject({ storeWritable: false, leader: false });
+    console.log(
+      `leader cut off from PostgreSQL (no connection closed): the other instance led and claimed ${tookMs} ms later`,
+    );
+  }, 60_000);
+});
