@@ -24,7 +24,12 @@ const INPROC_ROUNDS = 3;
 const HTTP_CONCURRENCY = 64;
 const HTTP_SECONDS = 6;
 const HTTP_PER_CHANNEL = 1_500;
-const BENCH_ENV = { LOG_LEVEL: 'warn', CHANNEL_VOUCHER_LIMIT_PER_MINUTE: '10000000', IP_RATE_LIMIT_PER_MINUTE: '0', DEMO: 'off' };
+const BENCH_ENV = {
+  LOG_LEVEL: 'warn',
+  CHANNEL_VOUCHER_LIMIT_PER_MINUTE: '10000000',
+  IP_RATE_LIMIT_PER_MINUTE: '0',
+  DEMO: 'off',
+};
 
 function rate(n: number, ms: number): number {
   return Math.round((n / ms) * 1000);
@@ -56,7 +61,13 @@ interface Channel {
   vouchers: string[];
 }
 
-async function openChannels(ledger: LocalLedgerClient, payee: string, count: number, perChannel: number, price: bigint): Promise<Channel[]> {
+async function openChannels(
+  ledger: LocalLedgerClient,
+  payee: string,
+  count: number,
+  perChannel: number,
+  price: bigint,
+): Promise<Channel[]> {
   const info = await ledger.info();
   const ctx = voucherContext(info.passphrase, info.contracts.channel);
   const out: Channel[] = [];
@@ -64,13 +75,25 @@ async function openChannels(ledger: LocalLedgerClient, payee: string, count: num
     const payer = randomKeypair();
     const vk: Keypair = randomKeypair();
     await ledger.faucet(payer.address);
-    const { channelId } = await ledger.openChannel({ payer, payee, deposit: price * BigInt(perChannel), voucherKey: vk });
-    out.push({ id: channelId, vouchers: Array.from({ length: perChannel }, (_, k) => toHex(ctx.sign(vk, channelId, price * BigInt(k + 1)))) });
+    const { channelId } = await ledger.openChannel({
+      payer,
+      payee,
+      deposit: price * BigInt(perChannel),
+      voucherKey: vk,
+    });
+    out.push({
+      id: channelId,
+      vouchers: Array.from({ length: perChannel }, (_, k) => toHex(ctx.sign(vk, channelId, price * BigInt(k + 1)))),
+    });
   }
   return out;
 }
 
-function requirementsFor(info: Awaited<ReturnType<LocalLedgerClient['info']>>, payTo: string, url: string): PaymentRequirements {
+function requirementsFor(
+  info: Awaited<ReturnType<LocalLedgerClient['info']>>,
+  payTo: string,
+  url: string,
+): PaymentRequirements {
   return {
     scheme: 'channel',
     network: info.network,
@@ -109,9 +132,22 @@ async function inProcess(): Promise<Figures> {
     await Promise.all(
       channels.map(async (ch) => {
         for (let k = 0; k < ch.vouchers.length; k++) {
-          const payment: Payment = { x402Version: 2, network: info.network, channelId: ch.id, cumulative: 1000n * BigInt(k + 1), signature: ch.vouchers[k]! };
+          const payment: Payment = {
+            x402Version: 2,
+            network: info.network,
+            channelId: ch.id,
+            cumulative: 1000n * BigInt(k + 1),
+            signature: ch.vouchers[k]!,
+          };
           const s = performance.now();
-          const out = await verifier.verify({ payment, requirements, resource: `${url}/bench`, method: 'GET', requestHash: null, idempotencyKey: null });
+          const out = await verifier.verify({
+            payment,
+            requirements,
+            resource: `${url}/bench`,
+            method: 'GET',
+            requestHash: null,
+            idempotencyKey: null,
+          });
           latencies.push(performance.now() - s);
           if (!out.ok) throw new Error(`rejected: ${out.code} ${out.message}`);
           accepted++;
@@ -121,7 +157,12 @@ async function inProcess(): Promise<Figures> {
     const elapsed = performance.now() - t;
     const used = process.cpuUsage(cpu);
     latencies.sort((a, b) => a - b);
-    return { rate: rate(accepted, elapsed), p50: latencies[Math.floor(latencies.length * 0.5)]!, p99: latencies[Math.floor(latencies.length * 0.99)]!, cores: (used.user + used.system) / 1000 / elapsed };
+    return {
+      rate: rate(accepted, elapsed),
+      p50: latencies[Math.floor(latencies.length * 0.5)]!,
+      p99: latencies[Math.floor(latencies.length * 0.99)]!,
+      cores: (used.user + used.system) / 1000 / elapsed,
+    };
   } finally {
     await f.close();
     fs.rmSync(dataDir, { recursive: true, force: true });
@@ -141,17 +182,36 @@ async function overHttp(): Promise<Figures & { errors: number }> {
     const target = new URL(`${child.url}/verify`);
     const post = (body: string) =>
       new Promise<number>((resolve, reject) => {
-        const req = http.request({ host: target.hostname, port: target.port, path: target.pathname, method: 'POST', agent, headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) } }, (res) => {
-          res.resume();
-          res.on('end', () => resolve(res.statusCode ?? 0));
-        });
+        const req = http.request(
+          {
+            host: target.hostname,
+            port: target.port,
+            path: target.pathname,
+            method: 'POST',
+            agent,
+            headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) },
+          },
+          (res) => {
+            res.resume();
+            res.on('end', () => resolve(res.statusCode ?? 0));
+          },
+        );
         req.on('error', reject);
         req.end(body);
       });
     const bodyFor = (ch: Channel, k: number) =>
       JSON.stringify({
         x402Version: 2,
-        paymentPayload: { x402Version: 2, accepted: requirements, payload: { channelId: ch.id.toString(), cumulative: (1000n * BigInt(k + 1)).toString(), signature: ch.vouchers[k] }, resource: { url: `${child.url}/bench` } },
+        paymentPayload: {
+          x402Version: 2,
+          accepted: requirements,
+          payload: {
+            channelId: ch.id.toString(),
+            cumulative: (1000n * BigInt(k + 1)).toString(),
+            signature: ch.vouchers[k],
+          },
+          resource: { url: `${child.url}/bench` },
+        },
         paymentRequirements: requirements,
         method: 'GET',
       });
@@ -174,7 +234,13 @@ async function overHttp(): Promise<Figures & { errors: number }> {
     const elapsed = performance.now() - t;
     agent.destroy();
     latencies.sort((a, b) => a - b);
-    return { rate: rate(latencies.length, elapsed), p50: latencies[Math.floor(latencies.length * 0.5)]!, p99: latencies[Math.floor(latencies.length * 0.99)]!, cores: 0, errors };
+    return {
+      rate: rate(latencies.length, elapsed),
+      p50: latencies[Math.floor(latencies.length * 0.5)]!,
+      p99: latencies[Math.floor(latencies.length * 0.99)]!,
+      cores: 0,
+      errors,
+    };
   } finally {
     await child.kill('SIGTERM');
     fs.rmSync(dataDir, { recursive: true, force: true });
@@ -188,13 +254,21 @@ console.log(`svc bench — ${os.cpus().length} cores, Node ${process.version}\n`
 const c = ceiling();
 const pool = await c.pool;
 console.log(`ed25519 verify, one core (node:crypto, cached key) ......... ${fmt(c.sync)}/s   ← the ceiling (1.00)`);
-console.log(`ed25519 verify, threadpool (all cores) ...................... ${fmt(pool)}/s   (${(pool / c.sync).toFixed(2)})`);
+console.log(
+  `ed25519 verify, threadpool (all cores) ...................... ${fmt(pool)}/s   (${(pool / c.sync).toFixed(2)})`,
+);
 const rounds: Figures[] = [];
 for (let r = 0; r < INPROC_ROUNDS; r++) rounds.push(await inProcess());
 rounds.sort((a, b) => a.rate - b.rate);
 const inproc = rounds[Math.floor(rounds.length / 2)]!;
-console.log(`in-process accepts (verify + CAS + durable commit + receipt) . ${fmt(inproc.rate)}/s   (${(inproc.rate / c.sync).toFixed(2)} of the ceiling; median of ${INPROC_ROUNDS} rounds: ${rounds.map((x) => fmt(x.rate)).join(' / ')})`);
-console.log(`    ${INPROC_CHANNELS} channels in flight, p50 ${ms(inproc.p50)}, p99 ${ms(inproc.p99)}, ${inproc.cores.toFixed(2)} cores busy`);
+console.log(
+  `in-process accepts (verify + CAS + durable commit + receipt) . ${fmt(inproc.rate)}/s   (${(inproc.rate / c.sync).toFixed(2)} of the ceiling; median of ${INPROC_ROUNDS} rounds: ${rounds.map((x) => fmt(x.rate)).join(' / ')})`,
+);
+console.log(
+  `    ${INPROC_CHANNELS} channels in flight, p50 ${ms(inproc.p50)}, p99 ${ms(inproc.p99)}, ${inproc.cores.toFixed(2)} cores busy`,
+);
 const web = await overHttp();
-console.log(`HTTP POST /verify, ${HTTP_CONCURRENCY} connections, ${HTTP_SECONDS} s, separate process ... ${fmt(web.rate)}/s   (${(web.rate / c.sync).toFixed(2)} of the ceiling; p50 ${ms(web.p50)}, p99 ${ms(web.p99)}; non-200: ${web.errors})`);
+console.log(
+  `HTTP POST /verify, ${HTTP_CONCURRENCY} connections, ${HTTP_SECONDS} s, separate process ... ${fmt(web.rate)}/s   (${(web.rate / c.sync).toFixed(2)} of the ceiling; p50 ${ms(web.p50)}, p99 ${ms(web.p99)}; non-200: ${web.errors})`,
+);
 console.log('\nThe client shares the machine’s cores with the server; the HTTP figure is a floor.');

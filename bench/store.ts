@@ -27,9 +27,26 @@ const at = new Date(Date.UTC(2026, 0, 1)).toISOString();
 
 function channel(id: bigint): ChannelRecord {
   return {
-    id, network: 'stellar:local', channelContract: 'C', payer: party, payee: party, asset: 'A', voucherKey: 'ab'.repeat(32),
-    deposit: 10n ** 30n, claimed: 0n, lastAccepted: 0n, lastSignature: null, expiryLedger: 1_000_000, status: 'open',
-    vouchers: 0, vouchersClaimed: 0, openedAt: at, lastVoucherAt: null, closedAt: null, refunded: null, createdAt: at,
+    id,
+    network: 'stellar:local',
+    channelContract: 'C',
+    payer: party,
+    payee: party,
+    asset: 'A',
+    voucherKey: 'ab'.repeat(32),
+    deposit: 10n ** 30n,
+    claimed: 0n,
+    lastAccepted: 0n,
+    lastSignature: null,
+    expiryLedger: 1_000_000,
+    status: 'open',
+    vouchers: 0,
+    vouchersClaimed: 0,
+    openedAt: at,
+    lastVoucherAt: null,
+    closedAt: null,
+    refunded: null,
+    createdAt: at,
   };
 }
 
@@ -42,14 +59,34 @@ function buildVouchers(): WriteOp[][][] {
     const expected = BigInt(list.length) * STEP;
     const cumulative = expected + STEP;
     const receipt = signReceipt(signer, {
-      v: 1, network: 'stellar:local', signer: signer.address, channelId: id.toString(), payer: party, payee: party,
-      resource: 'https://seller.example/api', method: 'GET', unit: 'request', amount: STEP.toString(),
-      cumulative: cumulative.toString(), requestHash: null, ts: at,
+      v: 1,
+      network: 'stellar:local',
+      signer: signer.address,
+      channelId: id.toString(),
+      payer: party,
+      payee: party,
+      resource: 'https://seller.example/api',
+      method: 'GET',
+      unit: 'request',
+      amount: STEP.toString(),
+      cumulative: cumulative.toString(),
+      requestHash: null,
+      ts: at,
     });
     list.push([
       { op: 'channel.advance', channelId: id, expected, cumulative, signature: receipt.signature, at },
       { op: 'receipt', receipt },
-      { op: 'event', event: { type: 'voucher.accepted', source: 'facilitator', ts: at, channelId: id, accounts: [party, party], data: { receiptId: receipt.id } } },
+      {
+        op: 'event',
+        event: {
+          type: 'voucher.accepted',
+          source: 'facilitator',
+          ts: at,
+          channelId: id,
+          accounts: [party, party],
+          data: { receiptId: receipt.id },
+        },
+      },
     ]);
   }
   return perChannel;
@@ -74,7 +111,9 @@ async function run(name: string, store: Store, vouchers: WriteOp[][][]): Promise
   const start = process.hrtime.bigint();
   await Promise.all(Array.from({ length: IN_FLIGHT }, worker));
   const seconds = Number(process.hrtime.bigint() - start) / 1e9;
-  console.log(`${name}: ${VOUCHERS} vouchers in ${seconds.toFixed(2)} s = ${Math.round(VOUCHERS / seconds).toLocaleString('en')} vouchers/s (${IN_FLIGHT} in flight)`);
+  console.log(
+    `${name}: ${VOUCHERS} vouchers in ${seconds.toFixed(2)} s = ${Math.round(VOUCHERS / seconds).toLocaleString('en')} vouchers/s (${IN_FLIGHT} in flight)`,
+  );
 }
 
 async function benchSqlite(vouchers: WriteOp[][][]): Promise<void> {

@@ -25,21 +25,32 @@ function tscPath() {
 }
 
 const tsc = tscPath();
+const missing = ['core', 'ledger', 'meter', 'sdk', 'x402', 'facilitator'].filter(
+  (p) => !fs.existsSync(path.join(ROOT, 'packages', p, 'dist', 'index.js')),
+);
 if (tsc === null) {
   // A production install (npm ci --omit=dev) has no TypeScript: what was built is what runs.
-  const missing = ['core', 'ledger', 'meter', 'sdk', 'x402', 'facilitator'].filter((p) => !fs.existsSync(path.join(ROOT, 'packages', p, 'dist', 'index.js')));
   if (missing.length > 0) {
     const what = `TypeScript is not installed (a production install) and ${missing.map((p) => `@svc/${p}`).join(', ')} ${missing.length === 1 ? 'is' : 'are'} not built`;
     // As npm ci's prepare step (--if-possible) this is no reason to fail the install: say it once.
     if (process.argv.includes('--if-possible')) {
-      console.warn(`build: skipped: ${what}. To run the facilitator, install with dev dependencies (npm ci) or install @svc/facilitator from its package.`);
+      console.warn(
+        `build: skipped: ${what}. To run the facilitator, install with dev dependencies (npm ci) or install @svc/facilitator from its package.`,
+      );
       process.exit(0);
     }
-    console.error(`build: ${what}. Install with dev dependencies (npm ci) to build, or install @svc/facilitator from its package (npx svc start).`);
+    console.error(
+      `build: ${what}. Install with dev dependencies (npm ci) to build, or install @svc/facilitator from its package (npx svc start).`,
+    );
     process.exit(1);
   }
 } else {
-  const out = spawnSync(process.execPath, [tsc, '-b', 'tsconfig.build.json', ...(force ? ['--force'] : [])], { cwd: ROOT, stdio: 'inherit' });
+  // A package whose dist/ was deleted still has its build info, and tsc -b would call it up to date.
+  for (const p of missing) fs.rmSync(path.join(ROOT, 'packages', p, '.tsbuildinfo'), { force: true });
+  const out = spawnSync(process.execPath, [tsc, '-b', 'tsconfig.build.json', ...(force ? ['--force'] : [])], {
+    cwd: ROOT,
+    stdio: 'inherit',
+  });
   if (out.status !== 0) {
     console.error('build: the TypeScript build failed');
     process.exit(out.status ?? 1);
@@ -52,4 +63,5 @@ try {
   if (err.code !== 'ERR_MODULE_NOT_FOUND' || !String(err.message).includes("'vite'")) throw err;
   // No Vite: the facilitator starts without a console and says so at GET /.
 }
-if (process.env['SVC_BUILD_QUIET'] !== '1') console.log(`build: up to date in ${((performance.now() - started) / 1000).toFixed(1)} s`);
+if (process.env['SVC_BUILD_QUIET'] !== '1')
+  console.log(`build: up to date in ${((performance.now() - started) / 1000).toFixed(1)} s`);

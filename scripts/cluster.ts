@@ -23,7 +23,11 @@ import postgres from 'postgres';
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const SVC = path.join(ROOT, 'packages/facilitator/bin/svc.cjs');
 const HOST = '127.0.0.1';
-const PORTS = { proxy: num('CLUSTER_PORT', 4020), ledger: num('CLUSTER_LEDGER_PORT', 4021), instances: [num('CLUSTER_PORT_A', 4031), num('CLUSTER_PORT_B', 4032)] };
+const PORTS = {
+  proxy: num('CLUSTER_PORT', 4020),
+  ledger: num('CLUSTER_LEDGER_PORT', 4021),
+  instances: [num('CLUSTER_PORT_A', 4031), num('CLUSTER_PORT_B', 4032)],
+};
 const DATA_DIR = path.resolve(process.env['CLUSTER_DATA_DIR'] ?? path.join(ROOT, 'data/cluster'));
 const DATABASE_URL = process.env['DATABASE_URL'] ?? 'postgres://postgres@127.0.0.1:5432/svc_cluster';
 const HEALTH_EVERY_MS = 1_000;
@@ -59,7 +63,8 @@ function log(line: string): void {
 async function ensureDatabase(url: string, freshLedger: boolean): Promise<void> {
   const u = new URL(url);
   const name = decodeURIComponent(u.pathname.slice(1));
-  if (!/^[A-Za-z_][A-Za-z0-9_]{0,62}$/.test(name)) throw new Error(`DATABASE_URL: the database name ${JSON.stringify(name)} is not a plain identifier`);
+  if (!/^[A-Za-z_][A-Za-z0-9_]{0,62}$/.test(name))
+    throw new Error(`DATABASE_URL: the database name ${JSON.stringify(name)} is not a plain identifier`);
   u.pathname = '/postgres';
   const admin = postgres(u.toString(), { max: 1, connect_timeout: 3, onnotice: () => undefined });
   try {
@@ -75,8 +80,13 @@ async function ensureDatabase(url: string, freshLedger: boolean): Promise<void> 
   if (!freshLedger) return;
   const db = postgres(url, { max: 1, connect_timeout: 3, onnotice: () => undefined });
   try {
-    const [used] = await db<{ n: number }[]>`SELECT count(*)::int AS n FROM information_schema.tables WHERE table_name = 'channels'`;
-    if ((used?.n ?? 0) > 0) throw new StaleDatabase(`database ${name} holds another cluster's data, but the ledger in ${path.join(DATA_DIR, 'ledger')} is new. Drop it (dropdb -h 127.0.0.1 -U postgres ${name}), or set DATABASE_URL or CLUSTER_DATA_DIR to the pair that belongs together.`);
+    const [used] = await db<
+      { n: number }[]
+    >`SELECT count(*)::int AS n FROM information_schema.tables WHERE table_name = 'channels'`;
+    if ((used?.n ?? 0) > 0)
+      throw new StaleDatabase(
+        `database ${name} holds another cluster's data, but the ledger in ${path.join(DATA_DIR, 'ledger')} is new. Drop it (dropdb -h 127.0.0.1 -U postgres ${name}), or set DATABASE_URL or CLUSTER_DATA_DIR to the pair that belongs together.`,
+      );
   } finally {
     await db.end({ timeout: 1 });
   }
@@ -86,10 +96,16 @@ class StaleDatabase extends Error {}
 
 /** Starts `svc <command>` and resolves once it prints that it listens. */
 function start(name: string, args: string[], env: Record<string, string>): Promise<Proc> {
-  const child = spawn(process.execPath, [SVC, ...args], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, [SVC, ...args], {
+    env: { ...process.env, ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   return new Promise((resolve, reject) => {
     let out = '';
-    const timer = setTimeout(() => reject(new Error(`${name} did not start within ${START_TIMEOUT_MS / 1000} s:\n${out}`)), START_TIMEOUT_MS);
+    const timer = setTimeout(
+      () => reject(new Error(`${name} did not start within ${START_TIMEOUT_MS / 1000} s:\n${out}`)),
+      START_TIMEOUT_MS,
+    );
     const onData = (chunk: Buffer) => {
       const text = chunk.toString();
       out += text;
@@ -141,7 +157,8 @@ async function startProxy(instances: Proc[]): Promise<() => Promise<void>> {
         else live.delete(p.url);
       }
       const now = all.find(({ h }) => h.leader)?.p.name ?? null;
-      if (now !== leader) log(now ? `${now} runs the claim scheduler and the ledger watcher` : 'no instance leads right now');
+      if (now !== leader)
+        log(now ? `${now} runs the claim scheduler and the ledger watcher` : 'no instance leads right now');
       leader = now;
     });
   }, HEALTH_EVERY_MS);
@@ -152,11 +169,17 @@ async function startProxy(instances: Proc[]): Promise<() => Promise<void>> {
   app.addContentTypeParser('*', (_request, payload, done) => done(null, payload));
   app.all('/*', (request, reply) => {
     const up = instances.filter((p) => live.has(p.url));
-    if (up.length === 0) return reply.code(503).send({ error: 'FACILITATOR_UNAVAILABLE', source: 'gateway', message: 'No facilitator instance answers.' });
+    if (up.length === 0)
+      return reply
+        .code(503)
+        .send({ error: 'FACILITATOR_UNAVAILABLE', source: 'gateway', message: 'No facilitator instance answers.' });
     const target = up[next++ % up.length]!;
     return reply.from(`${target.url}${request.url}`, {
       rewriteRequestHeaders: (_req, headers) => ({ ...headers, 'x-forwarded-for': request.ip }),
-      onError: (r) => void r.code(502).send({ error: 'FACILITATOR_UNAVAILABLE', source: 'gateway', message: `${target.name} did not answer.` }),
+      onError: (r) =>
+        void r
+          .code(502)
+          .send({ error: 'FACILITATOR_UNAVAILABLE', source: 'gateway', message: `${target.name} did not answer.` }),
     });
   });
   await app.listen({ port: PORTS.proxy, host: HOST });
@@ -196,7 +219,9 @@ async function main(): Promise<void> {
       console.error(`cluster: ${err.message}`);
       process.exit(1);
     }
-    console.error(`cluster: PostgreSQL at ${DATABASE_URL.replace(/\/\/([^:@/]+):[^@/]*@/, '//$1:***@')} does not answer (${(err as Error).message}).\nStart it, or set DATABASE_URL.`);
+    console.error(
+      `cluster: PostgreSQL at ${DATABASE_URL.replace(/\/\/([^:@/]+):[^@/]*@/, '//$1:***@')} does not answer (${(err as Error).message}).\nStart it, or set DATABASE_URL.`,
+    );
     process.exit(1);
   }
   log(`data in ${DATA_DIR}; database ${new URL(DATABASE_URL).pathname.slice(1)}`);

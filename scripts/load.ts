@@ -32,7 +32,9 @@ let exiting = false;
 async function shutdown(code: number, keepData = false): Promise<never> {
   if (!exiting) {
     exiting = true;
-    await target?.stop(keepData).catch((err: unknown) => console.error(`could not stop the facilitator: ${String(err)}`));
+    await target
+      ?.stop(keepData)
+      .catch((err: unknown) => console.error(`could not stop the facilitator: ${String(err)}`));
   }
   process.exit(code);
 }
@@ -62,12 +64,17 @@ async function run(o: LoadOptions): Promise<string[]> {
   for (const line of target.describe) console.log(line);
   const client = new JsonClient(o.timeoutMs, o.concurrency + 16);
   const market = await prepare(target, o, client);
-  console.log(`\nload: ${o.buyers} buyers → ${o.sellers} sellers, ${o.concurrency} in flight, ${o.rate > 0 ? `${o.rate} req/s` : 'as fast as possible'}, ${(o.bad * 100).toFixed(1)} % bad, ${o.seconds} s`);
+  console.log(
+    `\nload: ${o.buyers} buyers → ${o.sellers} sellers, ${o.concurrency} in flight, ${o.rate > 0 ? `${o.rate} req/s` : 'as fast as possible'}, ${(o.bad * 100).toFixed(1)} % bad, ${o.seconds} s`,
+  );
   // LOAD_COMPARE=1 with several URLs: the same load against the first instance alone, then all.
   const phases = o.compare ? [target.urls.slice(0, 1), target.urls] : [target.urls];
   const runs: { urls: string[]; tally: Tally; elapsed: number }[] = [];
   for (const urls of phases) {
-    if (o.compare) console.log(`\nphase ${runs.length + 1}: ${urls.length} instance${urls.length > 1 ? 's' : ''} (${urls.join(', ')})`);
+    if (o.compare)
+      console.log(
+        `\nphase ${runs.length + 1}: ${urls.length} instance${urls.length > 1 ? 's' : ''} (${urls.join(', ')})`,
+      );
     const tally = new Tally();
     const elapsed = await drive({
       verifyUrls: urls.map((u) => new URL(`${u}/verify`)),
@@ -97,14 +104,18 @@ async function run(o: LoadOptions): Promise<string[]> {
     for (const r of runs) {
       const secs = r.elapsed / 1000;
       const l = r.tally.latency;
-      console.log(`  ${String(r.urls.length).padEnd(11)} ${String(Math.round(r.tally.requests / secs)).padEnd(7)} ${String(Math.round(r.tally.accepted / secs)).padEnd(12)} ${ms(l.quantile(0.5)).padEnd(10)} ${ms(l.quantile(0.99)).padEnd(10)} ${r.tally.server5xx.total}`);
+      console.log(
+        `  ${String(r.urls.length).padEnd(11)} ${String(Math.round(r.tally.requests / secs)).padEnd(7)} ${String(Math.round(r.tally.accepted / secs)).padEnd(12)} ${ms(l.quantile(0.5)).padEnd(10)} ${ms(l.quantile(0.99)).padEnd(10)} ${r.tally.server5xx.total}`,
+      );
     }
   }
 
   console.log('\nsettlement');
   const deadline = performance.now() + o.settleSeconds * 1000;
   const claims = await claimAll(reader, market.buyers, deadline);
-  console.log(`  final claims: ${claims.claimed} channels, ${claims.amount} base units (${claims.outcomes.toString()})`);
+  console.log(
+    `  final claims: ${claims.claimed} channels, ${claims.amount} base units (${claims.outcomes.toString()})`,
+  );
   const { snapshot, waitedMs } = await agree(reader, market.buyers, deadline);
   console.log(`  facilitator and ledger compared after ${(waitedMs / 1000).toFixed(1)} s`);
   const verdict = await checkConservation(reader, market.sellers, market.buyers, snapshot);
@@ -113,13 +124,16 @@ async function run(o: LoadOptions): Promise<string[]> {
 
   const failures = [...verdict.failures];
   for (const { tally } of runs) {
-    if (tally.server5xx.total > 0) failures.push(`5xx answers: ${tally.server5xx.total} (${tally.server5xx.toString()})`);
+    if (tally.server5xx.total > 0)
+      failures.push(`5xx answers: ${tally.server5xx.total} (${tally.server5xx.toString()})`);
     if (tally.badAccepted.total > 0) failures.push(`bad vouchers accepted: ${tally.badAccepted.toString()}`);
     const refused = tally.goodRefused.total - (tally.goodRefused.get('CHANNEL_EXHAUSTED') ?? 0);
     if (refused > 0) failures.push(`good vouchers refused: ${tally.goodRefused.toString()}`);
     if (tally.oddAnswers > 0) failures.push(`answers that are not a verify answer: ${tally.oddAnswers}`);
-    if (tally.network.total > 0) console.log(`\nwarning: ${tally.network.total} requests got no answer (${tally.network.toString()})`);
-    if (tally.badOtherwise.total > 0) console.log(`warning: bad vouchers refused with another code than expected: ${tally.badOtherwise.toString()}`);
+    if (tally.network.total > 0)
+      console.log(`\nwarning: ${tally.network.total} requests got no answer (${tally.network.toString()})`);
+    if (tally.badOtherwise.total > 0)
+      console.log(`warning: bad vouchers refused with another code than expected: ${tally.badOtherwise.toString()}`);
   }
   const crashed = target.crashed();
   if (crashed) failures.push(crashed);
@@ -136,7 +150,11 @@ try {
 try {
   const failures = await run(options);
   if (interrupted) await shutdown(130);
-  console.log(failures.length === 0 ? '\nPASS: no 5xx, every bad voucher refused, money conserved' : `\nFAIL:\n${failures.map((f) => `  - ${f}`).join('\n')}`);
+  console.log(
+    failures.length === 0
+      ? '\nPASS: no 5xx, every bad voucher refused, money conserved'
+      : `\nFAIL:\n${failures.map((f) => `  - ${f}`).join('\n')}`,
+  );
   if (failures.length > 0) console.log(outputTail());
   await shutdown(failures.length === 0 ? 0 : 1, options.keepData || failures.length > 0);
 } catch (err) {

@@ -6,6 +6,10 @@ import { fileURLToPath } from 'node:url';
 
 export default function setup() {
   const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
-  const out = spawnSync(process.execPath, ['scripts/build.mjs'], { cwd: root, stdio: 'inherit', env: { ...process.env, SVC_BUILD_QUIET: '1' } });
+  const out = spawnSync(process.execPath, ['scripts/build.mjs'], {
+    cwd: root,
+    stdio: 'inherit',
+    env: { ...process.env, SVC_BUILD_QUIET: '1' },
+  });
   if (out.status !== 0) throw new Error('the build failed (node scripts/build.mjs)');
 }

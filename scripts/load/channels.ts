@@ -28,7 +28,11 @@ export interface OpenChannelsOptions {
 }
 
 /** Runs `fn` over `items` with at most `limit` in flight; results in input order. */
-export async function mapLimit<T, R>(items: readonly T[], limit: number, fn: (item: T, index: number) => Promise<R>): Promise<R[]> {
+export async function mapLimit<T, R>(
+  items: readonly T[],
+  limit: number,
+  fn: (item: T, index: number) => Promise<R>,
+): Promise<R[]> {
   const out = new Array<R>(items.length);
   let next = 0;
   const lane = async () => {
@@ -55,7 +59,7 @@ export async function openChannels(ledger: LocalLedgerClient, o: OpenChannelsOpt
 async function fundPayers(ledger: LocalLedgerClient, count: number, amount: bigint): Promise<Keypair[]> {
   const payers = Array.from({ length: count }, () => randomKeypair());
   const groups: Keypair[][] = [];
-  for (let start = 0; start < count; ) {
+  for (let start = 0; start < count;) {
     const funder = randomKeypair();
     await ledger.faucet(funder.address);
     const perFunder = Number((await ledger.balance(funder.address)) / amount);

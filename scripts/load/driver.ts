@@ -54,7 +54,8 @@ export async function drive(o: DriveOptions): Promise<number> {
 
 /** Sends one voucher from `b` and books the answer; never throws. */
 async function once(o: DriveOptions, url: URL, b: Buyer): Promise<void> {
-  const kind: VoucherKind = b.unsure || Math.random() >= o.bad ? 'good' : BAD_KINDS[Math.floor(Math.random() * BAD_KINDS.length)]!;
+  const kind: VoucherKind =
+    b.unsure || Math.random() >= o.bad ? 'good' : BAD_KINDS[Math.floor(Math.random() * BAD_KINDS.length)]!;
   const req = buildRequest(b, kind, o.signing);
   if (kind !== 'good') o.tally.badSent.add(kind);
   o.tally.requests++;

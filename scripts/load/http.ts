@@ -40,16 +40,24 @@ export class JsonClient {
       head['content-length'] = Buffer.byteLength(payload);
     }
     return new Promise<Reply>((resolve, reject) => {
-      const req = lib.request(url, { method, headers: head, agent: secure ? this.agents.https : this.agents.http }, (res) => {
-        const chunks: Buffer[] = [];
-        res.on('data', (c: Buffer) => chunks.push(c));
-        res.on('error', reject);
-        res.on('end', () => {
-          clearTimeout(timer);
-          const retryAfter = res.headers['retry-after'];
-          resolve({ status: res.statusCode ?? 0, body: parseJson(Buffer.concat(chunks).toString('utf8')), retryAfter: typeof retryAfter === 'string' ? retryAfter : null });
-        });
-      });
+      const req = lib.request(
+        url,
+        { method, headers: head, agent: secure ? this.agents.https : this.agents.http },
+        (res) => {
+          const chunks: Buffer[] = [];
+          res.on('data', (c: Buffer) => chunks.push(c));
+          res.on('error', reject);
+          res.on('end', () => {
+            clearTimeout(timer);
+            const retryAfter = res.headers['retry-after'];
+            resolve({
+              status: res.statusCode ?? 0,
+              body: parseJson(Buffer.concat(chunks).toString('utf8')),
+              retryAfter: typeof retryAfter === 'string' ? retryAfter : null,
+            });
+          });
+        },
+      );
       const timer = setTimeout(() => req.destroy(new Error(`timeout after ${this.timeoutMs} ms`)), this.timeoutMs);
       req.on('error', (err) => {
         clearTimeout(timer);

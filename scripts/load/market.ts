@@ -54,7 +54,11 @@ export function newKey(): string {
 
 /** Seller i asks 1000, 2000, … 5000 base units per request. */
 export function makeSeller(index: number, address: string, supported: SupportedResponse): Seller {
-  const options: MeterOptions = { price: BigInt(1000 * (1 + (index % 5))), unit: 'request', description: `Load test seller ${index}` };
+  const options: MeterOptions = {
+    price: BigInt(1000 * (1 + (index % 5))),
+    unit: 'request',
+    description: `Load test seller ${index}`,
+  };
   const url = `http://seller-${index}.load.test/v1/quote`;
   return {
     index,
@@ -88,7 +92,11 @@ export function buildRequest(b: Buyer, kind: VoucherKind, s: Signing): Request {
   const signer = kind === 'forged' ? s.forger : b.channel.voucherKey;
   const seller = kind === 'payee' ? s.otherSeller(b.seller) : b.seller;
   const signature = toHex(s.ctx.sign(signer, b.channel.id, cumulative));
-  const buyerHeader = { x402Version: 2, accepted: seller.requirements, payload: { channelId: b.channel.id.toString(), cumulative: cumulative.toString(), signature } };
+  const buyerHeader = {
+    x402Version: 2,
+    accepted: seller.requirements,
+    payload: { channelId: b.channel.id.toString(), cumulative: cumulative.toString(), signature },
+  };
   const body = {
     x402Version: 2,
     paymentPayload: { ...buyerHeader, resource: seller.resource, extensions: { bazaar: seller.bazaar } },

@@ -50,7 +50,9 @@ function number(k: Knob, env: NodeJS.ProcessEnv, min: number, max: number, integ
   const text = raw(k, env);
   const n = Number(text);
   if (!Number.isFinite(n) || n < min || n > max || (integer && !Number.isInteger(n))) {
-    throw new Error(`${k.name}=${JSON.stringify(text)}: must be ${integer ? 'a whole number' : 'a number'} from ${min} to ${max}`);
+    throw new Error(
+      `${k.name}=${JSON.stringify(text)}: must be ${integer ? 'a whole number' : 'a number'} from ${min} to ${max}`,
+    );
   }
   return n;
 }
@@ -65,9 +67,11 @@ function baseUrls(list: string | undefined): string[] {
 }
 
 export function loadOptions(env: NodeJS.ProcessEnv = process.env): LoadOptions {
-  if (env['LOAD_COMPARE'] === '1' && baseUrls(env['LOAD_URL']).length < 2) throw new Error('LOAD_COMPARE=1 compares one instance with several: give LOAD_URL at least two URLs');
+  if (env['LOAD_COMPARE'] === '1' && baseUrls(env['LOAD_URL']).length < 2)
+    throw new Error('LOAD_COMPARE=1 compares one instance with several: give LOAD_URL at least two URLs');
   const deposit = raw(KNOBS.deposit, env);
-  if (!/^[1-9][0-9]{0,30}$/.test(deposit)) throw new Error(`LOAD_DEPOSIT=${JSON.stringify(deposit)}: must be a positive whole number of base units`);
+  if (!/^[1-9][0-9]{0,30}$/.test(deposit))
+    throw new Error(`LOAD_DEPOSIT=${JSON.stringify(deposit)}: must be a positive whole number of base units`);
   return {
     seconds: number(KNOBS.seconds, env, 1, 86_400, false),
     sellers: number(KNOBS.sellers, env, 1, 10_000),

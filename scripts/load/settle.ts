@@ -63,7 +63,12 @@ export class Reader {
     if (reply.status === 404) return null;
     if (reply.status !== 200) throw new Error(`GET /channels/${id} answered ${reply.status} ${errorCode(reply)}`);
     const amount = (name: string) => BigInt(String(field(reply.body, name)));
-    return { payee: String(field(reply.body, 'payee')), deposit: amount('deposit'), claimed: amount('claimed'), lastAccepted: amount('lastAccepted') };
+    return {
+      payee: String(field(reply.body, 'payee')),
+      deposit: amount('deposit'),
+      claimed: amount('claimed'),
+      lastAccepted: amount('lastAccepted'),
+    };
   }
 
   async snapshot(buyers: Buyer[]): Promise<Snapshot> {
@@ -113,7 +118,7 @@ async function claimOne(reader: Reader, b: Buyer, deadline: number, report: Clai
   if (!view || view.lastAccepted <= view.claimed) return report.outcomes.add('nothing unclaimed');
   // 429 (the per-IP costly limit or the cooldown of a running facilitator) waits its Retry-After
   // for as long as the deadline allows; a 5xx is retried a few times.
-  for (let failures = 0; ; ) {
+  for (let failures = 0; ;) {
     const reply = await reader.client.post(new URL(`${reader.next()}/channels/${b.channel.id}/claim`), {});
     if (reply.status === 200) {
       report.claimed++;
@@ -123,7 +128,9 @@ async function claimOne(reader: Reader, b: Buyer, deadline: number, report: Clai
     const what = `${reply.status} ${errorCode(reply)}`;
     if (reply.status >= 500) failures++;
     const wait = reply.status === 429 ? 1000 * Math.max(1, Number(reply.retryAfter) || 1) : 500 * failures;
-    const retry = (reply.status === 429 || (reply.status >= 500 && failures < CLAIM_ATTEMPTS)) && performance.now() + wait < deadline;
+    const retry =
+      (reply.status === 429 || (reply.status >= 500 && failures < CLAIM_ATTEMPTS)) &&
+      performance.now() + wait < deadline;
     if (!retry) return report.outcomes.add(what);
     report.outcomes.add(`${what} (retried)`);
     await sleep(wait);
@@ -131,12 +138,17 @@ async function claimOne(reader: Reader, b: Buyer, deadline: number, report: Clai
 }
 
 /** Step 3: snapshots until every channel's claimed agrees between facilitator and ledger, or `deadline`. */
-export async function agree(reader: Reader, buyers: Buyer[], deadline: number): Promise<{ snapshot: Snapshot; waitedMs: number }> {
+export async function agree(
+  reader: Reader,
+  buyers: Buyer[],
+  deadline: number,
+): Promise<{ snapshot: Snapshot; waitedMs: number }> {
   const started = performance.now();
   for (;;) {
     const snapshot = await reader.snapshot(buyers);
     const settled = buyers.every((_, i) => snapshot.facilitator[i]?.claimed === snapshot.ledger[i]?.claimed);
-    if (settled || performance.now() + AGREE_POLL_MS >= deadline) return { snapshot, waitedMs: performance.now() - started };
+    if (settled || performance.now() + AGREE_POLL_MS >= deadline)
+      return { snapshot, waitedMs: performance.now() - started };
     await sleep(AGREE_POLL_MS);
   }
 }

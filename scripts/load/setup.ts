@@ -25,7 +25,8 @@ export async function prepare(target: Target, o: LoadOptions, client: JsonClient
   const supported = SupportedResponseSchema.parse(reply.body);
   const ledger = new LocalLedgerClient(target.ledgerUrl);
   const info = await ledger.info();
-  if (!supported.kinds.some((k) => k.network === info.network)) throw new Error(`the facilitator does not settle on the ledger's network ${info.network}`);
+  if (!supported.kinds.some((k) => k.network === info.network))
+    throw new Error(`the facilitator does not settle on the ledger's network ${info.network}`);
   const sellers = Array.from({ length: o.sellers }, (_, i) => makeSeller(i, randomKeypair().address, supported));
   const stranger = makeSeller(o.sellers, randomKeypair().address, supported);
   const signing: Signing = {
@@ -38,7 +39,8 @@ export async function prepare(target: Target, o: LoadOptions, client: JsonClient
     payees: Array.from({ length: o.buyers }, (_, i) => sellers[i % sellers.length]!.address),
     deposit: o.deposit,
     onOpened: (done, total) => {
-      if (done % OPEN_PROGRESS_EVERY === 0 || done === total) console.log(`  opened ${done}/${total} channels (${((performance.now() - t) / 1000).toFixed(1)} s)`);
+      if (done % OPEN_PROGRESS_EVERY === 0 || done === total)
+        console.log(`  opened ${done}/${total} channels (${((performance.now() - t) / 1000).toFixed(1)} s)`);
     },
   });
   const buyers = channels.map((c, i) => makeBuyer(c, sellers[i % sellers.length]!));
@@ -46,9 +48,12 @@ export async function prepare(target: Target, o: LoadOptions, client: JsonClient
     const url = target.urls[i % target.urls.length]!;
     const view = await client.get(new URL(`${url}/channels/${b.channel.id}`));
     const body = view.body as { payee?: unknown; lastAccepted?: unknown } | null;
-    if (view.status !== 200) throw new Error(`${url} does not know channel ${b.channel.id}: ${view.status} ${errorCode(view)}`);
+    if (view.status !== 200)
+      throw new Error(`${url} does not know channel ${b.channel.id}: ${view.status} ${errorCode(view)}`);
     if (body?.payee !== b.channel.payee || body.lastAccepted !== '0') {
-      throw new Error(`${url} holds channel ${b.channel.id} with another payee or amounts: its store belongs to another ledger (use an empty DATABASE_URL)`);
+      throw new Error(
+        `${url} holds channel ${b.channel.id} with another payee or amounts: its store belongs to another ledger (use an empty DATABASE_URL)`,
+      );
     }
   });
   return { ledger, sellers, buyers, signing };

@@ -6,7 +6,11 @@ export type VoucherKind = 'good' | 'forged' | 'stale' | 'payee';
 export type BadKind = Exclude<VoucherKind, 'good'>;
 
 /** The reason code each deliberately bad voucher must be refused with (PROTOCOL.md §6 order). */
-export const EXPECTED: Record<BadKind, string> = { forged: 'VOUCHER_BAD_SIGNATURE', stale: 'VOUCHER_NOT_INCREASING', payee: 'WRONG_PAYEE' };
+export const EXPECTED: Record<BadKind, string> = {
+  forged: 'VOUCHER_BAD_SIGNATURE',
+  stale: 'VOUCHER_NOT_INCREASING',
+  payee: 'WRONG_PAYEE',
+};
 
 export class Counts {
   private readonly map = new Map<string, number>();
@@ -24,7 +28,10 @@ export class Counts {
   /** "A 12, B 3", largest first; "none" when empty. */
   toString(): string {
     if (this.map.size === 0) return 'none';
-    return [...this.map].sort((a, b) => b[1] - a[1]).map(([k, n]) => `${k} ${n}`).join(', ');
+    return [...this.map]
+      .sort((a, b) => b[1] - a[1])
+      .map(([k, n]) => `${k} ${n}`)
+      .join(', ');
   }
 }
 
@@ -87,7 +94,11 @@ export class Tally {
       `  bad sent    ${this.badSent.total}  (${this.badSent.toString()}); refused as expected ${this.badAsExpected.total}, otherwise ${this.badOtherwise.total} (${this.badOtherwise.toString()}), ACCEPTED ${this.badAccepted.total}`,
       `  good refused ${this.goodRefused.total}  (${this.goodRefused.toString()})`,
       ...(this.oddAnswers ? [`  odd answers ${this.oddAnswers} (200 without a verify body)`] : []),
-      ...(this.resolvedAccepted + this.resolvedNotAccepted ? [`  lost answers resolved on GET /channels/:id: accepted ${this.resolvedAccepted}, not accepted ${this.resolvedNotAccepted}`] : []),
+      ...(this.resolvedAccepted + this.resolvedNotAccepted
+        ? [
+            `  lost answers resolved on GET /channels/:id: accepted ${this.resolvedAccepted}, not accepted ${this.resolvedNotAccepted}`,
+          ]
+        : []),
     ];
   }
 }

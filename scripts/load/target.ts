@@ -71,7 +71,10 @@ export async function ownChild(): Promise<Target> {
     ledgerUrl: `${child.url}/ledger`,
     describe: [
       `  target: svc start (child pid ${child.proc.pid ?? '?'}) at ${child.url}, embedded ledger, ${database}`,
-      `  child env: ${Object.entries(env).filter(([k]) => k !== 'DATA_DIR').map(([k, v]) => `${k}=${v}`).join(' ')}`,
+      `  child env: ${Object.entries(env)
+        .filter(([k]) => k !== 'DATA_DIR')
+        .map(([k, v]) => `${k}=${v}`)
+        .join(' ')}`,
     ],
     output: () => tail.text,
     crashed: () => crashed,
