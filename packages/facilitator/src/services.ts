@@ -1,9 +1,9 @@
-// What the HTTP routes need from the domain, wired once in facilitator.ts.
+// The domain as HTTP sees it, built once by composition/domain.ts. No route module takes it whole:
+// each names the fields it uses (`Pick<Services, …>` or a deps interface of its own).
 import type { ChannelView, Keypair, SupportedResponse, VoucherContext } from '@svc/core';
 import type { Ledger, LedgerInfo } from '@svc/ledger';
 import type { Bus } from './bus/port.js';
 import type { Leadership } from './cluster/leadership.js';
-import type { Limiter } from './limits/limiter.js';
 import type { Config } from './config.js';
 import type { AccountBook } from './domain/account-book.js';
 import type { ChannelBook } from './domain/channel-book.js';
@@ -13,6 +13,8 @@ import type { LatencyWindow } from './domain/latency.js';
 import type { LatestLedger } from './domain/latest-ledger.js';
 import type { StreamSessions } from './domain/streams.js';
 import type { Verifier } from './domain/verifier.js';
+import type { Payments } from './domain/payments.js';
+import type { ManualClaims } from './domain/manual-claims.js';
 import type { Attestations } from './domain/attestations.js';
 import type { StoreHealth } from './domain/store-health.js';
 import type { SellerTokens } from './domain/seller-tokens.js';
@@ -35,13 +37,15 @@ export interface Services {
   bus: Bus;
   /** Whether this instance runs the singleton work (always, on SQLite). */
   leadership: Leadership;
-  /** One manual claim per channel per MANUAL_CLAIM_COOLDOWN_SECONDS (null: no cooldown). */
-  claimCooldown: Limiter | null;
   keys: Keypair;
   vouchers: VoucherContext;
   book: ChannelBook;
   accounts: AccountBook;
   verifier: Verifier;
+  /** Accepting a payment (POST /verify, POST /settle), with its hooks. */
+  payments: Payments;
+  /** The manual claim's rules (POST /channels/:id/claim). */
+  manualClaims: ManualClaims;
   claimer: Claimer;
   streams: StreamSessions;
   attestations: Attestations;
@@ -56,11 +60,11 @@ export interface Services {
   /** The demo seller, world and agent (DEMO on), else null. */
   demo: Demo | null;
   /** The facilitator's public base URL (PUBLIC_URL, or derived from the bound address). */
-  publicUrl(): string;
+  publicUrl: () => string;
   /** The base URL this process reaches itself on (the demo seller's meter uses it). */
-  selfUrl(): string;
-  supported(): SupportedResponse;
-  channelView(record: ChannelRecord): ChannelView;
+  selfUrl: () => string;
+  supported: () => SupportedResponse;
+  channelView: (record: ChannelRecord) => ChannelView;
   startedAt: number;
   /** Marks the facilitator's own in-process requests (random per process, never logged). */
   internalToken: string;

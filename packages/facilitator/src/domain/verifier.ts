@@ -71,7 +71,7 @@ export interface VerifierDeps {
   rate: VoucherRateLimit;
   safetyLedgers: number;
   isFrozen(account: string): Promise<boolean>;
-  onRejected(rejection: { code: PaymentRejection; channelId?: bigint; resource?: string }): void;
+  log: { warn(obj: object, msg: string): void };
 }
 
 type Rejection = { ok: false; code: PaymentRejection; message: string; retryAfter?: number };
@@ -87,9 +87,31 @@ export class Verifier {
   async verify(input: VerifyInput): Promise<VerifyOutcome> {
     const started = performance.now();
     const outcome = await this.run(input, started);
-    if (!outcome.ok && outcome.code !== 'CONFLICT')
-      this.d.onRejected({ code: outcome.code, channelId: input.payment.channelId, resource: input.resource });
+    if (!outcome.ok && outcome.code !== 'CONFLICT') this.recordRefusal(input, outcome.code);
     return outcome;
+  }
+
+  /**
+   * `voucher.rejected` in the audit log, next to the `voucher.accepted` of advanceOps. Written off
+   * the answer's path: a refusal changes nothing, so its record may lag (or be lost with a store
+   * that cannot write, which is logged).
+   */
+  private recordRefusal(input: VerifyInput, code: PaymentRejection): void {
+    const channelId = input.payment.channelId;
+    void this.d.events
+      .commit([
+        {
+          op: 'event',
+          event: {
+            type: 'voucher.rejected',
+            source: 'facilitator',
+            ts: new Date(this.d.clock.now()).toISOString(),
+            channelId,
+            data: { channelId: channelId.toString(), code, resource: input.resource },
+          },
+        },
+      ])
+      .catch((err: unknown) => this.d.log.warn({ err }, 'could not record a rejected voucher'));
   }
 
   private async run(input: VerifyInput, started: number): Promise<VerifyOutcome> {

@@ -93,12 +93,24 @@ export async function buildHttp(
   });
   const listing = new ChannelListing(s.store, (record) => s.channelView(record));
   const routes = [
-    ...x402Routes(s),
-    ...channelRoutes(s, listing),
+    ...x402Routes({
+      payments: s.payments,
+      sellerTokens: s.sellerTokens,
+      network: s.ledgerInfo.network,
+      supported: s.supported,
+    }),
+    ...channelRoutes({
+      store: s.store,
+      book: s.book,
+      listing,
+      manualClaims: s.manualClaims,
+      network: s.ledgerInfo.network,
+      channelView: s.channelView,
+    }),
     ...streamRoutes(s),
     ...accountRoutes(s, listing),
     ...receiptRoutes(s),
-    ...eventRoutes(s, feed),
+    ...eventRoutes(feed),
     ...reportRoutes(s),
     ...sellerRoutes(s),
     ...discoveryRoutes(s),

@@ -8,6 +8,9 @@ import { DemoPriceSchema, demoPrices } from './demo-prices.js';
 import type { LocalAnswer, LocalGet } from './local-get.js';
 import { DiscoveryResponseSchema } from './routes/discovery.js';
 
+/** What this module uses of the domain. */
+export type PriceListDeps = Pick<Services, 'config' | 'demo' | 'ledgerInfo' | 'publicUrl' | 'supported'>;
+
 /** Pages of the catalog read for one price list, and the most rows it returns. */
 export const CATALOG_PAGE = 100;
 export const CATALOG_MAX_ROWS = 1000;
@@ -38,10 +41,10 @@ export const PriceListShape = {
 type PriceList = z.infer<z.ZodObject<typeof PriceListShape>>;
 
 /** The price list, or the failing answer of the catalog route. */
-export async function priceList(s: Services, get: LocalGet): Promise<PriceList | LocalAnswer> {
-  const base = s.publicUrl();
-  const demo = s.demo
-    ? demoPrices(s.config, s.supported()).map((p) => ({ ...p, url: `${base}${p.path}`, payTo: s.demo!.payTo }))
+export async function priceList(deps: PriceListDeps, get: LocalGet): Promise<PriceList | LocalAnswer> {
+  const base = deps.publicUrl();
+  const demo = deps.demo
+    ? demoPrices(deps.config, deps.supported()).map((p) => ({ ...p, url: `${base}${p.path}`, payTo: deps.demo!.payTo }))
     : [];
   const catalog: PriceList['catalog'] = [];
   let total = 0;
@@ -53,7 +56,7 @@ export async function priceList(s: Services, get: LocalGet): Promise<PriceList |
     for (const item of page.items) catalog.push(...pricesOf(item));
     if (page.items.length < CATALOG_PAGE) break;
   }
-  const { network, asset, contracts } = s.ledgerInfo;
+  const { network, asset, contracts } = deps.ledgerInfo;
   return {
     network,
     asset: { contract: contracts.asset, code: asset.code, decimals: asset.decimals },

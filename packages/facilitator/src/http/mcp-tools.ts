@@ -10,14 +10,17 @@ import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { ChannelViewSchema, SupportedResponseSchema } from '@svc/core';
 import { z } from 'zod';
-import type { Services } from '../services.js';
 import type { LocalAnswer, LocalGet } from './local-get.js';
 import { segment } from './local-get.js';
 import { PriceListShape, priceList } from './mcp-prices.js';
+import type { PriceListDeps } from './mcp-prices.js';
 import { SERVICE_VERSION } from './openapi.js';
 import { AccountSchema } from './routes/accounts.js';
 import { DiscoveryResponseSchema } from './routes/discovery.js';
 import { StatsSchema } from './routes/meta.js';
+
+/** What this module uses of the domain. */
+export type McpToolDeps = PriceListDeps;
 
 export const MCP_TOOLS = [
   'svc_list_resources',
@@ -43,7 +46,7 @@ export function toolResult(answer: LocalAnswer): CallToolResult {
 }
 
 /** A new server with the six tools (stateless transport: one per request). */
-export function mcpServer(s: Services, get: LocalGet): McpServer {
+export function mcpServer(deps: McpToolDeps, get: LocalGet): McpServer {
   const server = new McpServer(
     { name: 'svc', title: 'svc facilitator', version: SERVICE_VERSION },
     { instructions: INSTRUCTIONS },
@@ -98,7 +101,7 @@ export function mcpServer(s: Services, get: LocalGet): McpServer {
       annotations: READ_ONLY,
     },
     async () => {
-      const list = await priceList(s, get);
+      const list = await priceList(deps, get);
       return toolResult('status' in list ? list : { status: 200, body: list });
     },
   );

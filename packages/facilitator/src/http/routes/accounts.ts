@@ -9,6 +9,9 @@ import { EventViewSchema, eventView } from '../event-view.js';
 import { defineRoute } from '../route.js';
 import type { AnyRoute } from '../route.js';
 
+/** What this module uses of the domain. */
+export type AccountDeps = Pick<Services, 'ledger' | 'ledgerInfo' | 'store'>;
+
 export const PAGE_DEFAULT = 50;
 export const PAGE_MAX = 200;
 const TAGS = ['accounts'];
@@ -45,7 +48,7 @@ const LedgerPageSchema = z
   .object({ events: z.array(EventViewSchema), nextCursor: z.string().nullable() })
   .meta({ id: 'AccountLedgerPage' });
 
-export function accountRoutes(s: Services, listing: ChannelListing): AnyRoute[] {
+export function accountRoutes(deps: AccountDeps, listing: ChannelListing): AnyRoute[] {
   return [
     defineRoute({
       method: 'GET',
@@ -60,12 +63,12 @@ export function accountRoutes(s: Services, listing: ChannelListing): AnyRoute[] 
         503: { description: 'Ledger unavailable', schema: ErrorBodySchema },
       },
       handler: async ({ params, reply, costly }) => {
-        const account = await s.ledger.getAccount(params.address);
+        const account = await deps.ledger.getAccount(params.address);
         const smart = account.account;
         // One faucet grant can open thousands of channels for one payer: listed like GET /channels.
         const list = await listing.list({ payer: params.address, status: 'open' });
         if (list.costly) await costly();
-        const codes = new Map([[s.ledgerInfo.contracts.asset, s.ledgerInfo.asset.code]]);
+        const codes = new Map([[deps.ledgerInfo.contracts.asset, deps.ledgerInfo.asset.code]]);
         const record = {
           address: params.address,
           kind: smart ? 'smart' : 'account',
@@ -105,7 +108,7 @@ export function accountRoutes(s: Services, listing: ChannelListing): AnyRoute[] 
       },
       handler: async ({ params, query }) => {
         const before = decodeCursor(query.cursor);
-        const events = await s.store.events({
+        const events = await deps.store.events({
           account: params.address,
           order: 'desc',
           limit: query.limit,

@@ -1,16 +1,11 @@
-// Channels: the list and view of PROTOCOL.md §7, and the manual claim (callable by anyone; pays
-// only the channel's payee; minimum amount and a cooldown per channel).
-import {
-  ChannelViewSchema,
-  ClaimResponseSchema,
-  ErrorBodySchema,
-  SvcError,
-  formatUnits,
-  zAddress,
-  zChannelId,
-} from '@svc/core';
+// Channels: the list and view of PROTOCOL.md §7, and the manual claim (its rules:
+// domain/manual-claims.ts).
+import { ChannelViewSchema, ClaimResponseSchema, ErrorBodySchema, SvcError, zAddress, zChannelId } from '@svc/core';
 import { z } from 'zod';
-import type { Services } from '../../services.js';
+import type { ChannelView } from '@svc/core';
+import type { ChannelBook } from '../../domain/channel-book.js';
+import type { ManualClaims } from '../../domain/manual-claims.js';
+import type { ChannelRecord, Store } from '../../store/port.js';
 import type { ChannelListing } from '../channel-listing.js';
 import { defineRoute } from '../route.js';
 import type { AnyRoute } from '../route.js';
@@ -18,7 +13,16 @@ import type { AnyRoute } from '../route.js';
 const TAGS = ['channels'];
 const IdParams = z.object({ id: zChannelId });
 
-export function channelRoutes(s: Services, listing: ChannelListing): AnyRoute[] {
+export interface ChannelDeps {
+  store: Store;
+  book: ChannelBook;
+  listing: ChannelListing;
+  manualClaims: ManualClaims;
+  network: string;
+  channelView: (record: ChannelRecord) => ChannelView;
+}
+
+export function channelRoutes(deps: ChannelDeps): AnyRoute[] {
   return [
     defineRoute({
       method: 'GET',
@@ -40,7 +44,7 @@ export function channelRoutes(s: Services, listing: ChannelListing): AnyRoute[] 
       },
       // Built in pages and shared (channel-listing.ts); one of over 250 channels counts as a costly request.
       handler: async ({ query, reply, costly }) => {
-        const list = await listing.list(query);
+        const list = await deps.listing.list(query);
         if (list.costly) await costly();
         return reply.type('application/json; charset=utf-8').send(list.json);
       },
@@ -58,9 +62,9 @@ export function channelRoutes(s: Services, listing: ChannelListing): AnyRoute[] 
       },
       handler: async ({ params }) => {
         const id = BigInt(params.id);
-        const record = (await s.store.getChannel(id)) ?? (await s.book.get(id))?.record;
-        if (!record) throw new SvcError('NOT_FOUND', `Channel ${id} does not exist on ${s.ledgerInfo.network}.`);
-        return s.channelView(record);
+        const record = (await deps.store.getChannel(id)) ?? (await deps.book.get(id))?.record;
+        if (!record) throw new SvcError('NOT_FOUND', `Channel ${id} does not exist on ${deps.network}.`);
+        return deps.channelView(record);
       },
     }),
     defineRoute({
@@ -81,47 +85,7 @@ export function channelRoutes(s: Services, listing: ChannelListing): AnyRoute[] 
         502: { description: 'The ledger rejected the claim', schema: ErrorBodySchema },
         503: { description: 'Ledger unavailable', schema: ErrorBodySchema },
       },
-      handler: async ({ params }) => {
-        const id = BigInt(params.id);
-        const record = (await s.store.getChannel(id)) ?? (await s.book.get(id))?.record;
-        if (!record) throw new SvcError('NOT_FOUND', `Channel ${id} does not exist on ${s.ledgerInfo.network}.`);
-        // The contract takes claims only until the channel closes (PROTOCOL.md §7): sending one
-        // now would only be refused (21) and cost a transaction.
-        if (record.status === 'closed')
-          throw new SvcError('CONFLICT', `Channel ${id} is closed; nothing more can be claimed on it.`);
-        const unclaimed = record.lastAccepted - record.claimed;
-        if (unclaimed < s.config.MANUAL_CLAIM_MIN) {
-          throw new SvcError(
-            'CONFLICT',
-            `Channel ${id} has ${unclaimed > 0n ? unclaimed : 0n} unclaimed; a manual claim needs at least ${s.config.MANUAL_CLAIM_MIN}.`,
-          );
-        }
-        // Counted on the limiter backend: with RATE_LIMIT_STORE=postgres or redis the cooldown holds
-        // across every instance of a cluster.
-        const wait = (await s.claimCooldown?.take(id.toString())) ?? null;
-        if (wait !== null)
-          throw new SvcError(
-            'RATE_LIMITED',
-            `Channel ${id} was claimed manually less than ${s.config.MANUAL_CLAIM_COOLDOWN_SECONDS} s ago.`,
-            { retryAfter: wait },
-          );
-        const out = await s.claimer.claim(id);
-        if (out.status === 'nothing') throw new SvcError('CONFLICT', `Channel ${id} has nothing left to claim.`);
-        if (out.status === 'rejected') {
-          throw new SvcError('LEDGER_REJECTED', `The ledger rejected the claim: ${out.codeName} (${out.code}).`, {
-            source: 'ledger',
-            tx: out.tx,
-          });
-        }
-        return {
-          channelId: id.toString(),
-          amount: formatUnits(out.amount),
-          cumulative: formatUnits(out.cumulative),
-          vouchersCovered: out.vouchersCovered,
-          tx: out.tx,
-          ledger: out.ledger,
-        };
-      },
+      handler: ({ params }) => deps.manualClaims.claim(BigInt(params.id)),
     }),
   ];
 }

@@ -12,6 +12,9 @@ import { DemoPriceSchema, demoPrices } from '../demo-prices.js';
 import { defineRoute } from '../route.js';
 import type { AnyRoute } from '../route.js';
 
+/** What this module uses of the domain. */
+export type DemoControlDeps = Pick<Services, 'config' | 'supported'>;
+
 const TAGS = ['demo'];
 
 const AgentStepSchema = z.object({
@@ -68,10 +71,10 @@ const FreezeResultSchema = z
   .object({ account: zAddress, frozen: z.boolean(), tx: z.string() })
   .meta({ id: 'DemoFreezeResult' });
 
-export function demoControlRoutes(s: Services, demo: Demo): AnyRoute[] {
-  const requireKey = controlKeyCheck(s.config.DEMO_CONTROL_KEY);
+export function demoControlRoutes(deps: DemoControlDeps, demo: Demo): AnyRoute[] {
+  const requireKey = controlKeyCheck(deps.config.DEMO_CONTROL_KEY);
   // The key is asked for only when DEMO_CONTROL_KEY is set: the document says what this server wants.
-  const controlAuth = s.config.DEMO_CONTROL_KEY === undefined ? undefined : ({ scheme: 'demoKey' } as const);
+  const controlAuth = deps.config.DEMO_CONTROL_KEY === undefined ? undefined : ({ scheme: 'demoKey' } as const);
   const refusals = {
     401: { description: 'Missing or wrong x-demo-key (when DEMO_CONTROL_KEY is set)', schema: ErrorBodySchema },
     409: { description: 'A run is under way, or the ledger cannot hold the demo world', schema: ErrorBodySchema },
@@ -96,8 +99,8 @@ export function demoControlRoutes(s: Services, demo: Demo): AnyRoute[] {
         const known = demo.ready?.account ?? demo.seeder.knownAccount();
         return {
           seller: demo.payTo,
-          resources: demoPrices(s.config, s.supported()),
-          controlKeyRequired: s.config.DEMO_CONTROL_KEY !== undefined,
+          resources: demoPrices(deps.config, deps.supported()),
+          controlKeyRequired: deps.config.DEMO_CONTROL_KEY !== undefined,
           world: demo.available
             ? {
                 ready: demo.ready !== null,

@@ -9,6 +9,9 @@ import { fastifyMeter } from '@svc/meter/fastify';
 import type { Services } from '../../services.js';
 import { demoResources } from '../demo-prices.js';
 
+/** What this module uses of the domain. */
+export type DemoSellerDeps = Pick<Services, 'clock' | 'config' | 'publicUrl' | 'selfUrl' | 'sellerTokens'>;
+
 const BOOK = {
   title: 'The Cumulative Voucher',
   chapters: [
@@ -35,20 +38,20 @@ export interface DemoSeller {
   payTo: string;
 }
 
-export function registerDemo(app: FastifyInstance, s: Services, demo: DemoSeller): void {
+export function registerDemo(app: FastifyInstance, deps: DemoSellerDeps, demo: DemoSeller): void {
   // The meter needs the facilitator's URL, known once the server listens: build it on first use.
   let client: SvcClient | null = null;
   // Its seller token is minted here directly (the facilitator holds the key the token would prove).
-  const sellerToken = () => s.sellerTokens.mint(demo.payTo, s.clock.now() + DEMO_TOKEN_DAYS * 86_400_000).token;
+  const sellerToken = () => deps.sellerTokens.mint(demo.payTo, deps.clock.now() + DEMO_TOKEN_DAYS * 86_400_000).token;
   const seller = () =>
     (client ??= svc({
-      facilitator: s.selfUrl(),
+      facilitator: deps.selfUrl(),
       payTo: demo.payTo,
-      publicUrl: s.publicUrl(),
+      publicUrl: deps.publicUrl(),
       sellerToken: sellerToken(),
     }));
   // The same options the price list, llms.txt and the OpenAPI document read (demo-prices.ts).
-  const options = (path: string) => demoResources(s.config).find((r) => r.path === path)!.options;
+  const options = (path: string) => demoResources(deps.config).find((r) => r.path === path)!.options;
   const book = options('/demo/book');
   const ticker = streamed(options('/demo/ticker/stream'));
   const chat = streamed(options('/demo/chat'));

@@ -9,6 +9,9 @@ import { defineRoute } from '../route.js';
 import type { AnyRoute } from '../route.js';
 import { zPageLimit } from './accounts.js';
 
+/** What this module uses of the domain. */
+export type DiscoveryDeps = Pick<Services, 'store'>;
+
 export const DISCOVERY_OFFSET_MAX = 1_000_000;
 
 const DiscoveryQuery = z.strictObject(
@@ -60,7 +63,7 @@ export const DiscoveryResponseSchema = z
   })
   .meta({ id: 'DiscoveryResources' });
 
-export function discoveryRoutes(s: Services): AnyRoute[] {
+export function discoveryRoutes(deps: DiscoveryDeps): AnyRoute[] {
   return [
     defineRoute({
       method: 'GET',
@@ -74,7 +77,7 @@ export function discoveryRoutes(s: Services): AnyRoute[] {
         400: { description: 'Bad query', schema: ErrorBodySchema },
       },
       handler: async ({ query }) => {
-        const page = await s.store.listCatalog({
+        const page = await deps.store.listCatalog({
           ...(query.payTo ? { payTo: query.payTo } : {}),
           limit: query.limit,
           offset: query.offset,

@@ -2,7 +2,6 @@
 // at most SSE_MAX_PER_IP per address and SSE_MAX_TOTAL in all, the next refused with 429).
 import { ErrorBodySchema, SvcError, zAddress, zChannelId } from '@svc/core';
 import { z } from 'zod';
-import type { Services } from '../../services.js';
 import { BACKLOG, REPLAY_MAX } from '../event-feed.js';
 import type { EventFeed } from '../event-feed.js';
 import { defineRoute } from '../route.js';
@@ -10,7 +9,7 @@ import type { AnyRoute } from '../route.js';
 
 const SSE_RETRY_SECONDS = 5;
 
-export function eventRoutes(s: Services, feed: EventFeed): AnyRoute[] {
+export function eventRoutes(feed: EventFeed): AnyRoute[] {
   return [
     defineRoute({
       method: 'GET',
@@ -59,7 +58,6 @@ export function eventRoutes(s: Services, feed: EventFeed): AnyRoute[] {
           },
           last === null ? null : Number(last),
         );
-        void s;
       },
     }),
   ];

@@ -9,6 +9,9 @@ import type { Services } from '../../services.js';
 import { defineRoute } from '../route.js';
 import type { AnyRoute } from '../route.js';
 
+/** What this module uses of the domain. */
+export type FloatDeps = Pick<Services, 'config' | 'floatHistory' | 'ledger' | 'ledgerInfo'>;
+
 const TAGS = ['float'];
 export const FLOAT_HISTORY_DEFAULT = 200;
 /** Lines and positions listed in the summary, largest first; the counts cover all of them. */
@@ -87,10 +90,10 @@ export const FloatSchema = z
   })
   .meta({ id: 'Float' });
 
-export function floatRoutes(s: Services): AnyRoute[] {
+export function floatRoutes(deps: FloatDeps): AnyRoute[] {
   const pool = async (): Promise<PoolState> => {
-    const state = (await s.ledger.getPool?.()) ?? null;
-    if (!state) throw new SvcError('NOT_FOUND', `The ledger ${s.ledgerInfo.network} has no credit pool.`);
+    const state = (await deps.ledger.getPool?.()) ?? null;
+    if (!state) throw new SvcError('NOT_FOUND', `The ledger ${deps.ledgerInfo.network} has no credit pool.`);
     return state;
   };
   const noPool = { description: 'The ledger has no credit pool, or no such line', schema: ErrorBodySchema };
@@ -119,7 +122,7 @@ export function floatRoutes(s: Services): AnyRoute[] {
         return {
           pool: {
             address: state.address,
-            asset: s.ledgerInfo.contracts.asset,
+            asset: deps.ledgerInfo.contracts.asset,
             size: formatUnits(state.size),
             idle: formatUnits(state.idle),
             lent: formatUnits(state.lent),
@@ -132,8 +135,8 @@ export function floatRoutes(s: Services): AnyRoute[] {
           },
           lines: lines.slice(0, LISTED).map(lineView),
           positions: positions.slice(0, LISTED).map(positionView),
-          history: await s.floatHistory.recent(Number(query.history)),
-          sampleSeconds: s.config.FLOAT_SAMPLE_SECONDS,
+          history: await deps.floatHistory.recent(Number(query.history)),
+          sampleSeconds: deps.config.FLOAT_SAMPLE_SECONDS,
         };
       },
     }),

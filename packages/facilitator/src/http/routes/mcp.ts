@@ -14,8 +14,12 @@ import type { Services } from '../../services.js';
 import { localGet } from '../local-get.js';
 import { INVALID_REQUEST, JsonRpcErrorSchema, JsonRpcMessageSchema, checkMessages, rpcError } from '../mcp-jsonrpc.js';
 import { MCP_TOOLS, mcpServer } from '../mcp-tools.js';
+import type { McpToolDeps } from '../mcp-tools.js';
 import { defineRoute, mount } from '../route.js';
 import type { AnyRoute } from '../route.js';
+
+/** What this module uses of the domain. */
+export type McpDeps = Pick<Services, 'config' | 'internalToken' | 'publicUrl'> & McpToolDeps;
 
 export const MCP_PATH = '/mcp';
 const TAGS = ['mcp'];
@@ -26,7 +30,7 @@ const UNSUPPORTED_MEDIA_TYPE = -32000;
 /** The body of a POST whose Content-Type is not JSON, as its parser leaves it. */
 const UNSUPPORTED_TYPE = Symbol('unsupported content type');
 
-export function registerMcp(app: FastifyInstance, s: Services): void {
+export function registerMcp(app: FastifyInstance, deps: McpDeps): void {
   // Its own scope: the body stays text, so that a body that is not JSON is a JSON-RPC parse error.
   void app.register((scope, _options, done) => {
     scope.removeContentTypeParser('application/json');
@@ -40,7 +44,7 @@ export function registerMcp(app: FastifyInstance, s: Services): void {
         return reply.code(413).send(rpcError(null, INVALID_REQUEST, 'Invalid Request: the body is too large.'));
       throw error; // the application's own error handler answers the rest
     });
-    mount(scope, mcpRoutes(s));
+    mount(scope, mcpRoutes(deps));
     done();
   });
 }
@@ -50,9 +54,9 @@ export function registerMcp(app: FastifyInstance, s: Services): void {
  * (local tools such as the MCP Inspector; a rebinding attack's page has the attacker's origin), and
  * MCP_ALLOWED_ORIGINS (`*`: any). No Origin header (not a browser): allowed.
  */
-export function mcpOriginAllowed(origin: string | undefined, s: Services): boolean {
+export function mcpOriginAllowed(origin: string | undefined, deps: McpDeps): boolean {
   if (origin === undefined) return true;
-  const allowed = s.config.MCP_ALLOWED_ORIGINS;
+  const allowed = deps.config.MCP_ALLOWED_ORIGINS;
   if (allowed === '*') return true;
   let url: URL;
   try {
@@ -60,7 +64,7 @@ export function mcpOriginAllowed(origin: string | undefined, s: Services): boole
   } catch {
     return false;
   }
-  if (url.origin === new URL(s.publicUrl()).origin) return true;
+  if (url.origin === new URL(deps.publicUrl()).origin) return true;
   if (
     ['localhost', '127.0.0.1', '[::1]'].includes(url.hostname) &&
     (url.protocol === 'http:' || url.protocol === 'https:')
@@ -74,7 +78,7 @@ export function mcpOriginAllowed(origin: string | undefined, s: Services): boole
 }
 
 /** The /mcp routes, also listed in the OpenAPI document and llms.txt. */
-export function mcpRoutes(s: Services): AnyRoute[] {
+export function mcpRoutes(deps: McpDeps): AnyRoute[] {
   const notAllowed = (reply: FastifyReply) =>
     reply
       .code(405)
@@ -114,7 +118,7 @@ export function mcpRoutes(s: Services): AnyRoute[] {
         415: rpcErrors('Content-Type must be application/json; id null'),
       },
       handler: async ({ request, reply }) => {
-        if (!mcpOriginAllowed(request.headers.origin, s)) {
+        if (!mcpOriginAllowed(request.headers.origin, deps)) {
           return reply
             .code(403)
             .send(
@@ -133,7 +137,7 @@ export function mcpRoutes(s: Services): AnyRoute[] {
           MCP_BATCH_MAX,
         );
         if (!checked.ok) return reply.code(checked.status).send(checked.error);
-        await answer(s, request, reply, checked.messages);
+        await answer(deps, request, reply, checked.messages);
         return reply;
       },
     }),
@@ -166,8 +170,8 @@ function protocolVersion(request: FastifyRequest): string | undefined {
 }
 
 /** Hands checked messages to a fresh server and transport, which write the raw response. */
-async function answer(s: Services, request: FastifyRequest, reply: FastifyReply, messages: unknown): Promise<void> {
-  const server = mcpServer(s, localGet(request.server, s.internalToken));
+async function answer(deps: McpDeps, request: FastifyRequest, reply: FastifyReply, messages: unknown): Promise<void> {
+  const server = mcpServer(deps, localGet(request.server, deps.internalToken));
   const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
   // The transport writes the raw response: keep the headers hooks already set (CORS).
   void reply.hijack();

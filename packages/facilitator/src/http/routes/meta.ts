@@ -4,6 +4,21 @@ import type { Services } from '../../services.js';
 import { defineRoute } from '../route.js';
 import type { AnyRoute } from '../route.js';
 
+/** What this module uses of the domain. */
+export type MetaDeps = Pick<
+  Services,
+  | 'clock'
+  | 'config'
+  | 'keys'
+  | 'latestLedger'
+  | 'leadership'
+  | 'ledgerInfo'
+  | 'startedAt'
+  | 'stats'
+  | 'store'
+  | 'storeHealth'
+>;
+
 /** Retry-After of /health while the store cannot write: about one leadership poll. */
 const STORE_RETRY_AFTER_S = 1;
 
@@ -45,7 +60,7 @@ export const StatsSchema = z
   })
   .meta({ id: 'Stats' });
 
-export function metaRoutes(s: Services): AnyRoute[] {
+export function metaRoutes(deps: MetaDeps): AnyRoute[] {
   return [
     defineRoute({
       method: 'GET',
@@ -53,7 +68,7 @@ export function metaRoutes(s: Services): AnyRoute[] {
       summary: 'Totals: vouchers, on-chain transactions, volume, median verification latency.',
       tags: ['meta'],
       responses: { 200: { description: 'Stats', schema: StatsSchema } },
-      handler: () => s.stats.view(),
+      handler: () => deps.stats.view(),
     }),
     defineRoute({
       method: 'GET',
@@ -75,23 +90,23 @@ export function metaRoutes(s: Services): AnyRoute[] {
       handler: async ({ reply }) => {
         let reachable = true;
         try {
-          await s.latestLedger.refresh();
+          await deps.latestLedger.refresh();
         } catch {
           reachable = false;
         }
-        const storeWritable = s.storeHealth.writable;
-        s.storeHealth.probe(s.store);
+        const storeWritable = deps.storeHealth.writable;
+        deps.storeHealth.probe(deps.store);
         if (!storeWritable) void reply.code(503).header('retry-after', String(STORE_RETRY_AFTER_S));
         return {
           status: reachable && storeWritable ? 'ok' : 'degraded',
-          network: s.ledgerInfo.network,
-          latestLedger: s.latestLedger.latestLedger,
-          store: s.store.kind,
+          network: deps.ledgerInfo.network,
+          latestLedger: deps.latestLedger.latestLedger,
+          store: deps.store.kind,
           storeWritable,
-          ledger: { reachable, mode: s.config.LEDGER_URL ? 'remote' : 'local' },
-          receiptSigner: s.keys.address,
-          uptimeSeconds: Math.round((s.clock.now() - s.startedAt) / 1000),
-          leader: s.leadership.isLeader,
+          ledger: { reachable, mode: deps.config.LEDGER_URL ? 'remote' : 'local' },
+          receiptSigner: deps.keys.address,
+          uptimeSeconds: Math.round((deps.clock.now() - deps.startedAt) / 1000),
+          leader: deps.leadership.isLeader,
         };
       },
     }),

@@ -8,6 +8,9 @@ import { defineRoute } from '../route.js';
 import type { AnyRoute } from '../route.js';
 import { zPageLimit } from './accounts.js';
 
+/** What this module uses of the domain. */
+export type ReceiptDeps = Pick<Services, 'attestations' | 'keys' | 'store'>;
+
 const TAGS = ['receipts'];
 const IdParams = z.object({ id: zHex32 });
 const AttestationSchema = z.object({ responseHash: zHex32, at: z.string() }).nullable();
@@ -16,9 +19,9 @@ const errors = {
   404: { description: 'No such receipt', schema: ErrorBodySchema },
 };
 
-export function receiptRoutes(s: Services): AnyRoute[] {
+export function receiptRoutes(deps: ReceiptDeps): AnyRoute[] {
   const find = async (id: string) => {
-    const receipt = await s.store.getReceipt(id);
+    const receipt = await deps.store.getReceipt(id);
     if (!receipt) throw new SvcError('NOT_FOUND', `No receipt ${id}.`);
     return receipt;
   };
@@ -43,7 +46,7 @@ export function receiptRoutes(s: Services): AnyRoute[] {
       },
       handler: async ({ query }) => {
         const before = decodeCursor(query.cursor);
-        const page = await s.store.listReceipts({
+        const page = await deps.store.listReceipts({
           limit: query.limit,
           ...(query.payee ? { payee: query.payee } : {}),
           ...(query.channelId ? { channelId: BigInt(query.channelId) } : {}),
@@ -71,7 +74,7 @@ export function receiptRoutes(s: Services): AnyRoute[] {
       },
       handler: async ({ params }) => ({
         receipt: await find(params.id),
-        attestation: await s.attestations.of(params.id),
+        attestation: await deps.attestations.of(params.id),
       }),
     }),
     defineRoute({
@@ -99,7 +102,7 @@ export function receiptRoutes(s: Services): AnyRoute[] {
           valid: check.ok,
           reason: check.ok ? null : check.reason,
           signer: receipt.signer,
-          signedByThisFacilitator: receipt.signer === s.keys.address,
+          signedByThisFacilitator: receipt.signer === deps.keys.address,
         };
       },
     }),
@@ -124,7 +127,7 @@ export function receiptRoutes(s: Services): AnyRoute[] {
         const receipt = await find(params.id);
         const auth = request.headers.authorization;
         const token = typeof auth === 'string' && auth.startsWith('Bearer ') ? auth.slice(7).trim() : null;
-        const attestation = await s.attestations.attest(receipt, token, body.responseHash);
+        const attestation = await deps.attestations.attest(receipt, token, body.responseHash);
         return { receiptId: receipt.id, ...attestation };
       },
     }),

@@ -22,6 +22,9 @@ import type { EventView } from '../event-view.js';
 import { defineRoute } from '../route.js';
 import type { AnyRoute } from '../route.js';
 
+/** What this module uses of the domain. */
+export type ReportDeps = Pick<Services, 'clock' | 'events' | 'ledger' | 'ledgerInfo' | 'store'>;
+
 const ReportSchema = z
   .object({
     account: zAddress,
@@ -38,7 +41,7 @@ const ReportSchema = z
   })
   .meta({ id: 'Report' });
 
-export function reportRoutes(s: Services): AnyRoute[] {
+export function reportRoutes(deps: ReportDeps): AnyRoute[] {
   return [
     defineRoute({
       method: 'POST',
@@ -67,24 +70,25 @@ export function reportRoutes(s: Services): AnyRoute[] {
         const hash = body.tx.toLowerCase();
         const key = `report:${hash}`;
         // Verified first, every time: a repeat is answered only to the transaction's own source.
-        const tx = await s.ledger.getTx(hash);
-        if (!tx) throw new SvcError('REPORT_NOT_VERIFIED', `No transaction ${hash} on ${s.ledgerInfo.network}.`);
+        const tx = await deps.ledger.getTx(hash);
+        if (!tx) throw new SvcError('REPORT_NOT_VERIFIED', `No transaction ${hash} on ${deps.ledgerInfo.network}.`);
         if (tx.source !== body.account)
           throw new SvcError('FORBIDDEN', `Transaction ${hash} was sent by ${tx.source}, not ${body.account}.`);
         // Only the source may report it: a stranger cannot publish someone's transaction with its own words.
-        if (!(await signedBySource(s, body)))
+        if (!(await signedBySource(deps, body)))
           throw new SvcError(
             'FORBIDDEN',
             `The report is not signed by ${body.account} (or, for a smart account, its owner or agent key).`,
           );
-        if (await s.store.getIdempotent(key)) return { event: await published(s, body.account, hash), repeated: true };
-        const event = publishable(tx, body.account, body.kind, body.details, new Date(s.clock.now()).toISOString());
+        if (await deps.store.getIdempotent(key))
+          return { event: await published(deps, body.account, hash), repeated: true };
+        const event = publishable(tx, body.account, body.kind, body.details, new Date(deps.clock.now()).toISOString());
         // The idempotency record makes the publication happen once, even for concurrent copies.
-        const result = await s.events.commit([
+        const result = await deps.events.commit([
           { op: 'idempotency', key, fingerprint: hash, response: event.type, at: event.ts },
           { op: 'event', event },
         ]);
-        if (!result.ok) return { event: await published(s, body.account, hash), repeated: true };
+        if (!result.ok) return { event: await published(deps, body.account, hash), repeated: true };
         return { event: eventView(result.events[0]!), repeated: false };
       },
     }),
@@ -92,12 +96,12 @@ export function reportRoutes(s: Services): AnyRoute[] {
 }
 
 /** A G… account signs with its own key; a smart account with its owner's or its agent's. */
-async function signedBySource(s: Services, report: z.output<typeof ReportSchema>): Promise<boolean> {
+async function signedBySource(deps: ReportDeps, report: z.output<typeof ReportSchema>): Promise<boolean> {
   const { signature, ...body } = report;
   const keys = isAccountAddress(body.account)
     ? [body.account]
-    : smartAccountKeys(await s.ledger.getAccount(body.account));
-  return keys.some((key) => verifyReport(publicKeyFromAccount(key), s.ledgerInfo.passphrase, body, signature));
+    : smartAccountKeys(await deps.ledger.getAccount(body.account));
+  return keys.some((key) => verifyReport(publicKeyFromAccount(key), deps.ledgerInfo.passphrase, body, signature));
 }
 
 function smartAccountKeys(account: LedgerAccount): string[] {
@@ -106,8 +110,8 @@ function smartAccountKeys(account: LedgerAccount): string[] {
 }
 
 /** The event a report of `hash` published (among the account's recent events). */
-async function published(s: Services, account: string, hash: string): Promise<EventView | null> {
-  const recent = await s.store.events({
+async function published(deps: ReportDeps, account: string, hash: string): Promise<EventView | null> {
+  const recent = await deps.store.events({
     account,
     types: ['chain.rejected', 'dex.swapped', 'payment.exact'],
     order: 'desc',

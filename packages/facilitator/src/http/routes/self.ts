@@ -16,6 +16,10 @@ import { LEDGER_PREFIX, ledgerRouteDocs } from '../openapi-ledger.js';
 import { defineRoute } from '../route.js';
 import type { AnyRoute } from '../route.js';
 import { mcpRoutes } from './mcp.js';
+import type { McpDeps } from './mcp.js';
+
+/** What this module uses of the domain. */
+export type SelfDeps = Pick<Services, 'config' | 'keys' | 'ledgerInfo' | 'publicUrl' | 'supported'> & McpDeps;
 
 const TAGS = ['meta'];
 const TAG_DESCRIPTIONS: Record<string, string> = {
@@ -40,7 +44,7 @@ const OpenApiDocumentSchema = z
   .looseObject({ openapi: z.literal(OPENAPI_VERSION), paths: z.record(z.string(), z.unknown()) })
   .meta({ description: 'An OpenAPI 3.1 document.' });
 
-export function selfRoutes(s: Services, allRoutes: () => readonly AnyRoute[]): AnyRoute[] {
+export function selfRoutes(deps: SelfDeps, allRoutes: () => readonly AnyRoute[]): AnyRoute[] {
   // Routes cannot change once the server is ready: the document is generated once, on first use.
   let openapi: Record<string, unknown> | null = null;
   return [
@@ -52,9 +56,9 @@ export function selfRoutes(s: Services, allRoutes: () => readonly AnyRoute[]): A
       responses: { 200: { description: 'The OpenAPI document', schema: OpenApiDocumentSchema } },
       handler: ({ request }) =>
         (openapi ??= openApiDocument({
-          routes: documentedRoutes(s, allRoutes(), request.server),
-          serverUrl: s.publicUrl(),
-          description: description(s),
+          routes: documentedRoutes(deps, allRoutes(), request.server),
+          serverUrl: deps.publicUrl(),
+          description: description(deps),
           tags: TAG_DESCRIPTIONS,
         })),
     }),
@@ -68,13 +72,13 @@ export function selfRoutes(s: Services, allRoutes: () => readonly AnyRoute[]): A
       handler: ({ request, reply }) => {
         void reply.type('text/plain; charset=utf-8');
         return llmsText({
-          baseUrl: s.publicUrl(),
-          config: s.config,
-          ledger: s.ledgerInfo,
-          receiptSigner: s.keys.address,
-          routes: documentedRoutes(s, allRoutes(), request.server),
+          baseUrl: deps.publicUrl(),
+          config: deps.config,
+          ledger: deps.ledgerInfo,
+          receiptSigner: deps.keys.address,
+          routes: documentedRoutes(deps, allRoutes(), request.server),
           demo: request.server.hasRoute({ method: 'GET', url: '/demo/book' })
-            ? demoPrices(s.config, s.supported())
+            ? demoPrices(deps.config, deps.supported())
             : [],
           ledgerServed: request.server.hasRoute({ method: 'GET', url: `${LEDGER_PREFIX}/info` }),
         });
@@ -84,13 +88,13 @@ export function selfRoutes(s: Services, allRoutes: () => readonly AnyRoute[]): A
 }
 
 /** The route table, then the routes mounted outside it that this server has. */
-export function documentedRoutes(s: Services, table: readonly AnyRoute[], app: FastifyInstance): RouteDoc[] {
-  const outside = [...mcpRoutes(s), ...demoRouteDocs(s.config, s.supported()), ...ledgerRouteDocs()];
+export function documentedRoutes(deps: SelfDeps, table: readonly AnyRoute[], app: FastifyInstance): RouteDoc[] {
+  const outside = [...mcpRoutes(deps), ...demoRouteDocs(deps.config, deps.supported()), ...ledgerRouteDocs()];
   return [...table, ...outside.filter((r) => app.hasRoute({ method: r.method, url: r.url }))];
 }
 
-function description(s: Services): string {
-  const { network, asset } = s.ledgerInfo;
+function description(deps: SelfDeps): string {
+  const { network, asset } = deps.ledgerInfo;
   return [
     `The svc facilitator: x402 version 2 payments in the \`channel\` scheme (cumulative vouchers on payment channels) on ${network}. Test network only; the contracts are unaudited.`,
     `Amounts are decimal strings of integer base units of ${asset.code} (${asset.decimals} decimals). Every non-2xx answer carries the Error body (PROTOCOL.md §6), except those of POST /mcp, which are JSON-RPC error objects as the MCP specification has them.`,

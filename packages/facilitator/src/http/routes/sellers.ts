@@ -26,6 +26,9 @@ import type { Services } from '../../services.js';
 import { defineRoute } from '../route.js';
 import type { AnyRoute } from '../route.js';
 
+/** What this module uses of the domain. */
+export type SellerDeps = Pick<Services, 'clock' | 'config' | 'keys' | 'ledgerInfo' | 'sellerTokens' | 'store'>;
+
 const TAGS = ['sellers'];
 const PAGE = 1000;
 const DAYS_MESSAGE = 'days must be a whole number from 1 to 365';
@@ -164,14 +167,14 @@ export const RevenueReportSchema = z
   })
   .meta({ id: 'SellerRevenue' });
 
-export function sellerRoutes(s: Services): AnyRoute[] {
-  const net = s.ledgerInfo.network;
+export function sellerRoutes(deps: SellerDeps): AnyRoute[] {
+  const net = deps.ledgerInfo.network;
   const explorerBase = isNetworkName(net) ? NETWORKS[net].explorer : null;
   const settlementPolicy = {
-    threshold: s.config.CLAIM_THRESHOLD.toString(),
-    intervalSeconds: s.config.CLAIM_INTERVAL_SECONDS,
-    expiryMarginLedgers: s.config.CLAIM_EXPIRY_MARGIN_LEDGERS,
-    ledgerSeconds: s.ledgerInfo.ledgerSeconds,
+    threshold: deps.config.CLAIM_THRESHOLD.toString(),
+    intervalSeconds: deps.config.CLAIM_INTERVAL_SECONDS,
+    expiryMarginLedgers: deps.config.CLAIM_EXPIRY_MARGIN_LEDGERS,
+    ledgerSeconds: deps.ledgerInfo.ledgerSeconds,
   };
 
   /** The seller's revenue events up to the last event stored when the read began (one consistent cut). */
@@ -180,11 +183,11 @@ export function sellerRoutes(s: Services): AnyRoute[] {
     bucket: 'hour' | 'day',
     days: number,
   ): Promise<{ tally: RevenueTally; now: number }> {
-    const last = await s.store.lastEventId();
-    const now = s.clock.now();
+    const last = await deps.store.lastEventId();
+    const now = deps.clock.now();
     const t = new RevenueTally(payTo, revenueWindow(now, bucket, days));
     for (let after = 0; ;) {
-      const page = await s.store.events({
+      const page = await deps.store.events({
         account: payTo,
         types: REVENUE_EVENT_TYPES,
         after,
@@ -217,7 +220,7 @@ export function sellerRoutes(s: Services): AnyRoute[] {
         403: { description: 'The signature is not payTo’s', schema: ErrorBodySchema },
       },
       handler: ({ params, body }) => {
-        const now = s.clock.now();
+        const now = deps.clock.now();
         const [ts, expiresAt] = [Date.parse(body.ts), Date.parse(body.expiresAt)];
         if (Math.abs(now - ts) > TOKEN_REQUEST_SKEW_MS)
           throw new SvcError(
@@ -227,7 +230,7 @@ export function sellerRoutes(s: Services): AnyRoute[] {
         if (expiresAt <= now) throw new SvcError('BAD_REQUEST', 'expiresAt must be in the future.');
         const request = {
           network: net,
-          facilitator: s.keys.address,
+          facilitator: deps.keys.address,
           payTo: params.payTo,
           ts: body.ts,
           expiresAt: body.expiresAt,
@@ -235,9 +238,9 @@ export function sellerRoutes(s: Services): AnyRoute[] {
         if (!verifySellerTokenRequest(request, body.signature))
           throw new SvcError(
             'FORBIDDEN',
-            `The signature is not ${params.payTo}’s over this request (network ${net}, facilitator ${s.keys.address}).`,
+            `The signature is not ${params.payTo}’s over this request (network ${net}, facilitator ${deps.keys.address}).`,
           );
-        return s.sellerTokens.mint(params.payTo, expiresAt);
+        return deps.sellerTokens.mint(params.payTo, expiresAt);
       },
     }),
     defineRoute({

@@ -18,6 +18,9 @@ import { requireSeller } from '../seller-auth.js';
 import { defineRoute } from '../route.js';
 import type { AnyRoute } from '../route.js';
 
+/** What this module uses of the domain. */
+export type StreamDeps = Pick<Services, 'publicUrl' | 'sellerTokens' | 'store' | 'streams'>;
+
 export const WAIT_DEFAULT_MS = 10_000;
 export const WAIT_MIN_MS = 1_000;
 export const WAIT_MAX_MS = 30_000;
@@ -80,10 +83,10 @@ const VoucherAcceptedSchema = z
 const SELLER_AUTH = { scheme: 'sellerToken' } as const;
 
 /** A session's seller only: stream ids are public in stream.started events. */
-async function ownSession(s: Services, request: FastifyRequest, id: string): Promise<void> {
-  const stream = await s.store.getStream(id);
+async function ownSession(deps: StreamDeps, request: FastifyRequest, id: string): Promise<void> {
+  const stream = await deps.store.getStream(id);
   if (!stream) throw new SvcError('STREAM_NOT_FOUND', `No stream session ${id}.`);
-  requireSeller(s.sellerTokens, request, stream.payTo);
+  requireSeller(deps.sellerTokens, request, stream.payTo);
 }
 
 const errors = (codes: Record<number, string>) =>
@@ -91,7 +94,7 @@ const errors = (codes: Record<number, string>) =>
     Object.entries(codes).map(([status, description]) => [status, { description, schema: ErrorBodySchema }]),
   );
 
-export function streamRoutes(s: Services): AnyRoute[] {
+export function streamRoutes(deps: StreamDeps): AnyRoute[] {
   return [
     defineRoute({
       method: 'POST',
@@ -112,8 +115,8 @@ export function streamRoutes(s: Services): AnyRoute[] {
       },
       handler: async ({ body, request }) => {
         // Only the payee's side: receipt ids are public (events, receipts), a seller token is not.
-        requireSeller(s.sellerTokens, request, body.payTo);
-        const { stream, deposit } = await s.streams.open({
+        requireSeller(deps.sellerTokens, request, body.payTo);
+        const { stream, deposit } = await deps.streams.open({
           channelId: BigInt(body.channelId),
           payTo: body.payTo,
           resource: body.resource,
@@ -125,7 +128,7 @@ export function streamRoutes(s: Services): AnyRoute[] {
         return {
           streamId: stream.id,
           requiredCumulative: formatUnits(stream.required),
-          voucherUrl: `${s.publicUrl()}/channels/${stream.channelId}/voucher`,
+          voucherUrl: `${deps.publicUrl()}/channels/${stream.channelId}/voucher`,
           deposit: formatUnits(deposit),
         };
       },
@@ -148,14 +151,14 @@ export function streamRoutes(s: Services): AnyRoute[] {
         }),
       },
       handler: async ({ params, body, request, reply }) => {
-        await ownSession(s, request, params.id);
+        await ownSession(deps, request, params.id);
         const timeoutMs = Math.min(WAIT_MAX_MS, Math.max(WAIT_MIN_MS, body.timeoutMs ?? WAIT_DEFAULT_MS));
         // The seller hung up: stop waiting (the request's own 'close' fires once its body is read).
         const gone = new AbortController();
         reply.raw.once('close', () => {
           if (!reply.raw.writableFinished) gone.abort();
         });
-        const result = await s.streams.wait(params.id, timeoutMs, gone.signal);
+        const result = await deps.streams.wait(params.id, timeoutMs, gone.signal);
         if (result.kind !== 'paid') return result;
         return {
           kind: 'paid',
@@ -178,8 +181,8 @@ export function streamRoutes(s: Services): AnyRoute[] {
         ...errors({ 401: 'No valid seller token', 403: 'Another seller’s session', 404: 'No such session' }),
       },
       handler: async ({ params, body, request }) => {
-        await ownSession(s, request, params.id);
-        const ended = await s.streams.end(params.id, body.reason, body.units);
+        await ownSession(deps, request, params.id);
+        const ended = await deps.streams.end(params.id, body.reason, body.units);
         return {
           charged: formatUnits(ended.charged),
           vouchers: ended.vouchers,
@@ -205,14 +208,14 @@ export function streamRoutes(s: Services): AnyRoute[] {
         }),
       },
       handler: async ({ params, body }) => {
-        const out = await s.streams.voucher(
+        const out = await deps.streams.voucher(
           BigInt(params.id),
           {
             ...(body.streamId ? { streamId: body.streamId } : {}),
             cumulative: BigInt(body.cumulative),
             signature: body.signature.toLowerCase(),
           },
-          s.publicUrl(),
+          deps.publicUrl(),
         );
         return {
           accepted: true,

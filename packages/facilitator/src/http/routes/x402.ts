@@ -10,18 +10,15 @@ import {
   VerifyRequestSchema,
   VerifyResponseSchema,
   decodePayment,
-  fromHex,
   safeParse,
 } from '@svc/core';
-import type { PaymentRejection, PaymentResponse, SettleSuccess, VerifyEnvelope } from '@svc/core';
+import type { PaymentRejection, SupportedResponse, VerifyEnvelope } from '@svc/core';
 import type { FastifyRequest } from 'fastify';
 import { z } from 'zod';
 import { listingOf } from '../../domain/catalog.js';
-import type { Listing } from '../../domain/catalog.js';
-import { paymentResponseOf } from '../../domain/payment-response.js';
-import type { VerifyInput, VerifyOutcome } from '../../domain/verifier.js';
-import type { WriteOp } from '../../store/port.js';
-import type { Services } from '../../services.js';
+import type { PaymentAttempt, Payments, Refused } from '../../domain/payments.js';
+import type { SellerTokens } from '../../domain/seller-tokens.js';
+import type { VerifyInput } from '../../domain/verifier.js';
 import { bearerOf, requireSeller } from '../seller-auth.js';
 import { defineRoute } from '../route.js';
 import type { AnyRoute } from '../route.js';
@@ -36,7 +33,14 @@ const IDEMPOTENCY_HEADER = {
     'A repeat of an accepted request with the same key and voucher gets the first answer (1–128 of [A-Za-z0-9_.:-]).',
 };
 
-export function x402Routes(s: Services): AnyRoute[] {
+export interface X402Deps {
+  payments: Payments;
+  sellerTokens: SellerTokens;
+  network: string;
+  supported: () => SupportedResponse;
+}
+
+export function x402Routes(deps: X402Deps): AnyRoute[] {
   return [
     defineRoute({
       method: 'GET',
@@ -44,7 +48,7 @@ export function x402Routes(s: Services): AnyRoute[] {
       summary: 'Schemes, networks and receipt signers this facilitator handles.',
       tags: TAGS,
       responses: { 200: { description: 'Supported kinds', schema: SupportedResponseSchema } },
-      handler: () => s.supported(),
+      handler: () => deps.supported(),
     }),
     defineRoute({
       method: 'POST',
@@ -73,17 +77,12 @@ export function x402Routes(s: Services): AnyRoute[] {
         },
       },
       handler: async ({ body, request }) => {
-        const input = verifyInput(body, idempotencyKey(request.headers['idempotency-key']));
-        if ('rejection' in input)
-          return { isValid: false, invalidReason: input.rejection, invalidMessage: input.message };
-        const payee = payeeSide(s, request, input);
-        // A stream's first slice: charge it only if a session can be opened for it.
-        if (input.requirements.unit !== 'request') await s.streams.checkCapacity(input.payment.channelId);
-        const outcome = await s.verifier.verify(input);
-        if (outcome.ok && payee) list(s, body, input, outcome);
-        // The attest token is the payee's side's alone: a buyer calling /verify itself gets none.
+        const attempt = attemptOf(deps, request, body);
+        if ('rejection' in attempt)
+          return { isValid: false, invalidReason: attempt.rejection, invalidMessage: attempt.message };
+        const outcome = await deps.payments.verify(attempt);
         if (outcome.ok) {
-          const attest = payee ? { attestToken: s.attestations.tokenFor(outcome.response.receipt.id) } : {};
+          const attest = outcome.attestToken !== null ? { attestToken: outcome.attestToken } : {};
           return { isValid: true, payer: outcome.payer, extra: { receipt: outcome.response, ...attest } };
         }
         throwIfRateLimited(outcome);
@@ -117,45 +116,17 @@ export function x402Routes(s: Services): AnyRoute[] {
         403: { description: 'The seller token is another payTo’s', schema: ErrorBodySchema },
       },
       handler: async ({ body, request }) => {
-        const network = s.ledgerInfo.network;
+        const attempt = attemptOf(deps, request, body);
         const failure = (errorReason: PaymentRejection | 'CONFLICT', errorMessage: string) => ({
           success: false as const,
           errorReason,
           errorMessage,
           transaction: '' as const,
-          network,
+          network: deps.network,
         });
-        const key = idempotencyKey(request.headers['idempotency-key']);
-        const input = verifyInput(body, key);
-        if ('rejection' in input) return failure(input.rejection, input.message);
-        const payee = payeeSide(s, request, input);
-        const accepted = await acceptedBefore(s, input);
-        if (accepted) {
-          // Confirmed once (a seller that settles before serving must not serve a replay again):
-          // a repeat is refused unless it is the same request again, under its Idempotency-Key.
-          const answer = settled(accepted);
-          const first = await s.store.write([
-            settledOnce(accepted.receipt.id, key, answer, new Date(s.clock.now()).toISOString()),
-          ]);
-          if (first.ok) return answer;
-          const earlier = await s.store.getIdempotent(settledKey(accepted.receipt.id));
-          if (key !== null && earlier?.fingerprint === key) {
-            if (earlier.response !== '') return JSON.parse(earlier.response) as ReturnType<typeof settled>;
-            // /settle accepted it itself: the verifier's record under the key has the first answer.
-            const again = await s.verifier.verify(input);
-            if (again.ok) return settled(again.response);
-          }
-          return failure(
-            'VOUCHER_NOT_INCREASING',
-            'This voucher was settled already; send a new one (a retry of the same request carries its Idempotency-Key).',
-          );
-        }
-        const outcome = await s.verifier.verify({
-          ...input,
-          extraOps: ({ receipt }) => [settledOnce(receipt.id, key, null, receipt.ts)],
-        });
-        if (outcome.ok && payee) list(s, body, input, outcome);
-        if (outcome.ok) return settled(outcome.response);
+        if ('rejection' in attempt) return failure(attempt.rejection, attempt.message);
+        const outcome = await deps.payments.settle(attempt);
+        if (outcome.ok) return outcome.answer;
         throwIfRateLimited(outcome);
         return failure(outcome.code, outcome.message);
       },
@@ -164,39 +135,25 @@ export function x402Routes(s: Services): AnyRoute[] {
 }
 
 /**
- * Whether the caller proved to be the payee's side (its seller token): only then does an acceptance
- * hand out the attest token and write the discovery listing — anyone may pay a seller, but what the
- * seller publishes is the seller's to say. A token sent for another payTo is refused (403).
+ * The request as a payment attempt, or the refusal the official client understands. Only the
+ * payee's side (its seller token) gets the attest token and its resource listed in discovery —
+ * anyone may pay a seller, but what the seller publishes is the seller's to say. A token sent for
+ * another payTo is refused (403).
  */
-function payeeSide(s: Services, request: FastifyRequest, input: VerifyInput): boolean {
-  if (bearerOf(request) === null) return false;
-  requireSeller(s.sellerTokens, request, input.requirements.payTo);
-  return true;
-}
-
-/** A fresh acceptance lists its resource in the discovery catalog (domain/catalog.ts). */
-function list(
-  s: Services,
+function attemptOf(
+  deps: X402Deps,
+  request: FastifyRequest,
   body: VerifyEnvelope,
-  input: VerifyInput,
-  outcome: Extract<VerifyOutcome, { ok: true }>,
-): void {
-  if (outcome.replayed) return;
-  const listing: Listing | null = listingOf(body.paymentPayload, input.method, input.requirements.unit);
-  if (listing) s.catalog.record(listing, input.requirements, outcome.response.receipt);
+): PaymentAttempt | { rejection: PaymentRejection; message: string } {
+  const input = verifyInput(body, idempotencyKey(request.headers['idempotency-key']));
+  if ('rejection' in input) return input;
+  const payeeSide = bearerOf(request) !== null;
+  if (payeeSide) requireSeller(deps.sellerTokens, request, input.requirements.payTo);
+  const listing = payeeSide ? listingOf(body.paymentPayload, input.method, input.requirements.unit) : null;
+  return { input, payeeSide, listing };
 }
 
 type Input = VerifyInput | { rejection: PaymentRejection; message: string };
-
-/**
- * A settle answer: the svc envelope, plus its fields under `extra` and the amount — the official
- * x402 facilitator client keeps only standard fields and `extra`, so a seller on the official
- * middleware still relays the receipt to its buyer.
- */
-function settled(response: PaymentResponse) {
-  const { success: _s, transaction: _t, network: _n, payer: _p, ...svc } = response;
-  return { ...response, amount: response.delta, extra: svc } satisfies SettleSuccess;
-}
 
 /**
  * The request as svc's channel terms, or the refusal the official client understands: another x402
@@ -249,45 +206,8 @@ function idempotencyKey(header: string | string[] | undefined): string | null {
 }
 
 /** RATE_LIMITED is the one rejection that is an HTTP status: 429 with Retry-After. */
-function throwIfRateLimited(outcome: VerifyOutcome): void {
-  if (!outcome.ok && outcome.code === 'RATE_LIMITED') {
+function throwIfRateLimited(outcome: Pick<Refused, 'code' | 'message' | 'retryAfter'>): void {
+  if (outcome.code === 'RATE_LIMITED') {
     throw new SvcError('RATE_LIMITED', outcome.message, { retryAfter: outcome.retryAfter ?? 60 });
   }
-}
-
-/**
- * The write that confirms a receipt's voucher once through /settle. The answer is kept for a retry
- * of the same request (same Idempotency-Key); null when /settle itself accepted the voucher — the
- * verifier's own idempotency record then answers a retry.
- */
-function settledOnce(
-  receiptId: string,
-  key: string | null,
-  answer: ReturnType<typeof settled> | null,
-  at: string,
-): WriteOp {
-  return {
-    op: 'idempotency',
-    key: settledKey(receiptId),
-    fingerprint: key ?? '',
-    response: answer === null ? '' : JSON.stringify(answer),
-    at,
-  };
-}
-
-function settledKey(receiptId: string): string {
-  return `settled:${receiptId}`;
-}
-
-/** x402 resource servers call /verify, serve, then /settle: the voucher is then already accepted. */
-async function acceptedBefore(s: Services, input: VerifyInput): Promise<PaymentResponse | null> {
-  const { payment, requirements } = input;
-  const receipt = await s.store.findReceipt(payment.channelId, payment.cumulative);
-  if (!receipt || receipt.payee !== requirements.payTo) return null;
-  const channel = await s.book.get(payment.channelId);
-  // Knowing a channel id and an amount is not enough: the payload must carry the buyer's signature.
-  const signature = fromHex(payment.signature, 64);
-  if (!channel?.keyIsStrict || !s.vouchers.verify(channel.voucherKey, payment.channelId, payment.cumulative, signature))
-    return null;
-  return paymentResponseOf(receipt, channel.record.deposit);
 }
