@@ -17,7 +17,9 @@ export function fastifyMeter(client: SvcClient, options: MeterOptions) {
   const gate = client.gate(options);
   return async function svcMeter(request: FastifyRequest, reply: FastifyReply): Promise<void> {
     const origin = client.publicUrl ?? `${request.protocol}://${request.host}`;
-    const body: unknown = request.body;
+    // The raw body where the seller kept it (fastify-raw-body, or a parser with parseAs: 'buffer'):
+    // by the preHandler, request.body is already parsed, and the receipt hashes bytes.
+    const body: unknown = (request as { rawBody?: unknown }).rawBody ?? request.body;
     const outcome = await gate.handle({
       method: request.method,
       url: `${origin}${request.url}`,
