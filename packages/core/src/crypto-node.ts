@@ -15,6 +15,24 @@ export function sha256(data: Uint8Array): Uint8Array {
   return new Uint8Array(crypto.createHash('sha256').update(data).digest());
 }
 
+/** An incremental sha256, for data that arrives in pieces (a response body as it is written). */
+export interface Sha256 {
+  update(data: Uint8Array): Sha256;
+  digest(): Uint8Array;
+}
+
+export function createSha256(): Sha256 {
+  const hash = crypto.createHash('sha256');
+  const self: Sha256 = {
+    update(data) {
+      hash.update(data);
+      return self;
+    },
+    digest: () => new Uint8Array(hash.digest()),
+  };
+  return self;
+}
+
 export function randomBytes(length: number): Uint8Array {
   return new Uint8Array(crypto.randomBytes(length));
 }

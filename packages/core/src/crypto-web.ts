@@ -9,6 +9,24 @@ export function sha256(data: Uint8Array): Uint8Array {
   return nobleSha256(data);
 }
 
+/** An incremental sha256, for data that arrives in pieces (a response body as it is written). */
+export interface Sha256 {
+  update(data: Uint8Array): Sha256;
+  digest(): Uint8Array;
+}
+
+export function createSha256(): Sha256 {
+  const hash = nobleSha256.create();
+  const self: Sha256 = {
+    update(data) {
+      hash.update(data);
+      return self;
+    },
+    digest: () => hash.digest(),
+  };
+  return self;
+}
+
 export function randomBytes(length: number): Uint8Array {
   return globalThis.crypto.getRandomValues(new Uint8Array(length));
 }

@@ -22,6 +22,6 @@ export * from './strkey-light.js';
 export * from './tx.js';
 export * from './voucher.js';
 export * from './x402.js';
-export { sha256, randomBytes, backend as cryptoBackend } from '#crypto';
-export type { Ed25519Signer } from '#crypto';
+export { sha256, createSha256, randomBytes, backend as cryptoBackend } from '#crypto';
+export type { Ed25519Signer, Sha256 } from '#crypto';
 export * from './fetch.js';
