@@ -10,7 +10,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { openPaidStream } from './stream.js';
 import type { PaidStream, StreamOptions } from './stream.js';
 import { Gate } from './gate.js';
-import { nodeMiddleware } from './node.js';
+import { nodeMeter } from './node.js';
 import type { NodeMiddleware } from './node.js';
 import type { MeterOptions } from './terms.js';
 
@@ -39,9 +39,12 @@ export interface SvcOptions {
 }
 
 export interface SvcClient {
-  /** The middleware factory: (req, res, next) for node:http, Express and compatible frameworks. */
+  /**
+   * The middleware factory: (req, res, next) for node:http, Express and compatible frameworks;
+   * `nodeMeter(client, options)`, as `fastifyMeter` and `honoMeter` are called.
+   */
   meter(options: MeterOptions): NodeMiddleware;
-  /** The framework-neutral gate behind meter(), for the Fastify and Hono bindings. */
+  /** The framework-neutral gate behind every binding. */
   gate(options: MeterOptions): Gate;
   /** A paid SSE stream for `token`/`second` units, on a request the meter already charged. */
   stream(req: IncomingMessage, res: ServerResponse, options: StreamOptions): Promise<PaidStream>;
@@ -79,8 +82,8 @@ export function svc(options: SvcOptions): SvcClient {
     sellerToken,
   );
   const gate = (meterOptions: MeterOptions) => new Gate({ facilitator, payTo }, checkMeterOptions(meterOptions));
-  return {
-    meter: (meterOptions) => nodeMiddleware(gate(meterOptions), publicUrl),
+  const client: SvcClient = {
+    meter: (meterOptions) => nodeMeter(client, meterOptions),
     gate,
     stream: (req, res, streamOptions) => {
       if (sellerToken === null)
@@ -96,6 +99,7 @@ export function svc(options: SvcOptions): SvcClient {
     payTo,
     publicUrl,
   };
+  return client;
 }
 
 function checkUrl(name: string, value: unknown): string {

@@ -1,10 +1,16 @@
 // Binding for Fastify: a preHandler hook.
 //
 //   app.get('/book', { preHandler: fastifyMeter(client, { price: 5000n, unit: 'request' }) }, (req) => req.payment);
+//
+// By the preHandler Fastify has parsed the body: the raw body counts in the receipt's requestHash
+// when the seller keeps it as request.rawBody (the fastify-raw-body plugin, or a content-type
+// parser with parseAs: 'buffer'), or when request.body is bytes or text.
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { PaymentResponse } from '@svc/core';
 import { hashResponse } from './attest.js';
 import type { SvcClient } from './client.js';
+import type { GateRequest } from './gate.js';
+import { bodyBytes, headerReader, originOf, publicRequestUrl } from './request-parts.js';
 import type { MeterOptions } from './terms.js';
 
 declare module 'fastify' {
@@ -16,19 +22,7 @@ declare module 'fastify' {
 export function fastifyMeter(client: SvcClient, options: MeterOptions) {
   const gate = client.gate(options);
   return async function svcMeter(request: FastifyRequest, reply: FastifyReply): Promise<void> {
-    const origin = client.publicUrl ?? `${request.protocol}://${request.host}`;
-    // The raw body where the seller kept it (fastify-raw-body, or a parser with parseAs: 'buffer'):
-    // by the preHandler, request.body is already parsed, and the receipt hashes bytes.
-    const body: unknown = (request as { rawBody?: unknown }).rawBody ?? request.body;
-    const outcome = await gate.handle({
-      method: request.method,
-      url: `${origin}${request.url}`,
-      header: (name) => {
-        const v = request.headers[name.toLowerCase()];
-        return Array.isArray(v) ? v[0] : v;
-      },
-      rawBody: typeof body === 'string' || body instanceof Uint8Array ? body : null,
-    });
+    const outcome = await gate.handle(gateRequestOf(request, client.publicUrl));
     void reply.headers(outcome.headers);
     if (outcome.kind === 'paid') {
       request.payment = outcome.payment;
@@ -37,5 +31,14 @@ export function fastifyMeter(client: SvcClient, options: MeterOptions) {
       return;
     }
     await reply.code(outcome.status).send(outcome.body);
+  };
+}
+
+function gateRequestOf(request: FastifyRequest, publicUrl: string | undefined): GateRequest {
+  return {
+    method: request.method,
+    url: publicRequestUrl(publicUrl, originOf(request.protocol, request.host), request.url),
+    header: headerReader(request.headers),
+    rawBody: bodyBytes((request as { rawBody?: unknown }).rawBody, request.body),
   };
 }

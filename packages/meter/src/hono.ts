@@ -1,10 +1,13 @@
-// Binding for Hono: a middleware that sets c.var.payment.
+// Binding for Hono: a middleware that sets c.var.payment. It imports no Node module (its imports are
+// checked by packages/facilitator/test/layering.test.ts), so it also runs on workers and Deno.
 //
 //   app.get('/book', honoMeter(client, { price: 5000n, unit: 'request' }), (c) => c.json(c.var.payment));
 import type { MiddlewareHandler } from 'hono';
 import type { PaymentResponse } from '@svc/core';
-import { hashWebResponse } from './attest-web.js';
+import { hashWebResponse } from './attest.js';
 import type { SvcClient } from './client.js';
+import type { GateRequest } from './gate.js';
+import { headerReader, publicRequestUrl } from './request-parts.js';
 import type { MeterOptions } from './terms.js';
 
 export interface SvcHonoEnv {
@@ -14,15 +17,7 @@ export interface SvcHonoEnv {
 export function honoMeter(client: SvcClient, options: MeterOptions): MiddlewareHandler<SvcHonoEnv> {
   const gate = client.gate(options);
   return async function svcMeter(c, next) {
-    const url = new URL(c.req.url);
-    const outcome = await gate.handle({
-      method: c.req.method,
-      url: client.publicUrl ? `${client.publicUrl}${url.pathname}${url.search}` : url.href,
-      header: (name) => c.req.header(name),
-      // The body counts in the receipt's requestHash, as on node:http; read from a copy, so the
-      // handler still reads it.
-      rawBody: await rawBodyOf(c.req.raw),
-    });
+    const outcome = await gate.handle(await gateRequestOf(c.req.raw, client.publicUrl));
     if (outcome.kind === 'respond') {
       return new Response(JSON.stringify(outcome.body), { status: outcome.status, headers: outcome.headers });
     }
@@ -32,6 +27,18 @@ export function honoMeter(client: SvcClient, options: MeterOptions): MiddlewareH
     const attest = outcome.attest;
     if (attest) hashWebResponse(c.res, (hash) => void attest(hash));
     return undefined;
+  };
+}
+
+async function gateRequestOf(req: Request, publicUrl: string | undefined): Promise<GateRequest> {
+  const url = new URL(req.url);
+  return {
+    method: req.method,
+    url: publicRequestUrl(publicUrl, url.origin, `${url.pathname}${url.search}`),
+    header: headerReader(req.headers),
+    // The body counts in the receipt's requestHash, as on node:http; read from a copy, so the
+    // handler still reads it.
+    rawBody: await rawBodyOf(req),
   };
 }
 

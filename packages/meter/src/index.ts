@@ -2,7 +2,7 @@ export { svc } from './client.js';
 export type { SvcClient, SvcOptions } from './client.js';
 export { Gate, EXPOSED_HEADERS } from './gate.js';
 export type { GateOutcome, GateRequest } from './gate.js';
-export { nodeMiddleware, toGateRequest } from './node.js';
+export { nodeMeter, nodeMiddleware, toGateRequest } from './node.js';
 export type { NodeMiddleware, PaidRequest } from './node.js';
 export { FacilitatorClient, FacilitatorUnavailable } from './facilitator-client.js';
 export {

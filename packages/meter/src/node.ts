@@ -1,8 +1,18 @@
 // Binding for node:http and Express-compatible frameworks: (req, res, next).
+//
+//   http.createServer((req, res) => mw(req, res, () => res.end('paid')));  // mw = nodeMeter(client, options)
+//   app.get('/book', nodeMeter(client, { price: 5000n, unit: 'request' }), (req, res) => res.json(req.payment));
+//
+// `client.meter(options)` is the same binding. The raw body counts in the receipt's requestHash
+// when the seller keeps it as req.rawBody (express.json({ verify }), or read by hand), or when
+// req.body is bytes or text (express.raw(), express.text()).
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { PaymentResponse } from '@svc/core';
 import { hashResponse } from './attest.js';
+import type { SvcClient } from './client.js';
 import type { Gate, GateOutcome, GateRequest } from './gate.js';
+import { bodyBytes, headerReader, originOf, publicRequestUrl } from './request-parts.js';
+import type { MeterOptions } from './terms.js';
 
 export type NodeMiddleware = (req: IncomingMessage, res: ServerResponse, next: (err?: unknown) => void) => void;
 
@@ -11,9 +21,22 @@ export interface PaidRequest extends IncomingMessage {
   payment?: PaymentResponse;
 }
 
+/** The node:http and Express binding, with the signature every binding has: (client, options). */
+export function nodeMeter(client: SvcClient, options: MeterOptions): NodeMiddleware {
+  return middleware(client.gate(options), client.publicUrl);
+}
+
+/**
+ * @deprecated Use `nodeMeter(client, options)` (or `client.meter(options)`): the same middleware,
+ * with the signature of the Fastify and Hono bindings.
+ */
 export function nodeMiddleware(gate: Gate, publicUrl: string | undefined): NodeMiddleware {
+  return middleware(gate, publicUrl);
+}
+
+function middleware(gate: Gate, publicUrl: string | undefined): NodeMiddleware {
   return function svcMeter(req, res, next) {
-    gate.handle(toGateRequest(req, publicUrl)).then(
+    gate.handle(gateRequestOf(req, publicUrl)).then(
       (outcome) => apply(outcome, req as PaidRequest, res, next),
       (err: unknown) => next(err),
     );
@@ -33,20 +56,21 @@ function apply(outcome: GateOutcome, req: PaidRequest, res: ServerResponse, next
   res.end(JSON.stringify(outcome.body));
 }
 
+/** @deprecated The node binding's own translation of a request; no longer needed by any binding. */
 export function toGateRequest(req: IncomingMessage, publicUrl: string | undefined): GateRequest {
+  return gateRequestOf(req, publicUrl);
+}
+
+function gateRequestOf(req: IncomingMessage, publicUrl: string | undefined): GateRequest {
+  // Express adds originalUrl (the path before routers stripped their mount point) and protocol
+  // (which honours its "trust proxy" setting).
   const r = req as IncomingMessage & { originalUrl?: string; protocol?: string; body?: unknown; rawBody?: unknown };
-  const path = r.originalUrl ?? req.url ?? '/';
-  const origin =
-    publicUrl ??
-    `${r.protocol ?? ('encrypted' in req.socket && req.socket.encrypted ? 'https' : 'http')}://${req.headers.host ?? 'localhost'}`;
-  const raw = r.rawBody ?? r.body;
+  const encrypted = 'encrypted' in req.socket && req.socket.encrypted === true;
+  const origin = originOf(r.protocol ?? (encrypted ? 'https' : 'http'), req.headers.host);
   return {
     method: req.method ?? 'GET',
-    url: `${origin}${path}`,
-    header: (name) => {
-      const v = req.headers[name.toLowerCase()];
-      return Array.isArray(v) ? v[0] : v;
-    },
-    rawBody: typeof raw === 'string' || raw instanceof Uint8Array ? raw : null,
+    url: publicRequestUrl(publicUrl, origin, r.originalUrl ?? req.url ?? '/'),
+    header: headerReader(req.headers),
+    rawBody: bodyBytes(r.rawBody, r.body),
   };
 }

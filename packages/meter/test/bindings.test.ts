@@ -12,7 +12,7 @@ import { Hono } from 'hono';
 import { serve } from '@hono/node-server';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { randomKeypair, requestHash, sha256, toHex, utf8 } from '@svc/core';
-import { svc } from '@svc/meter';
+import { nodeMeter, svc } from '@svc/meter';
 import type { SvcClient } from '@svc/meter';
 import { fastifyMeter } from '@svc/meter/fastify';
 import { honoMeter } from '@svc/meter/hono';
@@ -20,8 +20,6 @@ import { payFetch } from '@svc/sdk';
 import type { ChannelSigner } from '@svc/sdk';
 import { startHarness } from '../../facilitator/test/helpers/harness.js';
 import type { Harness } from '../../facilitator/test/helpers/harness.js';
-
-const nodeMeter = (client: SvcClient, options: typeof perRequest) => client.meter(options);
 
 /** One public origin for all four: they listen on different ports but sign the same URL. */
 const PUBLIC = 'https://seller.example';
@@ -179,6 +177,7 @@ describe('the meter’s bindings: node:http, Express, Fastify and Hono alike', (
     const bodyOf = (q: string) => JSON.stringify({ q });
     const expected = (q: string) => requestHash('POST', `${PUBLIC}/ask`, bodyOf(q));
     expect(expected('price?')).not.toBe(requestHash('POST', `${PUBLIC}/ask`, null)); // the body makes a difference
+    expect(expected('price?')).not.toBe(expected('weather?'));
     const seen: Record<string, unknown> = {};
     for (const name of names) {
       for (const q of ['price?', 'weather?']) seen[`${name} ${q}`] = await ask(name, q);
