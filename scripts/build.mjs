@@ -25,9 +25,8 @@ function tscPath() {
 }
 
 const tsc = tscPath();
-const missing = ['core', 'ledger', 'meter', 'sdk', 'x402', 'facilitator'].filter(
-  (p) => !fs.existsSync(path.join(ROOT, 'packages', p, 'dist', 'index.js')),
-);
+const PACKAGES = ['core', 'ledger', 'meter', 'sdk', 'x402', 'facilitator'];
+const missing = PACKAGES.filter((p) => !fs.existsSync(path.join(ROOT, 'packages', p, 'dist', 'index.js')));
 if (tsc === null) {
   // A production install (npm ci --omit=dev) has no TypeScript: what was built is what runs.
   if (missing.length > 0) {
@@ -54,6 +53,23 @@ if (tsc === null) {
   if (out.status !== 0) {
     console.error('build: the TypeScript build failed');
     process.exit(out.status ?? 1);
+  }
+  removeOrphans();
+}
+
+/**
+ * tsc -b never deletes what a removed source compiled to, and `files: ["dist"]` would pack it: every
+ * output in a package's dist/ whose src/<same path>.ts is gone is removed.
+ */
+function removeOrphans() {
+  for (const p of PACKAGES) {
+    const dist = path.join(ROOT, 'packages', p, 'dist');
+    if (!fs.existsSync(dist)) continue;
+    for (const rel of fs.readdirSync(dist, { recursive: true })) {
+      const stem = String(rel).match(/^(.*)\.(d\.ts\.map|js\.map|d\.ts|js)$/)?.[1];
+      if (stem === undefined || fs.existsSync(path.join(ROOT, 'packages', p, 'src', `${stem}.ts`))) continue;
+      fs.rmSync(path.join(dist, String(rel)));
+    }
   }
 }
 const { ensureConsole } = await import('./build-console.mjs');
