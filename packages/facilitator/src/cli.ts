@@ -29,13 +29,13 @@ async function start(): Promise<void> {
   const config = loadConfig();
   const facilitator = await createFacilitator({ config });
   const url = await facilitator.listen();
-  const s = facilitator.services;
+  const services = facilitator.services;
   console.log(`svc facilitator listening on ${url}`);
   console.log(
-    `  network   ${s.ledgerInfo.network} (${s.config.LEDGER_URL ? `ledger at ${s.config.LEDGER_URL}` : 'embedded local ledger'}, ledger every ${s.ledgerInfo.ledgerSeconds} s)`,
+    `  network   ${services.ledgerInfo.network} (${services.config.LEDGER_URL ? `ledger at ${services.config.LEDGER_URL}` : 'embedded local ledger'}, ledger every ${services.ledgerInfo.ledgerSeconds} s)`,
   );
-  console.log(`  store     ${s.store.kind === 'sqlite' ? `SQLite in ${config.DATA_DIR}` : 'PostgreSQL'}`);
-  console.log(`  signer    ${s.keys.address}`);
+  console.log(`  store     ${services.store.kind === 'sqlite' ? `SQLite in ${config.DATA_DIR}` : 'PostgreSQL'}`);
+  console.log(`  signer    ${services.keys.address}`);
   console.log(
     `  console   ${fs.existsSync(path.join(CONSOLE_DIST, 'index.html')) ? `${url}/` : 'not built (npm run build)'}`,
   );

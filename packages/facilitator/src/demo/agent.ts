@@ -71,7 +71,7 @@ export class DemoAgent {
   private running: Promise<void> | null = null;
   private abort: AbortController | null = null;
 
-  constructor(private readonly d: DemoAgentDeps) {}
+  constructor(private readonly deps: DemoAgentDeps) {}
 
   /** The run under way, or the last one (null before the first). */
   current(): AgentRun | null {
@@ -129,17 +129,17 @@ export class DemoAgent {
   private async execute(run: AgentRun, signal: AbortSignal): Promise<void> {
     let world: DemoWorld | null = null;
     try {
-      world = await this.d.world();
+      world = await this.deps.world();
       run.account = world.account;
       await this.record('demo.agent.started', world.account, {
         runId: run.id,
         account: world.account,
         steps: [...AGENT_STEPS],
       });
-      const ledger = this.d.ledger();
+      const ledger = this.deps.ledger();
       const seeded = world;
       const signer = await this.step(run, 'channel', async () => {
-        await this.d.topUp(ledger, seeded.account);
+        await this.deps.topUp(ledger, seeded.account);
         const opened = await this.openChannel(ledger, seeded);
         run.channelId = opened.channelId.toString();
         return {
@@ -153,9 +153,9 @@ export class DemoAgent {
         let paid = 0n;
         for (let i = 0; i < AGENT_BOOKS; i++) {
           const res = await payFetch(
-            `${this.d.baseUrl()}/demo/book`,
+            `${this.deps.baseUrl()}/demo/book`,
             { signal },
-            { signer, trustedSigners: [this.d.receiptSigner] },
+            { signer, trustedSigners: [this.deps.receiptSigner] },
           );
           await res.body?.cancel();
           if (!res.ok || !res.payment) throw new Error(`GET /demo/book answered ${res.status}${rejection(res)}`);
@@ -163,24 +163,24 @@ export class DemoAgent {
         }
         return { paid, detail: `${AGENT_BOOKS} books bought` };
       });
-      const tickerSeconds = Math.min(60, this.d.tickerSliceSeconds + 2);
+      const tickerSeconds = Math.min(60, this.deps.tickerSliceSeconds + 2);
       await this.step(run, 'ticker', async () => {
         const result = await streamPaid({
-          url: `${this.d.baseUrl()}/demo/ticker/stream?seconds=${tickerSeconds}`,
+          url: `${this.deps.baseUrl()}/demo/ticker/stream?seconds=${tickerSeconds}`,
           signer,
           signal,
-          trustedSigners: [this.d.receiptSigner],
+          trustedSigners: [this.deps.receiptSigner],
         });
         return { paid: result.paid, detail: streamDetail(result, 'tick'), ok: result.ended.reason === 'done' };
       });
       await this.step(run, 'chat', async () => {
         const result = await streamPaid({
-          url: `${this.d.baseUrl()}/demo/chat`,
+          url: `${this.deps.baseUrl()}/demo/chat`,
           method: 'POST',
           body: CHAT_PROMPT,
           signer,
           signal,
-          trustedSigners: [this.d.receiptSigner],
+          trustedSigners: [this.deps.receiptSigner],
         });
         return { paid: result.paid, detail: streamDetail(result, 'token'), ok: result.ended.reason === 'done' };
       });
@@ -195,7 +195,7 @@ export class DemoAgent {
         stopped.status = 'failed';
         if (!stopped.detail) stopped.detail = (err as Error).message;
       }
-      if (!world) this.d.log.warn({ err }, 'the demo world is not ready');
+      if (!world) this.deps.log.warn({ err }, 'the demo world is not ready');
     } finally {
       run.finishedAt = this.iso();
       if (world) {
@@ -238,13 +238,13 @@ export class DemoAgent {
     signal: AbortSignal,
   ): Promise<{ paid: bigint; detail: string; ok: boolean }> {
     const owner: { freezing: Promise<unknown> | null } = { freezing: null };
-    const seconds = Math.min(300, this.d.tickerSliceSeconds * 3);
+    const seconds = Math.min(300, this.deps.tickerSliceSeconds * 3);
     try {
       const result = await streamPaid({
-        url: `${this.d.baseUrl()}/demo/ticker/stream?seconds=${seconds}`,
+        url: `${this.deps.baseUrl()}/demo/ticker/stream?seconds=${seconds}`,
         signer,
         signal,
-        trustedSigners: [this.d.receiptSigner],
+        trustedSigners: [this.deps.receiptSigner],
         onEvent: (e) => {
           if (e.event === 'tick' && !owner.freezing)
             owner.freezing = ledger.freeze({ owner: world.owner, account: world.account, frozen: true });
@@ -261,8 +261,8 @@ export class DemoAgent {
       if (owner.freezing) {
         await ledger.freeze({ owner: world.owner, account: world.account, frozen: false });
         // The run ends once the facilitator has seen the account thawed, so the next run can pay.
-        const deadline = this.d.clock.now() + THAW_WAIT_MS;
-        while ((await this.d.isFrozen(world.account)) && this.d.clock.now() < deadline) await sleep(50);
+        const deadline = this.deps.clock.now() + THAW_WAIT_MS;
+        while ((await this.deps.isFrozen(world.account)) && this.deps.clock.now() < deadline) await sleep(50);
       }
     }
   }
@@ -300,7 +300,7 @@ export class DemoAgent {
   }
 
   private async record(type: string, account: string | null, data: Record<string, unknown>): Promise<void> {
-    await this.d.events.commit([
+    await this.deps.events.commit([
       {
         op: 'event',
         event: { type, source: 'facilitator', ts: this.iso(), ...(account ? { accounts: [account] } : {}), data },
@@ -309,7 +309,7 @@ export class DemoAgent {
   }
 
   private iso(): string {
-    return new Date(this.d.clock.now()).toISOString();
+    return new Date(this.deps.clock.now()).toISOString();
   }
 }
 

@@ -55,7 +55,7 @@ export class Claimer {
   /** Channels whose claim found the ledger unreachable, reported once until the ledger answers again. */
   private readonly unreachable = new Set<bigint>();
 
-  constructor(private readonly d: ClaimerDeps) {}
+  constructor(private readonly deps: ClaimerDeps) {}
 
   /** Claims everything accepted on the channel. Throws LedgerUnavailable when the ledger is down. */
   claim(channelId: bigint): Promise<ClaimOutcome> {
@@ -65,7 +65,7 @@ export class Claimer {
   }
 
   private async claimNow(channelId: bigint): Promise<ClaimOutcome> {
-    const record = await this.d.store.getChannel(channelId);
+    const record = await this.deps.store.getChannel(channelId);
     if (!record || record.lastSignature === null || record.lastAccepted <= record.claimed) {
       return { status: 'nothing', channelId, unclaimed: record ? record.lastAccepted - record.claimed : 0n };
     }
@@ -74,9 +74,9 @@ export class Claimer {
     try {
       let result: TxResult;
       try {
-        result = await this.d.ledger.claim(
+        result = await this.deps.ledger.claim(
           { channelId: record.id, cumulative: record.lastAccepted, signature: record.lastSignature },
-          this.d.keys,
+          this.deps.keys,
         );
       } catch (err) {
         // Not even submitted: report it (PROTOCOL.md §7) once per outage, however often the claim
@@ -121,14 +121,14 @@ export class Claimer {
     const reported = result.result?.['amount'];
     const amount = typeof reported === 'string' ? parseUnits(reported) : record.lastAccepted - record.claimed;
     const vouchersCovered = record.vouchers - record.vouchersClaimed;
-    const ts = new Date(this.d.clock.now()).toISOString();
+    const ts = new Date(this.deps.clock.now()).toISOString();
     const claimed: WriteOp = {
       op: 'channel.claimed',
       channelId: record.id,
       cumulative: record.lastAccepted,
       vouchersClaimed: record.vouchers,
     };
-    const written = await this.d.events.commit([
+    const written = await this.deps.events.commit([
       claimed,
       claimOnce(result.hash, ts),
       {
@@ -152,8 +152,8 @@ export class Claimer {
       },
     ]);
     // Another instance's ledger watcher saw the transaction first and reported it: keep the counts.
-    if (!written.ok && written.reason === 'duplicate') await this.d.events.commit([claimed]);
-    this.d.book.invalidate(record.id);
+    if (!written.ok && written.reason === 'duplicate') await this.deps.events.commit([claimed]);
+    this.deps.book.invalidate(record.id);
     if (this.recorded.size >= RECORDED_MAX) this.recorded.clear();
     this.recorded.add(result.hash);
     return {
@@ -177,16 +177,16 @@ export class Claimer {
 
   /** A claim that did not settle, as a `chain.rejected` event (code 0: the ledger was unreachable). */
   private async report(record: ChannelRecord, failure: { code: number; codeName: string; tx: string }): Promise<void> {
-    await this.d.events.commit([
+    await this.deps.events.commit([
       {
         op: 'event',
         event: {
           type: 'chain.rejected',
           source: 'ledger',
-          ts: new Date(this.d.clock.now()).toISOString(),
+          ts: new Date(this.deps.clock.now()).toISOString(),
           channelId: record.id,
-          accounts: [this.d.keys.address, record.payee],
-          data: { account: this.d.keys.address, ...failure, op: 'channel.claim', channelId: record.id.toString() },
+          accounts: [this.deps.keys.address, record.payee],
+          data: { account: this.deps.keys.address, ...failure, op: 'channel.claim', channelId: record.id.toString() },
         },
       },
     ]);
@@ -194,9 +194,9 @@ export class Claimer {
 
   /** Applies the ledger's own view of a channel (claimed by someone else, or closed). */
   async resync(channelId: bigint): Promise<void> {
-    const onLedger = await this.d.ledger.getChannel(channelId);
+    const onLedger = await this.deps.ledger.getChannel(channelId);
     if (!onLedger) return;
-    await this.d.events.commit([
+    await this.deps.events.commit([
       {
         op: 'channel.ledger',
         channelId,
@@ -206,11 +206,14 @@ export class Claimer {
         ...(onLedger.open
           ? {}
           : {
-              closed: { at: new Date(this.d.clock.now()).toISOString(), refunded: onLedger.deposit - onLedger.claimed },
+              closed: {
+                at: new Date(this.deps.clock.now()).toISOString(),
+                refunded: onLedger.deposit - onLedger.claimed,
+              },
             }),
       },
     ]);
-    this.d.book.invalidate(channelId);
+    this.deps.book.invalidate(channelId);
   }
 }
 

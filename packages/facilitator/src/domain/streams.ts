@@ -62,11 +62,11 @@ export class StreamSessions {
   private readonly waiting = new Map<string, number>();
   private sweeper: NodeJS.Timeout | null = null;
 
-  constructor(private readonly d: StreamDeps) {}
+  constructor(private readonly deps: StreamDeps) {}
 
   async open(input: OpenInput): Promise<{ stream: StreamRecord; deposit: bigint }> {
     await this.checkFirstSlice(input);
-    const channel = await this.d.book.get(input.channelId);
+    const channel = await this.deps.book.get(input.channelId);
     if (!channel || channel.record.status !== 'open')
       throw new SvcError('CONFLICT', `Channel ${input.channelId} is not open.`);
     if (channel.record.payee !== input.payTo)
@@ -95,8 +95,8 @@ export class StreamSessions {
       lastActivityAt: now,
       endedAt: null,
     };
-    const result = await this.d.events.commit([
-      { op: 'stream.open', stream, ...this.d.limits },
+    const result = await this.deps.events.commit([
+      { op: 'stream.open', stream, ...this.deps.limits },
       this.event('stream.started', stream, now, {
         streamId: stream.id,
         channelId: stream.channelId.toString(),
@@ -117,7 +117,7 @@ export class StreamSessions {
    * anyway, so a buyer is not charged a slice for a session that cannot exist.
    */
   async checkCapacity(channelId: bigint): Promise<void> {
-    const channel = await this.d.book.get(channelId);
+    const channel = await this.deps.book.get(channelId);
     const full = await this.fullCap(channelId, channel?.record.payer ?? null, channel?.record.payee ?? null);
     if (full)
       throw new SvcError('RATE_LIMITED', `No stream session can be opened now: ${full}; try again shortly.`, {
@@ -130,15 +130,15 @@ export class StreamSessions {
    * The caps per payer and per payee keep one party from taking the sessions everyone shares.
    */
   private async fullCap(channelId: bigint, payer: string | null, payTo: string | null): Promise<string | null> {
-    const { maxPerChannel, maxPerPayer, maxPerPayee, maxTotal } = this.d.limits;
-    const onChannel = await this.d.store.countOpenStreams(channelId);
+    const { maxPerChannel, maxPerPayer, maxPerPayee, maxTotal } = this.deps.limits;
+    const onChannel = await this.deps.store.countOpenStreams(channelId);
     if (onChannel >= maxPerChannel)
       return `channel ${channelId} has ${onChannel} open sessions (at most ${maxPerChannel})`;
-    if (payer !== null && (await this.d.store.countOpenStreamsOf({ payer })) >= maxPerPayer)
+    if (payer !== null && (await this.deps.store.countOpenStreamsOf({ payer })) >= maxPerPayer)
       return `the payer ${payer} has ${maxPerPayer} open sessions (at most ${maxPerPayer} per payer)`;
-    if (payTo !== null && (await this.d.store.countOpenStreamsOf({ payTo })) >= maxPerPayee)
+    if (payTo !== null && (await this.deps.store.countOpenStreamsOf({ payTo })) >= maxPerPayee)
       return `the seller ${payTo} has ${maxPerPayee} open sessions (at most ${maxPerPayee} per seller)`;
-    if ((await this.d.store.countOpenStreams()) >= maxTotal) return `${maxTotal} sessions are open`;
+    if ((await this.deps.store.countOpenStreams()) >= maxTotal) return `${maxTotal} sessions are open`;
     return null;
   }
 
@@ -148,14 +148,14 @@ export class StreamSessions {
     let woken = false;
     let wake: (() => void) | null = null;
     // Listen before looking, so a voucher landing in between is not missed.
-    const off = this.d.bus.onSignal(topic, () => {
+    const off = this.deps.bus.onSignal(topic, () => {
       woken = true;
       wake?.();
     });
     const onAbort = () => wake?.();
     signal?.addEventListener('abort', onAbort);
     this.waiting.set(id, (this.waiting.get(id) ?? 0) + 1);
-    const deadline = this.d.clock.now() + timeoutMs;
+    const deadline = this.deps.clock.now() + timeoutMs;
     try {
       await this.touch(id);
       for (;;) {
@@ -165,7 +165,7 @@ export class StreamSessions {
         if (signal?.aborted) return { kind: 'aborted' };
         if (!woken) {
           await new Promise<void>((resolve) => {
-            const timer = setTimeout(resolve, Math.max(0, deadline - this.d.clock.now()));
+            const timer = setTimeout(resolve, Math.max(0, deadline - this.deps.clock.now()));
             wake = () => {
               clearTimeout(timer);
               resolve();
@@ -190,15 +190,21 @@ export class StreamSessions {
     v: { streamId?: string; cumulative: bigint; signature: string },
     facilitatorUrl: string,
   ): Promise<{ receipt: PaymentResponse; streamId: string | null; requiredCumulative: bigint | null }> {
-    const stream = v.streamId === undefined ? null : await this.d.store.getStream(v.streamId);
+    const stream = v.streamId === undefined ? null : await this.deps.store.getStream(v.streamId);
     if (v.streamId !== undefined && (!stream || stream.channelId !== channelId))
       throw new SvcError('STREAM_NOT_FOUND', `No stream session ${v.streamId} on channel ${channelId}.`);
     if (stream && stream.status !== 'open')
       throw new SvcError('CONFLICT', `Stream session ${stream.id} has ended (${stream.reason}).`);
-    const channel = await this.d.book.get(channelId);
+    const channel = await this.deps.book.get(channelId);
     const payTo = stream?.payTo ?? channel?.record.payee ?? '';
-    const outcome = await this.d.verifier.verify({
-      payment: { x402Version: 2, network: this.d.network, channelId, cumulative: v.cumulative, signature: v.signature },
+    const outcome = await this.deps.verifier.verify({
+      payment: {
+        x402Version: 2,
+        network: this.deps.network,
+        channelId,
+        cumulative: v.cumulative,
+        signature: v.signature,
+      },
       requirements: this.requirements(payTo, stream, facilitatorUrl),
       resource: stream?.resource ?? '',
       method: stream ? 'STREAM' : 'VOUCHER',
@@ -227,7 +233,7 @@ export class StreamSessions {
         outcome.message,
         outcome.retryAfter === undefined ? {} : { retryAfter: outcome.retryAfter },
       );
-    if (stream) this.d.bus.signal(topicOf(stream.id));
+    if (stream) this.deps.bus.signal(topicOf(stream.id));
     return {
       receipt: outcome.response,
       streamId: stream?.id ?? null,
@@ -237,24 +243,24 @@ export class StreamSessions {
 
   /** DELETE /streams/:id: the seller ends the session (again: the recorded outcome). */
   async end(id: string, reason: StreamEndReason, units: number | null): Promise<StreamRecord> {
-    const stream = await this.d.store.getStream(id);
+    const stream = await this.deps.store.getStream(id);
     if (!stream) throw new SvcError('STREAM_NOT_FOUND', `No stream session ${id}.`);
     if (stream.status === 'open') await this.finish(stream, reason, units);
     else if (units !== null && stream.units === null)
-      await this.d.store.write([{ op: 'stream.units', streamId: id, units }]);
-    this.d.bus.signal(topicOf(id));
-    return (await this.d.store.getStream(id)) ?? stream;
+      await this.deps.store.write([{ op: 'stream.units', streamId: id, units }]);
+    this.deps.bus.signal(topicOf(id));
+    return (await this.deps.store.getStream(id)) ?? stream;
   }
 
   /** Ends sessions idle for longer than the idle timeout (no wait, no voucher). */
   async sweep(): Promise<number> {
-    const before = new Date(this.d.clock.now() - this.d.idleMs).toISOString();
-    const idle = await this.d.store.listStreams({ status: 'open', idleBefore: before });
+    const before = new Date(this.deps.clock.now() - this.deps.idleMs).toISOString();
+    const idle = await this.deps.store.listStreams({ status: 'open', idleBefore: before });
     let ended = 0;
     for (const s of idle) {
       if (this.waiting.has(s.id)) continue;
       if (await this.finish(s, 'ABORTED', null)) ended++;
-      this.d.bus.signal(topicOf(s.id));
+      this.deps.bus.signal(topicOf(s.id));
     }
     return ended;
   }
@@ -262,14 +268,14 @@ export class StreamSessions {
   /** After a restart no seller loop is attached to an open session: end them, cleanly. */
   async abortOrphans(): Promise<number> {
     let ended = 0;
-    for (const s of await this.d.store.listStreams({ status: 'open' }))
+    for (const s of await this.deps.store.listStreams({ status: 'open' }))
       if (await this.finish(s, 'ABORTED', null)) ended++;
     return ended;
   }
 
   start(sweepMs: number): void {
     this.sweeper ??= setInterval(() => {
-      this.sweep().catch((err: unknown) => this.d.log.warn({ err }, 'stream idle sweep failed'));
+      this.sweep().catch((err: unknown) => this.deps.log.warn({ err }, 'stream idle sweep failed'));
     }, sweepMs);
     this.sweeper.unref();
   }
@@ -280,19 +286,19 @@ export class StreamSessions {
   }
 
   private async decide(id: string, deadline: number): Promise<WaitResult | null> {
-    const s = await this.d.store.getStream(id);
+    const s = await this.deps.store.getStream(id);
     if (!s) throw new SvcError('STREAM_NOT_FOUND', `No stream session ${id}.`);
     if (s.status === 'ended') {
       const kind = s.reason ? END_KIND[s.reason] : null;
       if (kind) return { kind };
       throw new SvcError('CONFLICT', `Stream session ${id} has ended.`);
     }
-    const channel = await this.d.book.get(s.channelId);
+    const channel = await this.deps.book.get(s.channelId);
     if (s.pendingReceiptId) {
-      const taken = await this.d.store.write([
+      const taken = await this.deps.store.write([
         { op: 'stream.consume', streamId: id, receiptId: s.pendingReceiptId, at: this.iso() },
       ]);
-      const receipt = taken.ok ? await this.d.store.getReceipt(s.pendingReceiptId) : null;
+      const receipt = taken.ok ? await this.deps.store.getReceipt(s.pendingReceiptId) : null;
       if (receipt)
         return {
           kind: 'paid',
@@ -302,11 +308,11 @@ export class StreamSessions {
         };
       return null; // another wait took it: look again
     }
-    if (channel && (await this.d.isFrozen(channel.record.payer))) return this.endWith(s, 'ACCOUNT_FROZEN');
+    if (channel && (await this.deps.isFrozen(channel.record.payer))) return this.endWith(s, 'ACCOUNT_FROZEN');
     // Decided before waiting: no voucher can pay a slice the deposit cannot cover.
     if (!channel || channel.record.status !== 'open' || s.required > channel.record.deposit)
       return this.endWith(s, 'CHANNEL_EXHAUSTED');
-    if (this.d.clock.now() >= deadline) return this.endWith(s, 'TIMEOUT');
+    if (this.deps.clock.now() >= deadline) return this.endWith(s, 'TIMEOUT');
     return null;
   }
 
@@ -321,7 +327,7 @@ export class StreamSessions {
   /** Ends an open session with its stream.ended event, once; false when it was no longer open. */
   private async finish(s: StreamRecord, reason: StreamEndReason, units: number | null): Promise<boolean> {
     const at = this.iso();
-    const result = await this.d.events.commit([
+    const result = await this.deps.events.commit([
       { op: 'stream.end', streamId: s.id, reason, units, at },
       this.event('stream.ended', s, at, {
         streamId: s.id,
@@ -338,8 +344,8 @@ export class StreamSessions {
   }
 
   private async checkFirstSlice(input: OpenInput): Promise<void> {
-    const receipt = await this.d.store.getReceipt(input.receiptId);
-    const fresh = receipt !== null && this.d.clock.now() - Date.parse(receipt.ts) <= RECEIPT_FRESH_MS;
+    const receipt = await this.deps.store.getReceipt(input.receiptId);
+    const fresh = receipt !== null && this.deps.clock.now() - Date.parse(receipt.ts) <= RECEIPT_FRESH_MS;
     if (
       !receipt ||
       receipt.channelId !== input.channelId.toString() ||
@@ -360,14 +366,14 @@ export class StreamSessions {
     const slice = stream ? formatUnits(stream.sliceCost) : '1';
     return {
       scheme: 'channel',
-      network: this.d.network,
-      asset: this.d.asset,
+      network: this.deps.network,
+      asset: this.deps.asset,
       payTo,
       amount: slice,
       unit: stream?.unit ?? 'request',
       maxTimeoutSeconds: 60,
       extra: {
-        channelContract: this.d.channelContract,
+        channelContract: this.deps.channelContract,
         minDeposit: '0',
         facilitator: facilitatorUrl,
         areFeesSponsored: true,
@@ -377,7 +383,7 @@ export class StreamSessions {
   }
 
   private async touch(id: string): Promise<void> {
-    await this.d.store.write([{ op: 'stream.touch', streamId: id, at: this.iso() }]);
+    await this.deps.store.write([{ op: 'stream.touch', streamId: id, at: this.iso() }]);
   }
 
   private event(type: string, s: StreamRecord, ts: string, data: Record<string, unknown>): WriteOp {
@@ -388,7 +394,7 @@ export class StreamSessions {
   }
 
   private iso(): string {
-    return new Date(this.d.clock.now()).toISOString();
+    return new Date(this.deps.clock.now()).toISOString();
   }
 }
 

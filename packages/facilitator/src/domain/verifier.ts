@@ -82,7 +82,7 @@ const fail = (code: PaymentRejection, message: string, retryAfter?: number): Rej
   retryAfter === undefined ? { ok: false, code, message } : { ok: false, code, message, retryAfter };
 
 export class Verifier {
-  constructor(private readonly d: VerifierDeps) {}
+  constructor(private readonly deps: VerifierDeps) {}
 
   async verify(input: VerifyInput): Promise<VerifyOutcome> {
     const started = performance.now();
@@ -98,20 +98,20 @@ export class Verifier {
    */
   private recordRefusal(input: VerifyInput, code: PaymentRejection): void {
     const channelId = input.payment.channelId;
-    void this.d.events
+    void this.deps.events
       .commit([
         {
           op: 'event',
           event: {
             type: 'voucher.rejected',
             source: 'facilitator',
-            ts: new Date(this.d.clock.now()).toISOString(),
+            ts: new Date(this.deps.clock.now()).toISOString(),
             channelId,
             data: { channelId: channelId.toString(), code, resource: input.resource },
           },
         },
       ])
-      .catch((err: unknown) => this.d.log.warn({ err }, 'could not record a rejected voucher'));
+      .catch((err: unknown) => this.deps.log.warn({ err }, 'could not record a rejected voucher'));
   }
 
   private async run(input: VerifyInput, started: number): Promise<VerifyOutcome> {
@@ -119,11 +119,13 @@ export class Verifier {
     const network = this.checkNetwork(payment, requirements);
     if (!network.ok) return network;
     // Without any reading of the ledger's time no expiry can be judged: 503, try again shortly.
-    if (!this.d.latestLedger.known) throw new LedgerUnavailable('The facilitator has not read the ledger’s time yet.');
-    let channel = await this.d.book.get(payment.channelId);
-    if (!channel) return fail('CHANNEL_NOT_FOUND', `Channel ${payment.channelId} does not exist on ${this.d.network}.`);
+    if (!this.deps.latestLedger.known)
+      throw new LedgerUnavailable('The facilitator has not read the ledger’s time yet.');
+    let channel = await this.deps.book.get(payment.channelId);
+    if (!channel)
+      return fail('CHANNEL_NOT_FOUND', `Channel ${payment.channelId} does not exist on ${this.deps.network}.`);
     const payer = channel.record.payer;
-    const terms = this.checkTerms(channel, payment, requirements, await this.d.isFrozen(payer));
+    const terms = this.checkTerms(channel, payment, requirements, await this.deps.isFrozen(payer));
     if (!terms.ok) return { ...terms, payer };
     const signature = await this.checkSignature(channel, payment);
     if (!signature.ok) return { ...signature, payer };
@@ -149,7 +151,7 @@ export class Verifier {
           payer,
         };
       // Lost the compare-and-set: another voucher advanced the channel. Re-read and re-check.
-      const reloaded = await this.d.book.reload(payment.channelId);
+      const reloaded = await this.deps.book.reload(payment.channelId);
       if (!reloaded) return { ...fail('CHANNEL_NOT_FOUND', 'The channel disappeared.'), payer };
       channel = reloaded;
       if (channel.record.status !== 'open') return { ...fail('CHANNEL_CLOSED', 'The channel is closed.'), payer };
@@ -161,10 +163,10 @@ export class Verifier {
   }
 
   private checkNetwork(payment: Payment, requirements: PaymentRequirements): Step {
-    if (payment.network !== this.d.network || requirements.network !== this.d.network) {
+    if (payment.network !== this.deps.network || requirements.network !== this.deps.network) {
       return fail(
         'WRONG_NETWORK',
-        `This facilitator settles on ${this.d.network}, not ${payment.network === this.d.network ? requirements.network : payment.network}.`,
+        `This facilitator settles on ${this.deps.network}, not ${payment.network === this.deps.network ? requirements.network : payment.network}.`,
       );
     }
     return pass;
@@ -187,7 +189,7 @@ export class Verifier {
     const acceptedAsset = payment.accepted?.['asset'];
     if (
       record.asset !== requirements.asset ||
-      record.asset !== this.d.asset ||
+      record.asset !== this.deps.asset ||
       (acceptedAsset !== undefined && acceptedAsset !== record.asset)
     ) {
       return fail(
@@ -197,11 +199,11 @@ export class Verifier {
     }
     if (payerFrozen) return fail('ACCOUNT_FROZEN', `The payer ${record.payer} is frozen.`);
     // On the estimate of the ledger's time, which keeps running while the ledger is silent.
-    const left = record.expiryLedger - this.d.latestLedger.currentLedger;
-    if (left < this.d.safetyLedgers) {
+    const left = record.expiryLedger - this.deps.latestLedger.currentLedger;
+    if (left < this.deps.safetyLedgers) {
       return fail(
         'CHANNEL_EXPIRING',
-        `Channel ${record.id} expires in ${Math.max(0, left)} ledgers or fewer; vouchers are refused within ${this.d.safetyLedgers} ledgers of expiry.`,
+        `Channel ${record.id} expires in ${Math.max(0, left)} ledgers or fewer; vouchers are refused within ${this.deps.safetyLedgers} ledgers of expiry.`,
       );
     }
     return pass;
@@ -211,7 +213,7 @@ export class Verifier {
     const sig = fromHex(payment.signature, 64);
     const valid =
       channel.keyIsStrict &&
-      (await this.d.vouchers.verifyAsync(channel.voucherKey, payment.channelId, payment.cumulative, sig));
+      (await this.deps.vouchers.verifyAsync(channel.voucherKey, payment.channelId, payment.cumulative, sig));
     if (!valid)
       return fail('VOUCHER_BAD_SIGNATURE', "The voucher signature does not verify under the channel's voucher key.");
     return pass;
@@ -219,7 +221,7 @@ export class Verifier {
 
   /** Counted only for a voucher that verifies and could advance: forged or replayed ones cannot use up a channel's limit. */
   private async checkRate(channelId: bigint): Promise<Step> {
-    const wait = await this.d.rate.take(channelId);
+    const wait = await this.deps.rate.take(channelId);
     return wait === null
       ? pass
       : fail('RATE_LIMITED', `Too many vouchers on channel ${channelId}; retry in ${wait} s.`, wait);
@@ -243,12 +245,12 @@ export class Verifier {
   private async advance(channel: CachedChannel, input: VerifyInput, started: number): Promise<Advanced> {
     const { record } = channel;
     const { payment } = input;
-    const ts = new Date(this.d.clock.now()).toISOString();
+    const ts = new Date(this.deps.clock.now()).toISOString();
     const delta = payment.cumulative - record.lastAccepted;
-    const receipt = await signReceiptAsync(this.d.signer, {
+    const receipt = await signReceiptAsync(this.deps.signer, {
       v: 1,
-      network: this.d.network,
-      signer: this.d.signer.address,
+      network: this.deps.network,
+      signer: this.deps.signer.address,
       channelId: record.id.toString(),
       payer: record.payer,
       payee: record.payee,
@@ -264,7 +266,7 @@ export class Verifier {
     const response: PaymentResponse = {
       success: true,
       transaction: '',
-      network: this.d.network,
+      network: this.deps.network,
       payer: record.payer,
       scheme: 'channel',
       channelId: record.id.toString(),
@@ -278,7 +280,7 @@ export class Verifier {
       ...this.advanceOps(record.lastAccepted, input, receipt, response, latencyMs),
       ...(input.extraOps?.({ delta, receipt }) ?? []),
     ];
-    let result = await this.d.events.commit(ops);
+    let result = await this.deps.events.commit(ops);
     const keyAt = result.ok || result.reason !== 'duplicate' ? -1 : result.op;
     if (
       keyAt >= 0 &&
@@ -287,11 +289,11 @@ export class Verifier {
     ) {
       // The idempotency key belongs to another voucher: accept this one without remembering it.
       ops = ops.filter((_, i) => i !== keyAt);
-      result = await this.d.events.commit(ops);
+      result = await this.deps.events.commit(ops);
     }
     if (!result.ok) return result.op === 0 ? { kind: 'lost' } : { kind: 'conflict' };
-    this.d.book.advanced(record.id, payment.cumulative, payment.signature, ts);
-    this.d.latency.record(performance.now() - started);
+    this.deps.book.advanced(record.id, payment.cumulative, payment.signature, ts);
+    this.deps.latency.record(performance.now() - started);
     return { kind: 'accepted', response };
   }
 
@@ -350,7 +352,7 @@ export class Verifier {
   /** The first answer given under an idempotency key for this very voucher, if any. */
   private async replay(input: VerifyInput): Promise<VerifyOutcome | null> {
     if (!input.idempotencyKey) return null;
-    const record = await this.d.store.getIdempotent(verifyKey(input.idempotencyKey));
+    const record = await this.deps.store.getIdempotent(verifyKey(input.idempotencyKey));
     if (!record || record.fingerprint !== fingerprint(input.payment)) return null;
     const response = JSON.parse(record.response) as PaymentResponse;
     return { ok: true, response, payer: response.payer, replayed: true };

@@ -64,21 +64,21 @@ function channelWhere(sql: Sql, filter: ChannelFilter) {
       ${filter.status === undefined ? sql`` : sql`AND status = ${filter.status}`}`;
 }
 
-export async function queryEvents(sql: Sql, q: EventQuery): Promise<StoredEvent[]> {
-  const byAccount = q.account !== undefined;
+export async function queryEvents(sql: Sql, query: EventQuery): Promise<StoredEvent[]> {
+  const byAccount = query.account !== undefined;
   // With an account, walk that account's index rows (already in id order) and join the events.
   const from = byAccount ? sql`event_accounts a JOIN events e ON e.id = a.event_id` : sql`events e`;
   const id = byAccount ? sql`a.event_id` : sql`e.id`;
   const rows = await sql<EventRow[]>`
     SELECT e.id, e.type, e.source, e.ts, e.channel_id::text AS channel_id, e.account, e.accounts, e.data
     FROM ${from} WHERE true
-      ${q.account === undefined ? sql`` : sql`AND a.account = ${q.account}`}
-      ${q.after === undefined ? sql`` : sql`AND ${id} > ${q.after}`}
-      ${q.before === undefined ? sql`` : sql`AND ${id} < ${q.before}`}
-      ${q.channelId === undefined ? sql`` : sql`AND e.channel_id = ${q.channelId.toString()}::numeric`}
-      ${q.types === undefined ? sql`` : sql`AND e.type IN (SELECT json_array_elements_text(${JSON.stringify(q.types)}::text::json))`}
-    ORDER BY ${id} ${eventOrder(q) === 'desc' ? sql`DESC` : sql`ASC`}
-    LIMIT ${checkLimit(q.limit)}`;
+      ${query.account === undefined ? sql`` : sql`AND a.account = ${query.account}`}
+      ${query.after === undefined ? sql`` : sql`AND ${id} > ${query.after}`}
+      ${query.before === undefined ? sql`` : sql`AND ${id} < ${query.before}`}
+      ${query.channelId === undefined ? sql`` : sql`AND e.channel_id = ${query.channelId.toString()}::numeric`}
+      ${query.types === undefined ? sql`` : sql`AND e.type IN (SELECT json_array_elements_text(${JSON.stringify(query.types)}::text::json))`}
+    ORDER BY ${id} ${eventOrder(query) === 'desc' ? sql`DESC` : sql`ASC`}
+    LIMIT ${checkLimit(query.limit)}`;
   return rows.map(eventFromRow);
 }
 
@@ -99,13 +99,13 @@ export async function findReceipt(sql: Sql, channelId: bigint, cumulative: bigin
   return row ? receiptFromBody(row.body) : null;
 }
 
-export async function listReceipts(sql: Sql, q: ReceiptQuery): Promise<{ receipt: Receipt; position: number }[]> {
+export async function listReceipts(sql: Sql, query: ReceiptQuery): Promise<{ receipt: Receipt; position: number }[]> {
   const rows = await sql<ReceiptRow[]>`
     SELECT position, body FROM receipts WHERE true
-      ${q.payee === undefined ? sql`` : sql`AND payee = ${q.payee}`}
-      ${q.channelId === undefined ? sql`` : sql`AND channel_id = ${q.channelId.toString()}::numeric`}
-      ${q.before === undefined ? sql`` : sql`AND position < ${q.before}`}
-    ORDER BY position DESC LIMIT ${checkLimit(q.limit)}`;
+      ${query.payee === undefined ? sql`` : sql`AND payee = ${query.payee}`}
+      ${query.channelId === undefined ? sql`` : sql`AND channel_id = ${query.channelId.toString()}::numeric`}
+      ${query.before === undefined ? sql`` : sql`AND position < ${query.before}`}
+    ORDER BY position DESC LIMIT ${checkLimit(query.limit)}`;
   return rows.map(positionedReceipt);
 }
 
@@ -157,10 +157,10 @@ export async function countOpenStreamsOf(sql: Sql, party: { payer: string } | { 
  * with the total and no listing. resource, pay_to and last_updated are COLLATE "C": byte order, as
  * in SQLite.
  */
-export async function listCatalog(sql: Sql, q: CatalogQuery): Promise<{ items: CatalogEntry[]; total: number }> {
-  const limit = checkLimit(q.limit);
-  const offset = checkOffset(q.offset);
-  const where = q.payTo === undefined ? sql`` : sql`WHERE pay_to = ${q.payTo}`;
+export async function listCatalog(sql: Sql, query: CatalogQuery): Promise<{ items: CatalogEntry[]; total: number }> {
+  const limit = checkLimit(query.limit);
+  const offset = checkOffset(query.offset);
+  const where = query.payTo === undefined ? sql`` : sql`WHERE pay_to = ${query.payTo}`;
   const rows = await sql<CatalogPageRow[]>`
     SELECT t.total, c.* FROM (SELECT count(*) AS total FROM catalog ${where}) t
     LEFT JOIN (

@@ -131,8 +131,8 @@ function applyClaimed(f: LedgerFields, op: ClaimedOp): LedgerFields {
   };
 }
 
-function insertChannel(s: StatementCache, c: ChannelRecord): void {
-  s.get(INSERT_CHANNEL).run({
+function insertChannel(stmts: StatementCache, c: ChannelRecord): void {
+  stmts.get(INSERT_CHANNEL).run({
     ...c,
     id: paddedId(c.id),
     deposit: c.deposit.toString(),
@@ -142,15 +142,15 @@ function insertChannel(s: StatementCache, c: ChannelRecord): void {
   });
 }
 
-function advance(s: StatementCache, op: Extract<WriteOp, { op: 'channel.advance' }>): boolean {
+function advance(stmts: StatementCache, op: Extract<WriteOp, { op: 'channel.advance' }>): boolean {
   if (op.cumulative <= op.expected) return false;
   const args = [op.cumulative.toString(), op.signature, op.at, paddedId(op.channelId), op.expected.toString()];
-  return s.get(ADVANCE).run(...args).changes === 1;
+  return stmts.get(ADVANCE).run(...args).changes === 1;
 }
 
-function updateLedgerFields(s: StatementCache, channelId: bigint, patch: (f: LedgerFields) => LedgerFields): void {
+function updateLedgerFields(stmts: StatementCache, channelId: bigint, patch: (f: LedgerFields) => LedgerFields): void {
   const id = paddedId(channelId);
-  const row = s.get(SELECT_LEDGER_FIELDS).get(id) as Record<string, string | number | null> | undefined;
+  const row = stmts.get(SELECT_LEDGER_FIELDS).get(id) as Record<string, string | number | null> | undefined;
   if (!row) return;
   const f = patch({
     deposit: toBigint(row.deposit, 'deposit'),
@@ -162,50 +162,54 @@ function updateLedgerFields(s: StatementCache, channelId: bigint, patch: (f: Led
     vouchersClaimed: Number(row.vouchers_claimed),
   });
   const refunded = f.refunded === null ? null : f.refunded.toString();
-  s.get(UPDATE_LEDGER_FIELDS).run(
-    f.deposit.toString(),
-    f.claimed.toString(),
-    f.expiryLedger,
-    f.status,
-    f.closedAt,
-    refunded,
-    f.vouchersClaimed,
-    id,
-  );
+  stmts
+    .get(UPDATE_LEDGER_FIELDS)
+    .run(
+      f.deposit.toString(),
+      f.claimed.toString(),
+      f.expiryLedger,
+      f.status,
+      f.closedAt,
+      refunded,
+      f.vouchersClaimed,
+      id,
+    );
 }
 
-function insertEvent(s: StatementCache, op: Extract<WriteOp, { op: 'event' }>): StoredEvent {
+function insertEvent(stmts: StatementCache, op: Extract<WriteOp, { op: 'event' }>): StoredEvent {
   const e = op.event;
   const dataText = eventDataText(e.data);
   const accounts = e.accounts ?? [];
   const channelId = e.channelId === undefined ? null : paddedId(e.channelId);
-  const info = s
+  const info = stmts
     .get(INSERT_EVENT)
     .run(e.type, e.source, e.ts, channelId, accounts[0] ?? null, JSON.stringify(accounts), dataText);
   const id = Number(info.lastInsertRowid);
-  for (const account of distinctAccounts(accounts)) s.get(INSERT_EVENT_ACCOUNT).run(account, id);
+  for (const account of distinctAccounts(accounts)) stmts.get(INSERT_EVENT_ACCOUNT).run(account, id);
   return storedEvent(id, e, dataText);
 }
 
-function insertReceipt(s: StatementCache, op: Extract<WriteOp, { op: 'receipt' }>): void {
+function insertReceipt(stmts: StatementCache, op: Extract<WriteOp, { op: 'receipt' }>): void {
   const r = op.receipt;
   const channelId = paddedId(receiptChannelId(r.channelId));
-  s.get(INSERT_RECEIPT).run(r.id, channelId, receiptCumulative(r.cumulative).toString(), r.payee, JSON.stringify(r));
+  stmts
+    .get(INSERT_RECEIPT)
+    .run(r.id, channelId, receiptCumulative(r.cumulative).toString(), r.payee, JSON.stringify(r));
 }
 
 type StreamOpenOp = Extract<WriteOp, { op: 'stream.open' }>;
 
 /** 'duplicate' first: a retried open whose own session fills the last slot is told it exists, not that it is over the limit. */
-function openStream(s: StatementCache, op: StreamOpenOp): 'ok' | 'duplicate' | 'limit' {
+function openStream(stmts: StatementCache, op: StreamOpenOp): 'ok' | 'duplicate' | 'limit' {
   const st = op.stream;
-  if (s.get(SELECT_STREAM_TAKEN).get(st.id, st.receiptId) !== undefined) return 'duplicate';
+  if (stmts.get(SELECT_STREAM_TAKEN).get(st.id, st.receiptId) !== undefined) return 'duplicate';
   const channelId = paddedId(st.channelId);
-  const count = (sql: string, ...args: string[]) => (s.get(sql).get(...args) as { n: number }).n;
+  const count = (sql: string, ...args: string[]) => (stmts.get(sql).get(...args) as { n: number }).n;
   if (count(COUNT_OPEN_ON_CHANNEL, channelId) >= op.maxPerChannel) return 'limit';
   if (count(COUNT_OPEN_OF_PAYER, st.payer) >= op.maxPerPayer) return 'limit';
   if (count(COUNT_OPEN_OF_PAYEE, st.payTo) >= op.maxPerPayee) return 'limit';
   if (count(COUNT_OPEN) >= op.maxTotal) return 'limit';
-  s.get(INSERT_STREAM).run(streamParams(st, channelId));
+  stmts.get(INSERT_STREAM).run(streamParams(st, channelId));
   return 'ok';
 }
 
@@ -221,18 +225,18 @@ function streamParams(st: StreamRecord, channelId: string): Record<string, strin
   };
 }
 
-function creditStream(s: StatementCache, op: Extract<WriteOp, { op: 'stream.credit' }>): boolean {
-  const row = s.get(SELECT_OPEN_STREAM_CHARGED).get(op.streamId) as { charged: string } | undefined;
+function creditStream(stmts: StatementCache, op: Extract<WriteOp, { op: 'stream.credit' }>): boolean {
+  const row = stmts.get(SELECT_OPEN_STREAM_CHARGED).get(op.streamId) as { charged: string } | undefined;
   if (!row) return false;
   const charged = toBigint(row.charged, 'charged') + op.delta;
   const args = [op.cumulative.toString(), charged.toString(), op.required.toString(), op.receiptId, op.at, op.streamId];
-  return s.get(CREDIT_STREAM).run(...args).changes === 1;
+  return stmts.get(CREDIT_STREAM).run(...args).changes === 1;
 }
 
-function recordCatalog(s: StatementCache, op: Extract<WriteOp, { op: 'catalog.record' }>): void {
+function recordCatalog(stmts: StatementCache, op: Extract<WriteOp, { op: 'catalog.record' }>): void {
   const key = { resource: op.resource, payTo: op.payTo };
-  const newPayer = s.get(INSERT_CATALOG_PAYER).run({ ...key, payer: op.payer, cap: MAX_COUNTED_PAYERS }).changes;
-  s.get(UPSERT_CATALOG).run({
+  const newPayer = stmts.get(INSERT_CATALOG_PAYER).run({ ...key, payer: op.payer, cap: MAX_COUNTED_PAYERS }).changes;
+  stmts.get(UPSERT_CATALOG).run({
     ...key,
     accepts: catalogJsonText(op.accepts, 'accepts', 'array'),
     bazaar: catalogJsonText(op.bazaar, 'bazaar', 'object'),
@@ -245,60 +249,60 @@ function recordCatalog(s: StatementCache, op: Extract<WriteOp, { op: 'catalog.re
 }
 
 /** Applies one call's ops in order; stops at the first failed precondition. */
-export function applySqliteOps(s: StatementCache, ops: readonly WriteOp[]): WriteResult {
+export function applySqliteOps(stmts: StatementCache, ops: readonly WriteOp[]): WriteResult {
   const events: StoredEvent[] = [];
   for (const [i, op] of ops.entries()) {
     switch (op.op) {
       case 'channel.insert':
-        insertChannel(s, op.channel);
+        insertChannel(stmts, op.channel);
         break;
       case 'channel.advance':
-        if (!advance(s, op)) return { ok: false, reason: 'conflict', op: i };
+        if (!advance(stmts, op)) return { ok: false, reason: 'conflict', op: i };
         break;
       case 'channel.ledger':
-        updateLedgerFields(s, op.channelId, (f) => applyLedger(f, op));
+        updateLedgerFields(stmts, op.channelId, (f) => applyLedger(f, op));
         break;
       case 'channel.claimed':
-        updateLedgerFields(s, op.channelId, (f) => applyClaimed(f, op));
+        updateLedgerFields(stmts, op.channelId, (f) => applyClaimed(f, op));
         break;
       case 'event':
-        events.push(insertEvent(s, op));
+        events.push(insertEvent(stmts, op));
         break;
       case 'receipt':
-        insertReceipt(s, op);
+        insertReceipt(stmts, op);
         break;
       case 'idempotency':
-        if (s.get(INSERT_IDEMPOTENCY).run(op.key, op.fingerprint, op.response, op.at).changes === 0) {
+        if (stmts.get(INSERT_IDEMPOTENCY).run(op.key, op.fingerprint, op.response, op.at).changes === 0) {
           return { ok: false, reason: 'duplicate', op: i };
         }
         break;
       case 'meta.set':
-        s.get(UPSERT_META).run(op.key, op.value);
+        stmts.get(UPSERT_META).run(op.key, op.value);
         break;
       case 'stream.open': {
-        const opened = openStream(s, op);
+        const opened = openStream(stmts, op);
         if (opened !== 'ok') return { ok: false, reason: opened, op: i };
         break;
       }
       case 'stream.credit':
-        if (!creditStream(s, op)) return { ok: false, reason: 'conflict', op: i };
+        if (!creditStream(stmts, op)) return { ok: false, reason: 'conflict', op: i };
         break;
       case 'stream.consume':
-        if (s.get(CONSUME_STREAM).run(op.streamId, op.receiptId).changes !== 1)
+        if (stmts.get(CONSUME_STREAM).run(op.streamId, op.receiptId).changes !== 1)
           return { ok: false, reason: 'conflict', op: i };
         break;
       case 'stream.touch':
-        s.get(TOUCH_STREAM).run(op.at, op.streamId);
+        stmts.get(TOUCH_STREAM).run(op.at, op.streamId);
         break;
       case 'stream.end':
-        if (s.get(END_STREAM).run(op.reason, op.units, op.at, op.streamId).changes !== 1)
+        if (stmts.get(END_STREAM).run(op.reason, op.units, op.at, op.streamId).changes !== 1)
           return { ok: false, reason: 'conflict', op: i };
         break;
       case 'stream.units':
-        s.get(STREAM_UNITS).run(op.units, op.streamId);
+        stmts.get(STREAM_UNITS).run(op.units, op.streamId);
         break;
       case 'catalog.record':
-        recordCatalog(s, op);
+        recordCatalog(stmts, op);
         break;
     }
   }
@@ -363,8 +367,8 @@ export function isPrecheckable(ops: readonly WriteOp[]): boolean {
 }
 
 /** The state a stream op's precondition reads; exactly the WHERE clauses of CREDIT/CONSUME/END_STREAM. */
-function streamHolds(s: StatementCache, streamId: string, pendingReceiptId?: string): boolean {
-  const row = s.get(SELECT_STREAM_STATE).get(streamId) as
+function streamHolds(stmts: StatementCache, streamId: string, pendingReceiptId?: string): boolean {
+  const row = stmts.get(SELECT_STREAM_STATE).get(streamId) as
     { status: string; pending_receipt_id: string | null } | undefined;
   return (
     row !== undefined &&
@@ -374,10 +378,10 @@ function streamHolds(s: StatementCache, streamId: string, pendingReceiptId?: str
 }
 
 /** The first failed precondition of a precheckable call, or null when all hold. */
-export function precheck(s: StatementCache, ops: readonly WriteOp[]): WriteResult | null {
+export function precheck(stmts: StatementCache, ops: readonly WriteOp[]): WriteResult | null {
   for (const [i, op] of ops.entries()) {
     if (op.op === 'channel.advance') {
-      const row = s.get(SELECT_ADVANCE_STATE).get(paddedId(op.channelId)) as
+      const row = stmts.get(SELECT_ADVANCE_STATE).get(paddedId(op.channelId)) as
         { last_accepted: string; status: string } | undefined;
       const holds =
         row !== undefined &&
@@ -385,11 +389,11 @@ export function precheck(s: StatementCache, ops: readonly WriteOp[]): WriteResul
         row.last_accepted === op.expected.toString() &&
         op.cumulative > op.expected;
       if (!holds) return { ok: false, reason: 'conflict', op: i };
-    } else if (op.op === 'idempotency' && s.get(SELECT_IDEMPOTENCY_KEY).get(op.key) !== undefined) {
+    } else if (op.op === 'idempotency' && stmts.get(SELECT_IDEMPOTENCY_KEY).get(op.key) !== undefined) {
       return { ok: false, reason: 'duplicate', op: i };
-    } else if ((op.op === 'stream.credit' || op.op === 'stream.end') && !streamHolds(s, op.streamId)) {
+    } else if ((op.op === 'stream.credit' || op.op === 'stream.end') && !streamHolds(stmts, op.streamId)) {
       return { ok: false, reason: 'conflict', op: i };
-    } else if (op.op === 'stream.consume' && !streamHolds(s, op.streamId, op.receiptId)) {
+    } else if (op.op === 'stream.consume' && !streamHolds(stmts, op.streamId, op.receiptId)) {
       return { ok: false, reason: 'conflict', op: i };
     }
   }

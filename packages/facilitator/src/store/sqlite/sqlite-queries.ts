@@ -27,23 +27,23 @@ import { checkLimit, checkOffset, eventOrder, paddedId } from '../op-checks.js';
 
 const EVENT_COLUMNS = 'e.id, e.type, e.source, e.ts, e.channel_id, e.account, e.accounts, e.data';
 
-export function getChannel(s: StatementCache, id: bigint): ChannelRecord | null {
-  const row = s.get('SELECT * FROM channels WHERE id = ?').get(paddedId(id)) as ChannelRow | undefined;
+export function getChannel(stmts: StatementCache, id: bigint): ChannelRecord | null {
+  const row = stmts.get('SELECT * FROM channels WHERE id = ?').get(paddedId(id)) as ChannelRow | undefined;
   return row ? channelFromRow(row) : null;
 }
 
-export function listChannels(s: StatementCache, filter: ChannelFilter = {}): ChannelRecord[] {
+export function listChannels(stmts: StatementCache, filter: ChannelFilter = {}): ChannelRecord[] {
   const { clause, args } = channelWhere(filter, true);
   const limit = filter.limit === undefined ? [] : [checkLimit(filter.limit)];
-  const rows = s
+  const rows = stmts
     .get(`SELECT * FROM channels ${clause} ORDER BY created_at DESC, id DESC${limit.length ? ' LIMIT ?' : ''}`)
     .all(...args, ...limit) as ChannelRow[];
   return rows.map(channelFromRow);
 }
 
-export function countChannels(s: StatementCache, filter: ChannelFilter = {}): number {
+export function countChannels(stmts: StatementCache, filter: ChannelFilter = {}): number {
   const { clause, args } = channelWhere(filter, false);
-  return (s.get(`SELECT COUNT(*) AS n FROM channels ${clause}`).get(...args) as { n: number }).n;
+  return (stmts.get(`SELECT COUNT(*) AS n FROM channels ${clause}`).get(...args) as { n: number }).n;
 }
 
 function channelWhere(filter: ChannelFilter, paged: boolean): { clause: string; args: string[] } {
@@ -63,95 +63,95 @@ function channelWhere(filter: ChannelFilter, paged: boolean): { clause: string; 
   return { clause: where.length ? `WHERE ${where.join(' AND ')}` : '', args };
 }
 
-export function queryEvents(s: StatementCache, q: EventQuery): StoredEvent[] {
+export function queryEvents(stmts: StatementCache, query: EventQuery): StoredEvent[] {
   const where: string[] = [];
   const args: (string | number)[] = [];
   // With an account, walk that account's index rows (already in id order) and join the events.
-  const from = q.account === undefined ? 'events e' : 'event_accounts a JOIN events e ON e.id = a.event_id';
-  const idColumn = q.account === undefined ? 'e.id' : 'a.event_id';
-  if (q.account !== undefined) {
+  const from = query.account === undefined ? 'events e' : 'event_accounts a JOIN events e ON e.id = a.event_id';
+  const idColumn = query.account === undefined ? 'e.id' : 'a.event_id';
+  if (query.account !== undefined) {
     where.push('a.account = ?');
-    args.push(q.account);
+    args.push(query.account);
   }
-  if (q.after !== undefined) {
+  if (query.after !== undefined) {
     where.push(`${idColumn} > ?`);
-    args.push(q.after);
+    args.push(query.after);
   }
-  if (q.before !== undefined) {
+  if (query.before !== undefined) {
     where.push(`${idColumn} < ?`);
-    args.push(q.before);
+    args.push(query.before);
   }
-  if (q.channelId !== undefined) {
+  if (query.channelId !== undefined) {
     where.push('e.channel_id = ?');
-    args.push(paddedId(q.channelId));
+    args.push(paddedId(query.channelId));
   }
-  if (q.types !== undefined) {
+  if (query.types !== undefined) {
     // json_each keeps one statement shape whatever the number of types.
     where.push('e.type IN (SELECT value FROM json_each(?))');
-    args.push(JSON.stringify(q.types));
+    args.push(JSON.stringify(query.types));
   }
   const clause = where.length ? `WHERE ${where.join(' AND ')}` : '';
-  const order = eventOrder(q) === 'desc' ? 'DESC' : 'ASC';
+  const order = eventOrder(query) === 'desc' ? 'DESC' : 'ASC';
   const sql = `SELECT ${EVENT_COLUMNS} FROM ${from} ${clause} ORDER BY ${idColumn} ${order} LIMIT ?`;
-  const rows = s.get(sql).all(...args, checkLimit(q.limit)) as EventRow[];
+  const rows = stmts.get(sql).all(...args, checkLimit(query.limit)) as EventRow[];
   return rows.map(eventFromRow);
 }
 
-export function lastEventId(s: StatementCache): number {
-  const row = s.get('SELECT COALESCE(MAX(id), 0) AS id FROM events').get() as { id: number };
+export function lastEventId(stmts: StatementCache): number {
+  const row = stmts.get('SELECT COALESCE(MAX(id), 0) AS id FROM events').get() as { id: number };
   return row.id;
 }
 
-export function getReceipt(s: StatementCache, id: string): Receipt | null {
-  const row = s.get('SELECT body FROM receipts WHERE id = ?').get(id) as { body: string } | undefined;
+export function getReceipt(stmts: StatementCache, id: string): Receipt | null {
+  const row = stmts.get('SELECT body FROM receipts WHERE id = ?').get(id) as { body: string } | undefined;
   return row ? receiptFromBody(row.body) : null;
 }
 
-export function findReceipt(s: StatementCache, channelId: bigint, cumulative: bigint): Receipt | null {
+export function findReceipt(stmts: StatementCache, channelId: bigint, cumulative: bigint): Receipt | null {
   const sql = 'SELECT body FROM receipts WHERE channel_id = ? AND cumulative = ? ORDER BY position LIMIT 1';
-  const row = s.get(sql).get(paddedId(channelId), cumulative.toString()) as { body: string } | undefined;
+  const row = stmts.get(sql).get(paddedId(channelId), cumulative.toString()) as { body: string } | undefined;
   return row ? receiptFromBody(row.body) : null;
 }
 
-export function listReceipts(s: StatementCache, q: ReceiptQuery): { receipt: Receipt; position: number }[] {
+export function listReceipts(stmts: StatementCache, query: ReceiptQuery): { receipt: Receipt; position: number }[] {
   const where: string[] = [];
   const args: (string | number)[] = [];
-  if (q.payee !== undefined) {
+  if (query.payee !== undefined) {
     where.push('payee = ?');
-    args.push(q.payee);
+    args.push(query.payee);
   }
-  if (q.channelId !== undefined) {
+  if (query.channelId !== undefined) {
     where.push('channel_id = ?');
-    args.push(paddedId(q.channelId));
+    args.push(paddedId(query.channelId));
   }
-  if (q.before !== undefined) {
+  if (query.before !== undefined) {
     where.push('position < ?');
-    args.push(q.before);
+    args.push(query.before);
   }
   const clause = where.length ? `WHERE ${where.join(' AND ')}` : '';
-  const rows = s
+  const rows = stmts
     .get(`SELECT position, body FROM receipts ${clause} ORDER BY position DESC LIMIT ?`)
-    .all(...args, checkLimit(q.limit)) as ReceiptRow[];
+    .all(...args, checkLimit(query.limit)) as ReceiptRow[];
   return rows.map(positionedReceipt);
 }
 
-export function getIdempotent(s: StatementCache, key: string): IdempotentRecord | null {
-  const row = s.get('SELECT key, fingerprint, response, at FROM idempotency WHERE key = ?').get(key) as
+export function getIdempotent(stmts: StatementCache, key: string): IdempotentRecord | null {
+  const row = stmts.get('SELECT key, fingerprint, response, at FROM idempotency WHERE key = ?').get(key) as
     IdempotentRecord | undefined;
   return row ?? null;
 }
 
-export function getMeta(s: StatementCache, key: string): string | null {
-  const row = s.get('SELECT value FROM meta WHERE key = ?').get(key) as { value: string } | undefined;
+export function getMeta(stmts: StatementCache, key: string): string | null {
+  const row = stmts.get('SELECT value FROM meta WHERE key = ?').get(key) as { value: string } | undefined;
   return row ? row.value : null;
 }
 
-export function getStream(s: StatementCache, id: string): StreamRecord | null {
-  const row = s.get('SELECT * FROM streams WHERE id = ?').get(id) as StreamRow | undefined;
+export function getStream(stmts: StatementCache, id: string): StreamRecord | null {
+  const row = stmts.get('SELECT * FROM streams WHERE id = ?').get(id) as StreamRow | undefined;
   return row ? streamFromRow(row) : null;
 }
 
-export function listStreams(s: StatementCache, filter: StreamFilter = {}): StreamRecord[] {
+export function listStreams(stmts: StatementCache, filter: StreamFilter = {}): StreamRecord[] {
   const where: string[] = [];
   const args: string[] = [];
   if (filter.status !== undefined) {
@@ -168,24 +168,24 @@ export function listStreams(s: StatementCache, filter: StreamFilter = {}): Strea
     args.push(filter.idleBefore);
   }
   const clause = where.length ? `WHERE ${where.join(' AND ')}` : '';
-  const rows = s.get(`SELECT * FROM streams ${clause} ORDER BY opened_at, id`).all(...args) as StreamRow[];
+  const rows = stmts.get(`SELECT * FROM streams ${clause} ORDER BY opened_at, id`).all(...args) as StreamRow[];
   return rows.map(streamFromRow);
 }
 
-export function countOpenStreams(s: StatementCache, channelId?: bigint): number {
+export function countOpenStreams(stmts: StatementCache, channelId?: bigint): number {
   const row =
     channelId === undefined
-      ? (s.get("SELECT COUNT(*) AS n FROM streams WHERE status = 'open'").get() as { n: number })
-      : (s
+      ? (stmts.get("SELECT COUNT(*) AS n FROM streams WHERE status = 'open'").get() as { n: number })
+      : (stmts
           .get("SELECT COUNT(*) AS n FROM streams WHERE channel_id = ? AND status = 'open'")
           .get(paddedId(channelId)) as { n: number });
   return row.n;
 }
 
-export function countOpenStreamsOf(s: StatementCache, party: { payer: string } | { payTo: string }): number {
+export function countOpenStreamsOf(stmts: StatementCache, party: { payer: string } | { payTo: string }): number {
   const [column, value] = 'payer' in party ? ['payer', party.payer] : ['pay_to', party.payTo];
   return (
-    s.get(`SELECT COUNT(*) AS n FROM streams WHERE ${column} = ? AND status = 'open'`).get(value) as { n: number }
+    stmts.get(`SELECT COUNT(*) AS n FROM streams WHERE ${column} = ? AND status = 'open'`).get(value) as { n: number }
   ).n;
 }
 
@@ -205,11 +205,11 @@ ORDER BY c.payments DESC, c.last_updated DESC, c.resource, c.pay_to`;
 const LIST_CATALOG = catalogSql('');
 const LIST_CATALOG_BY_PAY_TO = catalogSql('WHERE pay_to = @payTo');
 
-export function listCatalog(s: StatementCache, q: CatalogQuery): { items: CatalogEntry[]; total: number } {
-  const page = { limit: checkLimit(q.limit), offset: checkOffset(q.offset) };
+export function listCatalog(stmts: StatementCache, query: CatalogQuery): { items: CatalogEntry[]; total: number } {
+  const page = { limit: checkLimit(query.limit), offset: checkOffset(query.offset) };
   const rows =
-    q.payTo === undefined
-      ? s.get(LIST_CATALOG).all(page)
-      : s.get(LIST_CATALOG_BY_PAY_TO).all({ ...page, payTo: q.payTo });
+    query.payTo === undefined
+      ? stmts.get(LIST_CATALOG).all(page)
+      : stmts.get(LIST_CATALOG_BY_PAY_TO).all({ ...page, payTo: query.payTo });
   return catalogPage(rows as CatalogPageRow[]);
 }

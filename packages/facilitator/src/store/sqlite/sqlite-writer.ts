@@ -74,17 +74,17 @@ export class SqliteWriter {
   }
 
   #transaction(calls: readonly (readonly WriteOp[])[], fast: boolean): CallOutcome[] {
-    const s = this.#stmts;
-    s.get('BEGIN IMMEDIATE').run();
+    const stmts = this.#stmts;
+    stmts.get('BEGIN IMMEDIATE').run();
     try {
       const outcomes = calls.map((ops) =>
         fast && isPrecheckable(ops) ? this.#applyPrechecked(ops) : this.#applyCall(ops),
       );
-      s.get('COMMIT').run();
+      stmts.get('COMMIT').run();
       return outcomes;
     } catch (error) {
       // A failed COMMIT (or statement) may leave the transaction open: end it, nothing applied.
-      if (this.#db.inTransaction) s.get('ROLLBACK').run();
+      if (this.#db.inTransaction) stmts.get('ROLLBACK').run();
       throw error;
     }
   }
@@ -102,19 +102,19 @@ export class SqliteWriter {
   }
 
   #applyCall(ops: readonly WriteOp[]): CallOutcome {
-    const s = this.#stmts;
-    s.get('SAVEPOINT write_call').run();
+    const stmts = this.#stmts;
+    stmts.get('SAVEPOINT write_call').run();
     try {
-      const result = applySqliteOps(s, ops);
-      if (!result.ok) s.get('ROLLBACK TO write_call').run();
-      s.get('RELEASE write_call').run();
+      const result = applySqliteOps(stmts, ops);
+      if (!result.ok) stmts.get('ROLLBACK TO write_call').run();
+      stmts.get('RELEASE write_call').run();
       return { result };
     } catch (error) {
       // Some errors (disk full, I/O) make SQLite abandon the whole transaction: then the batch
       // fails. Otherwise only this call is undone and rejected.
       if (!this.#db.inTransaction) throw error;
-      s.get('ROLLBACK TO write_call').run();
-      s.get('RELEASE write_call').run();
+      stmts.get('ROLLBACK TO write_call').run();
+      stmts.get('RELEASE write_call').run();
       return { error };
     }
   }
