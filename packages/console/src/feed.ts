@@ -2,7 +2,7 @@
 // its last 200 events, then live ones; when the stream drops, the browser reconnects by itself
 // and sends Last-Event-ID, so the facilitator resumes after the last event received. Events are
 // kept (the last KEEP) and handed to the views in small batches.
-import type { EventView } from './api.js';
+import type { EventView } from '@svc/core';
 import { connection } from './connection.js';
 
 const KEEP = 1000;

@@ -3,7 +3,7 @@
 import 'uplot/dist/uPlot.min.css';
 import './style.css';
 import { get } from './api.js';
-import type { SupportedResponse } from './api.js';
+import type { SupportedResponse } from '@svc/core';
 import { connection } from './connection.js';
 import { fill, h } from './dom.js';
 import { Feed } from './feed.js';

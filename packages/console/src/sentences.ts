@@ -1,9 +1,9 @@
 // Every event type of the facilitator (PROTOCOL.md §7 and the demo's own) as a plain sentence.
 // One table: its keys are also the event names the page listens for on GET /events.
-import type { EventView } from './api.js';
 import { amount, resourceLabel, shortAddress, shortHash, units } from './format.js';
 import type { Asset } from './format.js';
 import { displayAmount } from '@svc/core';
+import type { EventView } from '@svc/core';
 
 /** A piece of a sentence: text, or text that links somewhere in the console. */
 export type Part = string | { text: string; href?: string; title?: string; mono?: boolean };

@@ -1,6 +1,6 @@
 // What every view gets and gives, and the pieces several views share.
 import { ApiError, Unreachable } from './api.js';
-import type { EventView } from './api.js';
+import type { EventView } from '@svc/core';
 import { h } from './dom.js';
 import type { Feed } from './feed.js';
 import { clockTime } from './format.js';

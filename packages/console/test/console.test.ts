@@ -16,12 +16,19 @@ import { chromium } from 'playwright-core';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { displayAmount } from '@svc/core';
-import type { SupportedResponse } from '@svc/core';
+import type {
+  AccountView,
+  ChannelList,
+  DemoInfo,
+  FloatView,
+  RevenueReport,
+  StatsView,
+  SupportedResponse,
+} from '@svc/core';
 import { createFacilitator } from '../../facilitator/src/facilitator.js';
 import type { Facilitator } from '../../facilitator/src/facilitator.js';
 import { startHarness } from '../../facilitator/test/helpers/harness.js';
 import type { Buyer, Harness } from '../../facilitator/test/helpers/harness.js';
-import type { Account, Float, Revenue, Stats } from '../src/api.js';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../..');
 const ARTEFACTS = path.join(ROOT, 'test-results/console');
@@ -187,17 +194,13 @@ describe.runIf(browserTestsEnabled())('the web console in Chromium', () => {
       const info = await eventually(
         'the demo run to finish',
         async () => {
-          const i = await get<{
-            seller: string;
-            world: { account: string } | null;
-            agent: { running: boolean; run: { status: string; channelId: string | null } | null };
-          }>('/demo/info');
+          const i = await get<DemoInfo>('/demo/info');
           return !i.agent.running && i.agent.run?.status === 'done' ? i : null;
         },
         DEMO_RUN_MS,
       );
       seller = info.seller;
-      smartAccount = info.world!.account;
+      smartAccount = info.world!.account!;
       demoChannel = info.agent.run!.channelId!;
       await page.locator(`ol.feed li[data-event="demo.agent.finished"]`).waitFor({ timeout: 10_000 });
       expect(
@@ -223,7 +226,7 @@ describe.runIf(browserTestsEnabled())('the web console in Chromium', () => {
     expect((await h.verify(testBuyer.signer.next(5000n))).body['isValid']).toBe(true);
     // The page and the endpoint agree exactly, once the page has read the last change.
     const revenue = await eventually('the page to show the revenue endpoint’s totals', async () => {
-      const r = await get<Revenue>(`/sellers/${seller}/revenue?bucket=hour&days=2`);
+      const r = await get<RevenueReport>(`/sellers/${seller}/revenue?bucket=hour&days=2`);
       const shown = [
         await text('[data-field="earned"]'),
         await text('[data-field="settled"]'),
@@ -255,9 +258,7 @@ describe.runIf(browserTestsEnabled())('the web console in Chromium', () => {
     // threshold, as the API's figures give it.
     const policy = revenue.settlementPolicy;
     expect(await text('[data-field="settlementPolicy"]')).toContain(money(policy.threshold));
-    const { channels: listed } = await get<{ channels: { id: string; status: string; unclaimed: string }[] }>(
-      `/channels?payee=${seller}`,
-    );
+    const { channels: listed } = await get<ChannelList>(`/channels?payee=${seller}`);
     const owing = listed.find((c) => c.status === 'open' && c.unclaimed !== '0');
     expect(owing).toBeDefined();
     const bps = Number((BigInt(owing!.unclaimed) * 10000n) / BigInt(policy.threshold));
@@ -287,7 +288,7 @@ describe.runIf(browserTestsEnabled())('the web console in Chromium', () => {
     expect(csv).toBe(await (await fetch(`${h.url}/sellers/${seller}/settlements.csv`)).text());
     const [header, ...rows] = csv.trim().split(/\r?\n/);
     expect(header).toBe('settled_at,tx,channel_id,payer,amount,payments_covered,explorer');
-    const revenue = await get<Revenue>(`/sellers/${seller}/revenue?bucket=hour&days=2`);
+    const revenue = await get<RevenueReport>(`/sellers/${seller}/revenue?bucket=hour&days=2`);
     const expected = revenue.settlements.map((s) =>
       [s.tx, s.channelId, s.payer, displayAmount(BigInt(s.amount)), String(s.paymentsCovered)].join(','),
     );
@@ -297,7 +298,7 @@ describe.runIf(browserTestsEnabled())('the web console in Chromium', () => {
 
   it('Account: policy, today’s spend against the caps, frozen state, channels and the ledger', async () => {
     await show(`#/account/${smartAccount}`, '[data-field="frozen"]');
-    const account = await get<Account>(`/accounts/${smartAccount}`);
+    const account = await get<AccountView>(`/accounts/${smartAccount}`);
     expect(account.frozen).toBe(false); // the owner thawed it after the demo's stop
     expect(await text('[data-field="frozen"]')).toBe('Not frozen');
     expect(await text('[data-field="spentToday"]')).toBe(money(account.spentToday));
@@ -314,7 +315,7 @@ describe.runIf(browserTestsEnabled())('the web console in Chromium', () => {
   });
 
   it('Float: the pool, its share price over time, and the credit line with its health', async () => {
-    const float = await get<Float>('/float');
+    const float = await get<FloatView>('/float');
     await show('#/float', '[data-field="size"]');
     expect(await text('[data-field="size"]')).toBe(money(float.pool.size));
     expect(await text('[data-field="sharePrice"]')).toBe(money(float.pool.sharePrice));
@@ -334,7 +335,7 @@ describe.runIf(browserTestsEnabled())('the web console in Chromium', () => {
   it('Live: the totals of GET /stats, the latency histogram and the rejections, after the run', async () => {
     await show('#/live', '[data-field="vouchersAccepted"]');
     const stats = await eventually('the page to show /stats', async () => {
-      const s = await get<Stats>('/stats');
+      const s = await get<StatsView>('/stats');
       return (await text('[data-field="vouchersAccepted"]')) === String(s.vouchersAccepted) &&
         (await text('[data-field="chainTxCount"]')) === String(s.chainTxCount)
         ? s
@@ -342,7 +343,7 @@ describe.runIf(browserTestsEnabled())('the web console in Chromium', () => {
     });
     expect(await text('[data-field="volume"]')).toBe(money(stats.volume));
     // Both claims paid the demo's seller: /stats and the seller's revenue agree on what they covered.
-    const revenue = await get<Revenue>(`/sellers/${seller}/revenue?bucket=hour&days=2`);
+    const revenue = await get<RevenueReport>(`/sellers/${seller}/revenue?bucket=hour&days=2`);
     expect(stats.vouchersPerClaim).toBe(
       Math.round(
         (revenue.settlements.reduce((a, s) => a + (s.paymentsCovered ?? 0), 0) * 10) / revenue.settlements.length,

@@ -52,6 +52,9 @@ export const zNetwork = z
 
 export const zUnit = z.enum(UNITS);
 
+/** A time in the facilitator's answers, as it writes them (toISOString()); not checked on reading. */
+export const zIsoTime = z.string().meta({ description: 'ISO 8601 time, UTC.' });
+
 export const zHttpUrl = z
   .string()
   .max(2048)

@@ -93,6 +93,22 @@ describe('layering', () => {
     expect(offenders).toEqual([]);
   });
 
+  it('the console takes the facilitator’s answers from @svc/core type-only: no schema, nor zod, in the page', () => {
+    const valueImports = (f: string) =>
+      [...fs.readFileSync(f, 'utf8').matchAll(/^import (?!type )\{([^}]*)\}\s*from\s+['"]@svc\/core['"]/gm)].flatMap(
+        (m) => m[1]!.split(',').map((name) => name.trim()),
+      );
+    const offenders = sources('console').flatMap((f) => [
+      ...valueImports(f)
+        .filter((name) => /Schema$|^z[A-Z]/.test(name))
+        .map((name) => `${path.basename(f)} → ${name}`),
+      ...imports(f)
+        .filter((i) => i === 'zod' || i.startsWith('zod/'))
+        .map((i) => `${path.basename(f)} → ${i}`),
+    ]);
+    expect(offenders).toEqual([]);
+  });
+
   it('the facilitator’s domain code touches neither HTTP nor SQL', () => {
     const offenders = fs.readdirSync(path.join(PACKAGES, 'facilitator/src/domain')).flatMap((f) =>
       imports(path.join(PACKAGES, 'facilitator/src/domain', f))

@@ -2,7 +2,7 @@
 // frozen state, balances, open channels), its credit line and pool position if it has them, and
 // its own ledger of events, a page at a time (GET /accounts/:address/ledger).
 import { ApiError, get } from '../api.js';
-import type { Account, ChannelView, CreditLine, LedgerPage, PoolPosition } from '../api.js';
+import type { AccountLedgerPage, AccountView, ChannelView, FloatLine, FloatPosition } from '@svc/core';
 import { fill, h, section, stat, table } from '../dom.js';
 import { amount, count, percent, shortAddress, time, units } from '../format.js';
 import { addressProblem, href } from '../router.js';
@@ -43,7 +43,7 @@ export function accountView(ctx: Context, route: Route): View {
 
   const loadLedger = async () => {
     try {
-      const page = await get<LedgerPage>(
+      const page = await get<AccountLedgerPage>(
         `/accounts/${address}/ledger?limit=${PAGE}${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`,
       );
       fill(
@@ -79,7 +79,7 @@ export function accountView(ctx: Context, route: Route): View {
 
   const load = async () => {
     try {
-      const account = await get<Account>(`/accounts/${address}`);
+      const account = await get<AccountView>(`/accounts/${address}`);
       fill(head, ...headCards(account, ctx));
       fill(policy, policyPanel(account, ctx));
       fill(channels, channelTable(account.channels, ctx));
@@ -103,7 +103,7 @@ export function accountView(ctx: Context, route: Route): View {
   };
 }
 
-function headCards(a: Account, ctx: Context): HTMLElement[] {
+function headCards(a: AccountView, ctx: Context): HTMLElement[] {
   const state = stat(
     'State',
     a.frozen ? 'Frozen' : 'Not frozen',
@@ -123,11 +123,11 @@ function headCards(a: Account, ctx: Context): HTMLElement[] {
 }
 
 /** What the account's open channels have paid: the sum of their last accepted vouchers. */
-function paidOnChannels(a: Account): bigint {
+function paidOnChannels(a: AccountView): bigint {
   return a.channels.reduce((sum, c) => sum + (units(c.lastAccepted) ?? 0n), 0n);
 }
 
-function policyPanel(a: Account, ctx: Context): HTMLElement {
+function policyPanel(a: AccountView, ctx: Context): HTMLElement {
   const p = a.policy;
   if (!p) return h('p', { class: 'muted' }, 'No spending policy: this is a plain account, spending with its own key.');
   const spent = units(a.spentToday) ?? 0n;
@@ -200,8 +200,8 @@ async function optional<T>(path: string): Promise<T | null> {
 async function creditPanel(address: string, ctx: Context): Promise<HTMLElement> {
   try {
     const [line, position] = await Promise.all([
-      optional<CreditLine>(`/float/lines/${address}`),
-      optional<PoolPosition>(`/float/positions/${address}`),
+      optional<FloatLine>(`/float/lines/${address}`),
+      optional<FloatPosition>(`/float/positions/${address}`),
     ]);
     return h(
       'div',

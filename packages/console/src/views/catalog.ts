@@ -1,7 +1,7 @@
 // Catalog: the discovery listing (GET /discovery/resources): every paid resource with its price
 // and unit, its seller, and how often it was paid.
 import { get } from '../api.js';
-import type { Discovery, DiscoveryItem } from '../api.js';
+import type { DiscoveryItem, DiscoveryResponse } from '@svc/core';
 import { fill, h, section, table } from '../dom.js';
 import type { Child } from '../dom.js';
 import { amount, count, resourceLabel, shortAddress, time } from '../format.js';
@@ -31,7 +31,7 @@ export function catalogView(ctx: Context): View {
   );
   const load = async () => {
     try {
-      const d = await get<Discovery>(`/discovery/resources?limit=${LIMIT}`);
+      const d = await get<DiscoveryResponse>(`/discovery/resources?limit=${LIMIT}`);
       note.textContent =
         d.pagination.total > d.items.length
           ? `The ${d.items.length} most paid of ${count(d.pagination.total)} listings.`

@@ -1,7 +1,7 @@
 // Float: the credit pool, read-only (GET /float): size, share price over time, utilisation,
 // credit lines with their health against the liquidation threshold, and investor positions.
 import { get } from '../api.js';
-import type { Float } from '../api.js';
+import type { FloatView } from '@svc/core';
 import { timeChart } from '../charts.js';
 import type { Chart } from '../charts.js';
 import { fill, h, section, stat, table } from '../dom.js';
@@ -53,7 +53,7 @@ export function floatView(ctx: Context): View {
   const load = async () => {
     let every = POLL_MAX_MS;
     try {
-      const f = await get<Float>(`/float?history=${HISTORY}`);
+      const f = await get<FloatView>(`/float?history=${HISTORY}`);
       every = Math.max(POLL_MIN_MS, Math.min(POLL_MAX_MS, f.sampleSeconds * 1000));
       fill(stats, ...poolCards(f, ctx));
       chart.set([
@@ -82,7 +82,7 @@ export function floatView(ctx: Context): View {
   };
 }
 
-function poolCards(f: Float, ctx: Context): HTMLElement[] {
+function poolCards(f: FloatView, ctx: Context): HTMLElement[] {
   const p = f.pool;
   return [
     stat('Pool size', amount(p.size, ctx.asset), 'size', 'idle + lent'),
@@ -116,7 +116,7 @@ function healthBar(healthBps: number, thresholdBps: number): HTMLElement {
   );
 }
 
-function lineTable(f: Float, ctx: Context): HTMLElement {
+function lineTable(f: FloatView, ctx: Context): HTMLElement {
   const threshold = f.pool.liquidationThresholdBps;
   const rows = f.lines.map((l) => [
     h('a', { class: 'mono', href: href('account', l.account), title: l.account }, shortAddress(l.account)),
@@ -144,7 +144,7 @@ function lineTable(f: Float, ctx: Context): HTMLElement {
   );
 }
 
-function positionTable(f: Float, ctx: Context): HTMLElement {
+function positionTable(f: FloatView, ctx: Context): HTMLElement {
   const total = units(f.pool.totalShares) ?? 0n;
   const rows = f.positions.map((p) => {
     const shares = units(p.shares) ?? 0n;

@@ -1,7 +1,7 @@
 // Live: what the facilitator is doing now. Totals from GET /stats; payments against ledger
 // transactions, verification latency, the event feed and rejections from GET /events.
 import { get } from '../api.js';
-import type { EventView, Stats } from '../api.js';
+import type { EventView, StatsView } from '@svc/core';
 import { histogram, timeChart } from '../charts.js';
 import type { Chart } from '../charts.js';
 import { fill, h, section, stat, table } from '../dom.js';
@@ -53,7 +53,7 @@ export function liveView(ctx: Context): View {
 
   const loadStats = async () => {
     try {
-      fill(stats, ...statCards(await get<Stats>('/stats'), ctx));
+      fill(stats, ...statCards(await get<StatsView>('/stats'), ctx));
     } catch (err) {
       if (stats.querySelector('.stat') === null) fill(stats, problem(err));
     }
@@ -88,7 +88,7 @@ export function liveView(ctx: Context): View {
   };
 }
 
-function statCards(s: Stats, ctx: Context): HTMLElement[] {
+function statCards(s: StatsView, ctx: Context): HTMLElement[] {
   return [
     stat('Payments', count(s.vouchersAccepted), 'vouchersAccepted', 'vouchers accepted'),
     stat('Ledger transactions', count(s.chainTxCount), 'chainTxCount', 'on-chain, all kinds'),

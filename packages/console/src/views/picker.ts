@@ -1,7 +1,7 @@
 // Enter or pick an address: a form that puts the address in the URL, and the addresses the
 // facilitator knows of (from its channels, its catalog and the demo) as links.
 import { ApiError, get } from '../api.js';
-import type { ChannelView, DemoInfo, Discovery } from '../api.js';
+import type { ChannelList, DemoInfo, DiscoveryResponse } from '@svc/core';
 import { fill, h } from '../dom.js';
 import { shortAddress } from '../format.js';
 import { addressProblem, href } from '../router.js';
@@ -62,10 +62,10 @@ export function picker(kind: PickerKind, current: string | null): HTMLElement {
 async function suggestions(kind: PickerKind): Promise<string[]> {
   const found = new Set<string>();
   const demo = await demoInfo();
-  const { channels } = await get<{ channels: ChannelView[] }>('/channels');
+  const { channels } = await get<ChannelList>('/channels');
   if (kind === 'seller') {
     if (demo) found.add(demo.seller);
-    const catalog = await get<Discovery>('/discovery/resources?limit=200');
+    const catalog = await get<DiscoveryResponse>('/discovery/resources?limit=200');
     for (const item of catalog.items) found.add(item.payTo);
     for (const c of channels) found.add(c.payee);
   } else {

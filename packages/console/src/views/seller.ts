@@ -1,7 +1,7 @@
 // Seller: one payTo's revenue (GET /sellers/:payTo/revenue), its settlements as CSV, its channels
 // (GET /channels?payee=) with a claim button, and an integration snippet for its address.
 import { get, post } from '../api.js';
-import type { ChannelView, ClaimResponse, Discovery, Revenue } from '../api.js';
+import type { ChannelList, ChannelView, ClaimResponse, DiscoveryResponse, RevenueReport } from '@svc/core';
 import { timeChart } from '../charts.js';
 import type { Chart } from '../charts.js';
 import { fill, h, section, stat, table } from '../dom.js';
@@ -121,8 +121,8 @@ export function sellerView(ctx: Context, route: Route): View {
   const load = async () => {
     try {
       const [revenue, list] = await Promise.all([
-        get<Revenue>(`/sellers/${payTo}/revenue?bucket=${bucket}&days=${WINDOW_DAYS[bucket]}`),
-        get<{ channels: ChannelView[] }>(`/channels?payee=${payTo}`),
+        get<RevenueReport>(`/sellers/${payTo}/revenue?bucket=${bucket}&days=${WINDOW_DAYS[bucket]}`),
+        get<ChannelList>(`/channels?payee=${payTo}`),
       ]);
       fill(totals, ...totalCards(revenue, ctx));
       drawSeries(chart, chartNote, revenue, ctx);
@@ -154,7 +154,7 @@ export function sellerView(ctx: Context, route: Route): View {
   };
 }
 
-function totalCards(r: Revenue, ctx: Context): HTMLElement[] {
+function totalCards(r: RevenueReport, ctx: Context): HTMLElement[] {
   const t = r.totals;
   return [
     stat('Earned', amount(t.earned, ctx.asset), 'earned', 'accepted vouchers, all time'),
@@ -181,13 +181,13 @@ function totalCards(r: Revenue, ctx: Context): HTMLElement[] {
 }
 
 /** The buckets from one before the first with anything in it to the last (the window if none): the chart zooms to the data. */
-function withData(series: Revenue['series']): Revenue['series'] {
-  const busy = (b: Revenue['series'][number]) => b.payments > 0 || b.settlements > 0;
+function withData(series: RevenueReport['series']): RevenueReport['series'] {
+  const busy = (b: RevenueReport['series'][number]) => b.payments > 0 || b.settlements > 0;
   const first = series.findIndex(busy);
   return first === -1 ? series : series.slice(Math.max(0, first - 1), series.findLastIndex(busy) + 1);
 }
 
-function drawSeries(chart: Chart, note: HTMLElement, r: Revenue, ctx: Context): void {
+function drawSeries(chart: Chart, note: HTMLElement, r: RevenueReport, ctx: Context): void {
   const shown = withData(r.series);
   const xs = shown.map((b) => Date.parse(b.start) / 1000);
   chart.set([
@@ -199,7 +199,7 @@ function drawSeries(chart: Chart, note: HTMLElement, r: Revenue, ctx: Context): 
   note.textContent = `${time(w.start)} to ${time(w.end)} (${w.days} days, by ${w.bucket}): earned ${amount(w.earned, ctx.asset)} in ${count(w.payments)} payments, settled ${amount(w.settled, ctx.asset)} in ${count(w.settlements)} settlements. As of ${time(r.asOf)}.`;
 }
 
-function resourceTable(r: Revenue, ctx: Context): HTMLElement {
+function resourceTable(r: RevenueReport, ctx: Context): HTMLElement {
   const rows = r.byResource.map((x) => [
     h('span', { class: 'mono', title: x.resource }, resourceLabel(x.resource)),
     count(x.payments),
@@ -216,7 +216,7 @@ function resourceTable(r: Revenue, ctx: Context): HTMLElement {
   });
 }
 
-function agingTables(r: Revenue, ctx: Context): HTMLElement {
+function agingTables(r: RevenueReport, ctx: Context): HTMLElement {
   const rec = r.receivables;
   return h(
     'div',
@@ -260,7 +260,7 @@ function payerLink(payer: string | null): HTMLElement | string {
   return payer ? h('a', { class: 'mono', href: href('account', payer), title: payer }, shortAddress(payer)) : '—';
 }
 
-function settlementTable(r: Revenue, ctx: Context): HTMLElement {
+function settlementTable(r: RevenueReport, ctx: Context): HTMLElement {
   const rows = r.settlements.map((s) => [
     time(s.settledAt),
     s.explorer
@@ -287,7 +287,7 @@ function settlementTable(r: Revenue, ctx: Context): HTMLElement {
 }
 
 /** "When do I get paid?" in one sentence: the threshold, how often it is checked, the expiry margin. */
-function policyNote(p: Revenue['settlementPolicy'], ctx: Context): HTMLElement {
+function policyNote(p: RevenueReport['settlementPolicy'], ctx: Context): HTMLElement {
   return h(
     'p',
     { 'data-field': 'settlementPolicy' },
@@ -298,7 +298,7 @@ function policyNote(p: Revenue['settlementPolicy'], ctx: Context): HTMLElement {
 }
 
 /** What an open channel owes against the threshold, and when it is claimed at the latest. */
-function settlementCells(c: ChannelView, r: Revenue, ctx: Context): [string | HTMLElement, string, string] {
+function settlementCells(c: ChannelView, r: RevenueReport, ctx: Context): [string | HTMLElement, string, string] {
   const p = r.settlementPolicy;
   const asOf = Date.parse(r.asOf);
   const atLedger = (ledgers: number) => new Date(asOf + Math.max(0, ledgers) * p.ledgerSeconds * 1000).toISOString();
@@ -327,7 +327,7 @@ function settlementCells(c: ChannelView, r: Revenue, ctx: Context): [string | HT
 
 function channelTable(
   channels: readonly ChannelView[],
-  r: Revenue,
+  r: RevenueReport,
   ctx: Context,
   claim: (c: ChannelView, b: HTMLButtonElement) => void,
 ): HTMLElement {
@@ -386,7 +386,7 @@ function channelTable(
 
 /** The meter, filled with this facilitator and this address (and the seller's first listing, if any). */
 async function writeSnippet(el: HTMLElement, ctx: Context, payTo: string): Promise<void> {
-  const listing = await get<Discovery>(`/discovery/resources?payTo=${payTo}&limit=50`)
+  const listing = await get<DiscoveryResponse>(`/discovery/resources?payTo=${payTo}&limit=50`)
     .then((d) => d.items.find((i) => i.accepts[0]?.unit === 'request') ?? null)
     .catch(() => null);
   const terms = listing?.accepts[0];

@@ -12,41 +12,19 @@
 // One run at a time (a second is refused with 409 while one runs). Progress is in GET /demo/info
 // and in the event log (demo.agent.started, demo.agent.step, demo.agent.finished).
 import { randomUUID } from 'node:crypto';
-import { SvcError, formatUnits, randomKeypair } from '@svc/core';
+import { AGENT_STEPS, SvcError, formatUnits, randomKeypair } from '@svc/core';
+import type { AgentRun, AgentStepName } from '@svc/core';
 import { ChannelSigner, payFetch, streamPaid } from '@svc/sdk';
 import type { LocalLedgerClient, StreamPaidResult } from '@svc/sdk';
 import type { Clock } from '../domain/clock.js';
 import type { EventLog } from '../domain/event-log.js';
 import type { DemoWorld } from './world.js';
 
-export const AGENT_STEPS = ['channel', 'book', 'ticker', 'chat', 'stopped'] as const;
-export type AgentStepName = (typeof AGENT_STEPS)[number];
 export const AGENT_BOOKS = 3;
 /** What the agent deposits into each run's channel: 0.5 units, ample for one run. */
 export const AGENT_DEPOSIT = 5_000_000n;
 const THAW_WAIT_MS = 10_000;
 const CHAT_PROMPT = JSON.stringify({ prompt: 'What is a payment channel?' });
-
-export interface AgentStep {
-  name: AgentStepName;
-  status: 'pending' | 'running' | 'done' | 'failed';
-  detail: string;
-  /** Base units this step paid. */
-  paid: string;
-  startedAt: string | null;
-  finishedAt: string | null;
-}
-
-export interface AgentRun {
-  id: string;
-  status: 'running' | 'done' | 'failed';
-  startedAt: string;
-  finishedAt: string | null;
-  account: string | null;
-  channelId: string | null;
-  paid: string;
-  steps: AgentStep[];
-}
 
 export interface DemoAgentDeps {
   /** Seeds (or finds) the demo world; the run needs its smart account. */

@@ -3,19 +3,12 @@
 // The last 500 samples live in the store (meta `float.history`), so a restart loses none of them.
 import type { PoolState } from '@svc/ledger';
 import { formatUnits } from '@svc/core';
+import type { FloatSample } from '@svc/core';
 import type { Store } from '../store/port.js';
 import type { Clock } from './clock.js';
 
 export const FLOAT_HISTORY_MAX = 500;
 const META_KEY = 'float.history';
-
-export interface FloatSample {
-  at: string;
-  sharePrice: string;
-  size: string;
-  lent: string;
-  utilizationBps: number;
-}
 
 export interface FloatLog {
   warn(obj: object, msg: string): void;

@@ -11,10 +11,17 @@
 //
 // Totals are all-time. The window (whole UTC buckets, see revenueWindow) bounds the time series,
 // revenue by resource and the settlement list, and reports its own earned/settled.
-import { displayAmount, formatUnits, parseUnits } from '@svc/core';
+import { AGING_BUCKETS, displayAmount, formatUnits, parseUnits } from '@svc/core';
+import type {
+  AgingBucket,
+  AgingReport,
+  LossReport,
+  RevenueBucket,
+  RevenueReport,
+  RevenueSettlement,
+  RevenueSums,
+} from '@svc/core';
 import type { StoredEvent } from '../store/port.js';
-
-export type RevenueBucket = 'hour' | 'day';
 
 /** What the tally reads; opened/closed only name each channel's payer and status. */
 export const REVENUE_EVENT_TYPES = ['channel.opened', 'voucher.accepted', 'channel.claimed', 'channel.closed'];
@@ -46,19 +53,11 @@ export function revenueWindow(now: number, bucket: RevenueBucket, days: number):
   return { bucket, days, start: end - days * DAY_MS, end };
 }
 
-/** One on-chain settlement of the seller. */
-export interface Settlement {
-  settledAt: string;
-  tx: string;
-  channelId: string;
-  /** Null only when no event ever named the channel's payer. */
-  payer: string | null;
-  amount: bigint;
-  /** Vouchers the claim covered; null for a claim made by someone else (PROTOCOL.md §7). */
-  paymentsCovered: number | null;
-  /** Explorer link of the transaction; empty where the network has no explorer (stellar:local). */
-  explorer: string;
-}
+/**
+ * One on-chain settlement of the seller: the wire's, with its amount as bigint. The payer is null
+ * only when no event ever named the channel's payer.
+ */
+export type Settlement = Omit<RevenueSettlement, 'amount'> & { amount: bigint };
 
 interface Bin {
   earned: bigint;
@@ -163,7 +162,8 @@ export class RevenueTally {
     }));
   }
 
-  report(now: number, explorerBase: string | null): RevenueReport {
+  /** The report but `settlementPolicy`: the claim settings are configuration, not something events tell. */
+  report(now: number, explorerBase: string | null): Omit<RevenueReport, 'settlementPolicy'> {
     const { total, window } = this;
     const size = BUCKET_MS[window.bucket];
     const ranked = [...this.resources].sort(([a, x], [b, y]) =>
@@ -259,31 +259,12 @@ class ChannelTally {
   }
 }
 
-export const AGING_BUCKETS = ['<1h', '1h-24h', '1d-7d', '>7d'] as const;
-export type AgingBucket = (typeof AGING_BUCKETS)[number];
-
 /** Lower bounds inclusive: exactly one hour old is `1h-24h`. */
 export function agingBucket(ageMs: number): AgingBucket {
   if (ageMs < HOUR_MS) return '<1h';
   if (ageMs < DAY_MS) return '1h-24h';
   if (ageMs < 7 * DAY_MS) return '1d-7d';
   return '>7d';
-}
-
-export interface AgingChannel {
-  channelId: string;
-  payer: string | null;
-  status: 'open' | 'closed';
-  amount: string;
-  oldestUnclaimedAt: string | null;
-  ageSeconds: number;
-  bucket: AgingBucket;
-}
-
-export interface AgingReport {
-  total: string;
-  buckets: { bucket: AgingBucket; amount: string; channels: number }[];
-  channels: AgingChannel[];
 }
 
 /**
@@ -318,13 +299,6 @@ function agingReport(channels: readonly ChannelTally[], now: number): AgingRepor
   return { total: formatUnits(rows.reduce((s, r) => s + r.amount, 0n)), buckets, channels: rows.map((r) => r.row) };
 }
 
-export interface LossReport {
-  total: string;
-  /** Closed channels that owed the seller something when they closed, newest close first (at most 500). */
-  channels: { channelId: string; payer: string | null; amount: string; closedAt: string }[];
-  truncated: boolean;
-}
-
 /** Closed channels whose accepted vouchers were not all claimed: what they owe can never be paid. */
 function lossReport(closed: readonly ChannelTally[]): LossReport {
   const owing = closed
@@ -343,41 +317,7 @@ function lossReport(closed: readonly ChannelTally[]): LossReport {
   };
 }
 
-export interface BinJson {
-  earned: string;
-  settled: string;
-  payments: number;
-  settlements: number;
-}
-
-export interface SettlementJson extends Omit<Settlement, 'amount'> {
-  amount: string;
-}
-
-export interface RevenueReport {
-  payTo: string;
-  asOf: string;
-  totals: {
-    earned: string;
-    settled: string;
-    receivable: string;
-    lost: string;
-    payments: number;
-    settlements: number;
-    paymentsPerSettlement: number | null;
-    buyers: number;
-  };
-  window: { bucket: RevenueBucket; days: number; start: string; end: string } & BinJson;
-  byResource: { resource: string; earned: string; payments: number }[];
-  otherResources: { resources: number; earned: string; payments: number };
-  series: ({ start: string } & BinJson)[];
-  receivables: AgingReport;
-  losses: LossReport;
-  settlements: SettlementJson[];
-  settlementsTruncated: boolean;
-}
-
-export function settlementJson(s: Settlement): SettlementJson {
+export function settlementJson(s: Settlement): RevenueSettlement {
   return { ...s, amount: formatUnits(s.amount) };
 }
 
@@ -414,7 +354,7 @@ function csvField(value: string): string {
   return /[",\r\n]/.test(value) ? `"${value.replaceAll('"', '""')}"` : value;
 }
 
-function binJson(b: Bin): BinJson {
+function binJson(b: Bin): RevenueSums {
   return {
     earned: formatUnits(b.earned),
     settled: formatUnits(b.settled),

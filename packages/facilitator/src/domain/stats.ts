@@ -1,21 +1,11 @@
 // GET /stats (PROTOCOL.md §7). Counted once from the audit ledger at start, then kept current from
 // the event bus — every instance sees every event, so every instance answers the same.
+import type { StatsView } from '@svc/core';
 import type { Bus } from '../bus/port.js';
 import type { Store, StoredEvent } from '../store/port.js';
 import type { LatencyWindow } from './latency.js';
 
 const PAGE = 1000;
-
-export interface StatsView {
-  vouchersAccepted: number;
-  vouchersRejected: number;
-  chainTxCount: number;
-  volume: string;
-  channelsOpen: number;
-  medianVerifyLatencyMs: number | null;
-  vouchersPerClaim: number | null;
-  exactEquivalent: { txCount: number; seconds: number };
-}
 
 export class Stats {
   private accepted = 0;

@@ -2,30 +2,10 @@
 // PROTOCOL.md §10, the settings routes/demo.ts reads), turned into terms by the meter's own
 // requirementsFor(). llms.txt, the OpenAPI document and the MCP price list all take them from
 // here, so none of them can disagree with what the demo's 402 asks.
-import { z } from 'zod';
-import { zUnits } from '@svc/core';
-import type { SupportedResponse } from '@svc/core';
+import type { DemoPrice, SupportedResponse } from '@svc/core';
 import { requirementsFor } from '@svc/meter';
 import type { MeterOptions } from '@svc/meter';
 import type { Config } from '../config.js';
-
-export const DemoPriceSchema = z
-  .object({
-    method: z.enum(['GET', 'POST']),
-    path: z.string(),
-    unit: z.enum(['request', 'second', 'token']),
-    price: zUnits.meta({ description: 'Price of one unit, in base units (the 402’s accepts[0].amount).' }),
-    slice: z
-      .number()
-      .int()
-      .nullable()
-      .meta({ description: 'Units paid per voucher (seconds or tokens); null per request.' }),
-    sliceAmount: zUnits.nullable().meta({ description: 'price × slice: what one voucher adds; null per request.' }),
-    minDeposit: zUnits.meta({ description: 'The smallest channel deposit the seller accepts.' }),
-    description: z.string(),
-  })
-  .meta({ id: 'DemoPrice' });
-export type DemoPrice = z.infer<typeof DemoPriceSchema>;
 
 export interface DemoResource {
   method: 'GET' | 'POST';

@@ -1,19 +1,7 @@
-import { z } from 'zod';
+// A stored event as the wire shows it (PROTOCOL.md §7; the shape is @svc/core's EventView): GET /events,
+// the event feed, an account's ledger and reports answer with it.
+import type { EventView } from '@svc/core';
 import type { StoredEvent } from '../store/port.js';
-
-/** An event on the wire (PROTOCOL.md §7): `{ id, type, source, ts, channelId?, account?, data }`. */
-export const EventViewSchema = z
-  .object({
-    id: z.number().int(),
-    type: z.string(),
-    source: z.enum(['gateway', 'facilitator', 'ledger']),
-    ts: z.string(),
-    channelId: z.string().optional(),
-    account: z.string().optional(),
-    data: z.record(z.string(), z.unknown()),
-  })
-  .meta({ id: 'Event' });
-export type EventView = z.infer<typeof EventViewSchema>;
 
 export function eventView(e: StoredEvent): EventView {
   return {

@@ -14,11 +14,11 @@ import {
   txSigningHash,
   voucherContext,
 } from '@svc/core';
+import type { DemoPrice } from '@svc/core';
 import type { LedgerInfo } from '@svc/ledger';
 import type { Config } from '../config.js';
 import { COSTLY, PAGE, REUSE_MS } from './channel-listing.js';
 import { BACKLOG, REPLAY_MAX } from './event-feed.js';
-import type { DemoPrice } from './demo-prices.js';
 import { MCP_TOOLS } from './mcp-tools.js';
 import { openApiPath } from './openapi.js';
 import type { RouteDoc } from './openapi.js';

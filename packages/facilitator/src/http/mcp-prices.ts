@@ -1,12 +1,11 @@
 // svc_price_list: the demo seller's live prices (from configuration, through the meter's own terms)
 // and the prices listed in the discovery catalog (each listing's `accepts`, read page by page from
 // GET /discovery/resources itself).
-import { zUnit, zUnits } from '@svc/core';
+import { DemoPriceSchema, DiscoveryResponseSchema, zUnit, zUnits } from '@svc/core';
 import { z } from 'zod';
 import type { Services } from '../services.js';
-import { DemoPriceSchema, demoPrices } from './demo-prices.js';
+import { demoPrices } from './demo-prices.js';
 import type { LocalAnswer, LocalGet } from './local-get.js';
-import { DiscoveryResponseSchema } from './routes/discovery.js';
 
 /** What this module uses of the domain. */
 export type PriceListDeps = Pick<Services, 'config' | 'demo' | 'ledgerInfo' | 'publicUrl' | 'supported'>;

@@ -8,16 +8,19 @@
 // same BAD_REQUEST error body as over HTTP.
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
-import { ChannelViewSchema, SupportedResponseSchema } from '@svc/core';
+import {
+  AccountSchema,
+  ChannelViewSchema,
+  DiscoveryResponseSchema,
+  StatsSchema,
+  SupportedResponseSchema,
+} from '@svc/core';
 import { z } from 'zod';
 import type { LocalAnswer, LocalGet } from './local-get.js';
 import { segment } from './local-get.js';
 import { PriceListShape, priceList } from './mcp-prices.js';
 import type { PriceListDeps } from './mcp-prices.js';
 import { SERVICE_VERSION } from './openapi.js';
-import { AccountSchema } from './routes/accounts.js';
-import { DiscoveryResponseSchema } from './routes/discovery.js';
-import { StatsSchema } from './routes/meta.js';
 
 /** What this module uses of the domain. */
 export type McpToolDeps = PriceListDeps;

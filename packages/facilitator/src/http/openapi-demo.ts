@@ -4,10 +4,9 @@
 // the meter answers (spec "Seller-side behaviour of a metered endpoint").
 import { ErrorBodySchema, PaymentRequiredSchema } from '@svc/core';
 import { z } from 'zod';
-import type { SupportedResponse } from '@svc/core';
+import type { DemoPrice, SupportedResponse } from '@svc/core';
 import type { Config } from '../config.js';
 import { demoPrices } from './demo-prices.js';
-import type { DemoPrice } from './demo-prices.js';
 import type { RouteDoc } from './openapi.js';
 
 const TAGS = ['demo'];

@@ -6,10 +6,9 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { randomKeypair } from '@svc/core';
-import type { Keypair } from '@svc/core';
+import type { Keypair, RevenueReport } from '@svc/core';
 import { startLedgerServer } from '@svc/ledger';
 import type { LedgerServer } from '@svc/ledger';
-import type { RevenueReport } from '../../src/domain/revenue.js';
 import { startHarness } from '../helpers/harness.js';
 import type { Buyer, Harness } from '../helpers/harness.js';
 

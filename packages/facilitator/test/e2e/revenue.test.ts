@@ -5,9 +5,8 @@
 // CSV sums to settled, the series and by-resource sum to the totals, aging covers the receivable.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseDisplayAmount, randomKeypair } from '@svc/core';
-import type { Keypair } from '@svc/core';
+import type { Keypair, RevenueReport } from '@svc/core';
 import { ChannelSigner } from '@svc/sdk';
-import type { RevenueReport } from '../../src/domain/revenue.js';
 import { startHarness } from '../helpers/harness.js';
 import type { Buyer, Harness } from '../helpers/harness.js';
 

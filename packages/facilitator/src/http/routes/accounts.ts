@@ -1,11 +1,11 @@
 // Accounts (PROTOCOL.md §7): the account record, read from the ledger and the channel book, and
 // the account's own ledger of events, newest first, paged with an opaque cursor.
-import { ChannelViewSchema, ErrorBodySchema, formatUnits, zAddress, zUnits } from '@svc/core';
+import { AccountLedgerPageSchema, AccountSchema, ErrorBodySchema, formatUnits, zAddress } from '@svc/core';
 import { z } from 'zod';
 import type { Services } from '../../services.js';
 import { ChannelListing } from '../channel-listing.js';
 import { decodeCursor, encodeCursor } from '../cursor.js';
-import { EventViewSchema, eventView } from '../event-view.js';
+import { eventView } from '../event-view.js';
 import { defineRoute } from '../route.js';
 import type { AnyRoute } from '../route.js';
 
@@ -22,31 +22,6 @@ export const zPageLimit = z.coerce
   .min(1, 'limit must be at least 1')
   .max(PAGE_MAX, `limit must be at most ${PAGE_MAX}`)
   .default(PAGE_DEFAULT);
-
-export const AccountSchema = z
-  .object({
-    address: zAddress,
-    kind: z.enum(['account', 'smart']),
-    policy: z
-      .object({
-        agentKey: z.string(),
-        perTxCap: zUnits,
-        dailyCap: zUnits,
-        payees: z.array(z.string()),
-        expiresLedger: z.number().int(),
-      })
-      .nullable(),
-    spentToday: zUnits,
-    day: z.string().nullable(),
-    frozen: z.boolean(),
-    balances: z.array(z.object({ asset: z.string(), code: z.string(), amount: zUnits })),
-    channels: z.array(ChannelViewSchema),
-  })
-  .meta({ id: 'Account' });
-
-const LedgerPageSchema = z
-  .object({ events: z.array(EventViewSchema), nextCursor: z.string().nullable() })
-  .meta({ id: 'AccountLedgerPage' });
 
 export function accountRoutes(deps: AccountDeps, listing: ChannelListing): AnyRoute[] {
   return [
@@ -103,7 +78,7 @@ export function accountRoutes(deps: AccountDeps, listing: ChannelListing): AnyRo
       params: z.object({ address: zAddress }),
       query: z.object({ cursor: z.string().max(200).optional(), limit: zPageLimit }),
       responses: {
-        200: { description: 'A page of events', schema: LedgerPageSchema },
+        200: { description: 'A page of events', schema: AccountLedgerPageSchema },
         400: { description: 'Bad cursor or limit', schema: ErrorBodySchema },
       },
       handler: async ({ params, query }) => {

@@ -1,6 +1,14 @@
 // Channels: the list and view of PROTOCOL.md §7, and the manual claim (its rules:
 // domain/manual-claims.ts).
-import { ChannelViewSchema, ClaimResponseSchema, ErrorBodySchema, SvcError, zAddress, zChannelId } from '@svc/core';
+import {
+  ChannelListSchema,
+  ChannelViewSchema,
+  ClaimResponseSchema,
+  ErrorBodySchema,
+  SvcError,
+  zAddress,
+  zChannelId,
+} from '@svc/core';
 import { z } from 'zod';
 import type { ChannelView } from '@svc/core';
 import type { ChannelBook } from '../../domain/channel-book.js';
@@ -36,7 +44,7 @@ export function channelRoutes(deps: ChannelDeps): AnyRoute[] {
         status: z.enum(['open', 'closed']).optional(),
       }),
       responses: {
-        200: { description: 'Channels', schema: z.object({ channels: z.array(ChannelViewSchema) }) },
+        200: { description: 'Channels', schema: ChannelListSchema },
         429: {
           description: 'A long list (over 250 channels) counts against the per-IP costly limit',
           schema: ErrorBodySchema,

@@ -3,12 +3,11 @@
 // count as costly for the per-IP rate limit.
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { FastifyRequest } from 'fastify';
-import { ErrorBodySchema, SvcError, zAddress, zUnits } from '@svc/core';
+import { AgentRunSchema, DemoInfoSchema, ErrorBodySchema, SvcError, zAddress } from '@svc/core';
 import { z } from 'zod';
-import { AGENT_STEPS } from '../../demo/agent.js';
 import type { Demo } from '../../demo/demo.js';
 import type { Services } from '../../services.js';
-import { DemoPriceSchema, demoPrices } from '../demo-prices.js';
+import { demoPrices } from '../demo-prices.js';
 import { defineRoute } from '../route.js';
 import type { AnyRoute } from '../route.js';
 
@@ -16,55 +15,6 @@ import type { AnyRoute } from '../route.js';
 export type DemoControlDeps = Pick<Services, 'config' | 'supported'>;
 
 const TAGS = ['demo'];
-
-const AgentStepSchema = z.object({
-  name: z.enum(AGENT_STEPS),
-  status: z.enum(['pending', 'running', 'done', 'failed']),
-  detail: z.string(),
-  paid: zUnits,
-  startedAt: z.string().nullable(),
-  finishedAt: z.string().nullable(),
-});
-
-export const AgentRunSchema = z
-  .object({
-    id: z.string(),
-    status: z.enum(['running', 'done', 'failed']),
-    startedAt: z.string(),
-    finishedAt: z.string().nullable(),
-    account: zAddress.nullable().meta({ description: "The agent's smart account." }),
-    channelId: z.string().nullable(),
-    paid: zUnits,
-    steps: z
-      .array(AgentStepSchema)
-      .meta({ description: 'channel, book, ticker, chat, stopped (the owner freezes the account mid-stream).' }),
-  })
-  .meta({ id: 'DemoAgentRun' });
-
-export const DemoInfoSchema = z
-  .object({
-    seller: zAddress.meta({ description: "The demo seller's payTo." }),
-    resources: z.array(DemoPriceSchema),
-    controlKeyRequired: z
-      .boolean()
-      .meta({ description: 'Whether POST /demo/agent/run and /demo/owner/freeze need the x-demo-key header.' }),
-    world: z
-      .object({
-        ready: z.boolean(),
-        account: zAddress.nullable().meta({ description: "The agent's smart account (C…)." }),
-        owner: zAddress,
-        agentKey: zAddress,
-        investors: z.array(zAddress),
-      })
-      .nullable()
-      .meta({ description: 'The seeded demo world; null where the ledger cannot hold one (Stellar).' }),
-    agent: z.object({
-      available: z.boolean(),
-      running: z.boolean(),
-      run: AgentRunSchema.nullable().meta({ description: 'The run under way, or the last one.' }),
-    }),
-  })
-  .meta({ id: 'DemoInfo' });
 
 const FreezeBody = z.strictObject({ frozen: z.boolean({ error: 'frozen must be true or false' }) });
 const FreezeResultSchema = z

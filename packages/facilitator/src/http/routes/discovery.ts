@@ -1,7 +1,7 @@
 // GET /discovery/resources: the catalog of paid resources (spec "Facilitator endpoints"; the rule
 // for who may change a listing is in domain/catalog.ts). No registration endpoint: a resource is
 // listed once a verified payment for it went through this facilitator.
-import { BazaarSchema, ErrorBodySchema, PaymentRequirementsSchema, zAddress } from '@svc/core';
+import { DiscoveryResponseSchema, ErrorBodySchema, zAddress } from '@svc/core';
 import { z } from 'zod';
 import { discoveryItem } from '../../domain/catalog.js';
 import type { Services } from '../../services.js';
@@ -33,35 +33,6 @@ const DiscoveryQuery = z.strictObject(
         : undefined,
   },
 );
-
-const zTime = z.string().meta({ description: 'ISO 8601 time, UTC.' });
-
-export const DiscoveryItemSchema = z
-  .object({
-    resource: z.string().meta({ description: 'The resource URL.' }),
-    type: z.literal('http'),
-    x402Version: z.literal(2),
-    accepts: z
-      .array(PaymentRequirementsSchema)
-      .meta({ description: 'The terms of the latest verified payment (the 402 `accepts`).' }),
-    lastUpdated: zTime,
-    extensions: z.object({ bazaar: BazaarSchema }),
-    description: z.string(),
-    mimeType: z.string(),
-    payTo: zAddress,
-    payments: z.number().int().min(0).meta({ description: 'Verified payments for this listing.' }),
-    payers: z.number().int().min(0).meta({ description: 'Distinct payers.' }),
-    firstSeen: zTime,
-  })
-  .meta({ id: 'DiscoveryItem' });
-
-export const DiscoveryResponseSchema = z
-  .object({
-    x402Version: z.literal(2),
-    items: z.array(DiscoveryItemSchema),
-    pagination: z.object({ limit: z.number().int(), offset: z.number().int(), total: z.number().int() }),
-  })
-  .meta({ id: 'DiscoveryResources' });
 
 export function discoveryRoutes(deps: DiscoveryDeps): AnyRoute[] {
   return [

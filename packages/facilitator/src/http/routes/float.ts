@@ -1,7 +1,16 @@
 // The credit pool, read-only (spec: "Float endpoints are read-only and submit no transaction"):
 // GET /float (summary and sampled history), GET /float/lines/:account, GET /float/positions/:address.
 // Everything here is a ledger read; the pool's own moves happen on the ledger (/ledger/pool/*).
-import { ErrorBodySchema, SvcError, formatUnits, zAddress, zUnits } from '@svc/core';
+import {
+  ErrorBodySchema,
+  FLOAT_LISTED,
+  FloatLineSchema,
+  FloatPositionSchema,
+  FloatSchema,
+  SvcError,
+  formatUnits,
+  zAddress,
+} from '@svc/core';
 import type { CreditLine, PoolPosition, PoolState } from '@svc/ledger';
 import { z } from 'zod';
 import { FLOAT_HISTORY_MAX } from '../../domain/float-history.js';
@@ -14,8 +23,6 @@ export type FloatDeps = Pick<Services, 'config' | 'floatHistory' | 'ledger' | 'l
 
 const TAGS = ['float'];
 export const FLOAT_HISTORY_DEFAULT = 200;
-/** Lines and positions listed in the summary, largest first; the counts cover all of them. */
-const LISTED = 100;
 const HISTORY_MESSAGE = `history must be a whole number from 1 to ${FLOAT_HISTORY_MAX}`;
 
 const FloatQuery = z.strictObject(
@@ -36,59 +43,6 @@ const FloatQuery = z.strictObject(
         : undefined,
   },
 );
-
-const zBps = z.number().int().meta({ description: 'Basis points (10000 = 100 %).' });
-
-export const CreditLineSchema = z
-  .object({
-    account: zAddress,
-    debt: zUnits.meta({ description: 'What the account owes the pool: principal and fee.' }),
-    value: zUnits.meta({ description: "The account's holdings, valued in the pool's asset." }),
-    healthBps: zBps.meta({ description: 'value × 10000 / debt.' }),
-    liquidatable: z.boolean().meta({ description: 'healthBps below the liquidation threshold.' }),
-    openedAt: z.string(),
-  })
-  .meta({ id: 'CreditLine' });
-
-export const PoolPositionSchema = z
-  .object({
-    address: zAddress,
-    shares: zUnits.meta({ description: 'Pool shares held (7 decimals, like the asset).' }),
-    value: zUnits.meta({ description: 'shares × share price, in base units of the asset.' }),
-  })
-  .meta({ id: 'PoolPosition' });
-
-const FloatSampleSchema = z.object({
-  at: z.string(),
-  sharePrice: zUnits,
-  size: zUnits,
-  lent: zUnits,
-  utilizationBps: zBps,
-});
-
-export const FloatSchema = z
-  .object({
-    pool: z.object({
-      address: zAddress,
-      asset: zAddress,
-      size: zUnits.meta({ description: 'Idle funds plus outstanding debt.' }),
-      idle: zUnits,
-      lent: zUnits,
-      totalShares: zUnits,
-      sharePrice: zUnits.meta({ description: 'Base units of the asset per whole share (10000000 at the start).' }),
-      utilizationBps: zBps.meta({ description: 'lent × 10000 / size.' }),
-      liquidationThresholdBps: zBps,
-      lineCount: z.number().int(),
-      investorCount: z.number().int(),
-    }),
-    lines: z.array(CreditLineSchema).meta({ description: `Credit lines, largest debt first (at most ${LISTED}).` }),
-    positions: z
-      .array(PoolPositionSchema)
-      .meta({ description: `Investor positions, most shares first (at most ${LISTED}).` }),
-    history: z.array(FloatSampleSchema).meta({ description: 'Periodic samples (FLOAT_SAMPLE_SECONDS), oldest first.' }),
-    sampleSeconds: z.number(),
-  })
-  .meta({ id: 'Float' });
 
 export function floatRoutes(deps: FloatDeps): AnyRoute[] {
   const pool = async (): Promise<PoolState> => {
@@ -133,8 +87,8 @@ export function floatRoutes(deps: FloatDeps): AnyRoute[] {
             lineCount: state.lines.length,
             investorCount: state.positions.length,
           },
-          lines: lines.slice(0, LISTED).map(lineView),
-          positions: positions.slice(0, LISTED).map(positionView),
+          lines: lines.slice(0, FLOAT_LISTED).map(lineView),
+          positions: positions.slice(0, FLOAT_LISTED).map(positionView),
           history: await deps.floatHistory.recent(Number(query.history)),
           sampleSeconds: deps.config.FLOAT_SAMPLE_SECONDS,
         };
@@ -147,7 +101,7 @@ export function floatRoutes(deps: FloatDeps): AnyRoute[] {
       tags: TAGS,
       params: z.object({ account: zAddress }),
       responses: {
-        200: { description: 'The line', schema: CreditLineSchema },
+        200: { description: 'The line', schema: FloatLineSchema },
         400: { description: 'Not an address', schema: ErrorBodySchema },
         404: noPool,
         503: ledgerDown,
@@ -165,7 +119,7 @@ export function floatRoutes(deps: FloatDeps): AnyRoute[] {
       tags: TAGS,
       params: z.object({ address: zAddress }),
       responses: {
-        200: { description: 'The position', schema: PoolPositionSchema },
+        200: { description: 'The position', schema: FloatPositionSchema },
         400: { description: 'Not an address', schema: ErrorBodySchema },
         404: noPool,
         503: ledgerDown,

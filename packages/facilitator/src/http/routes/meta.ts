@@ -1,4 +1,5 @@
 // Health (exempt from rate limits).
+import { StatsSchema } from '@svc/core';
 import { z } from 'zod';
 import type { Services } from '../../services.js';
 import { defineRoute } from '../route.js';
@@ -40,25 +41,6 @@ export const HealthSchema = z
     }),
   })
   .meta({ id: 'Health' });
-
-export const StatsSchema = z
-  .object({
-    vouchersAccepted: z.number().int(),
-    vouchersRejected: z.number().int(),
-    chainTxCount: z.number().int(),
-    volume: z.string(),
-    channelsOpen: z.number().int(),
-    medianVerifyLatencyMs: z.number().nullable().meta({
-      description:
-        'Median time to verify a voucher including its durable write, over the last 4,096 accepted vouchers (voucher.accepted events report the time before the write).',
-    }),
-    vouchersPerClaim: z.number().nullable().meta({
-      description:
-        'The vouchers each claim covered, on average (1 decimal); claims whose coverage is unknown are left out; null when there is none.',
-    }),
-    exactEquivalent: z.object({ txCount: z.number().int(), seconds: z.number() }),
-  })
-  .meta({ id: 'Stats' });
 
 export function metaRoutes(deps: MetaDeps): AnyRoute[] {
   return [

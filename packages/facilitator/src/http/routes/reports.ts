@@ -4,6 +4,7 @@
 // payment). A repeat is idempotent: the first answer again, nothing published twice.
 import {
   ErrorBodySchema,
+  EventViewSchema,
   LEDGER_CODES,
   SvcError,
   isAccountAddress,
@@ -12,13 +13,12 @@ import {
   zAddress,
   zSignatureHex,
 } from '@svc/core';
-import type { LedgerCode } from '@svc/core';
+import type { EventView, LedgerCode } from '@svc/core';
 import type { LedgerAccount, TxResult } from '@svc/ledger';
 import { z } from 'zod';
 import type { Services } from '../../services.js';
 import type { NewEvent } from '../../store/port.js';
-import { EventViewSchema, eventView } from '../event-view.js';
-import type { EventView } from '../event-view.js';
+import { eventView } from '../event-view.js';
 import { defineRoute } from '../route.js';
 import type { AnyRoute } from '../route.js';
 

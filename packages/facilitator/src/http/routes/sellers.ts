@@ -4,6 +4,7 @@
 import {
   ErrorBodySchema,
   NETWORKS,
+  RevenueReportSchema,
   SellerTokenRequestBodySchema,
   SellerTokenSchema,
   SvcError,
@@ -11,17 +12,10 @@ import {
   isNetworkName,
   verifySellerTokenRequest,
   zAddress,
-  zUnits,
 } from '@svc/core';
+import type { RevenueReport } from '@svc/core';
 import { z } from 'zod';
-import {
-  AGING_BUCKETS,
-  REVENUE_EVENT_TYPES,
-  RevenueTally,
-  revenueWindow,
-  settlementsCsv,
-} from '../../domain/revenue.js';
-import type { RevenueReport } from '../../domain/revenue.js';
+import { REVENUE_EVENT_TYPES, RevenueTally, revenueWindow, settlementsCsv } from '../../domain/revenue.js';
 import type { Services } from '../../services.js';
 import { defineRoute } from '../route.js';
 import type { AnyRoute } from '../route.js';
@@ -59,113 +53,6 @@ const RevenueQuery = z.strictObject(
         : undefined,
   },
 );
-
-const zCount = z.number().int().min(0);
-const zTime = z.string().meta({ description: 'ISO 8601 time, UTC.' });
-const Sums = { earned: zUnits, settled: zUnits, payments: zCount, settlements: zCount };
-
-const SettlementSchema = z
-  .object({
-    settledAt: zTime,
-    tx: z.string(),
-    channelId: z.string(),
-    payer: zAddress.nullable(),
-    amount: zUnits,
-    paymentsCovered: zCount
-      .nullable()
-      .meta({ description: 'Vouchers the claim covered; null for a claim made by someone else.' }),
-    explorer: z.string().meta({ description: 'Explorer link of the transaction; empty on stellar:local.' }),
-  })
-  .meta({ id: 'Settlement' });
-
-export const RevenueReportSchema = z
-  .object({
-    payTo: zAddress,
-    asOf: zTime,
-    totals: z
-      .object({
-        earned: zUnits.meta({ description: 'Sum of accepted vouchers, all time.' }),
-        settled: zUnits.meta({ description: 'Sum claimed on the ledger, all time.' }),
-        receivable: zUnits.meta({ description: 'What open channels owe: earned − settled − lost.' }),
-        lost: zUnits.meta({
-          description:
-            'What closed channels owed when they closed: accepted but never claimed, and no longer claimable. earned = settled + receivable + lost.',
-        }),
-        payments: zCount,
-        settlements: zCount,
-        paymentsPerSettlement: z.number().nullable().meta({
-          description:
-            'The payments each settlement covered, on average (2 decimals): settlements whose coverage is unknown (claims made by someone else) are left out; null when there is none.',
-        }),
-        buyers: zCount,
-      })
-      .meta({ description: 'All time, as of `asOf`.' }),
-    window: z
-      .object({ bucket: z.enum(['hour', 'day']), days: z.number().int(), start: zTime, end: zTime, ...Sums })
-      .meta({
-        description:
-          'The window [start, end): `days` × 24 h of whole UTC buckets ending with the current one, and its own sums.',
-      }),
-    byResource: z
-      .array(z.object({ resource: z.string(), earned: zUnits, payments: zCount }))
-      .meta({ description: 'In the window, highest earned first (top 100).' }),
-    otherResources: z
-      .object({ resources: zCount, earned: zUnits, payments: zCount })
-      .meta({ description: 'The window’s resources past the top 100, summed.' }),
-    series: z
-      .array(z.object({ start: zTime, ...Sums }))
-      .meta({ description: 'Every bucket of the window, oldest first, empty ones included.' }),
-    receivables: z.object({
-      total: zUnits,
-      buckets: z.array(z.object({ bucket: z.enum(AGING_BUCKETS), amount: zUnits, channels: zCount })),
-      channels: z
-        .array(
-          z.object({
-            channelId: z.string(),
-            payer: zAddress.nullable(),
-            status: z.enum(['open', 'closed']),
-            amount: zUnits,
-            oldestUnclaimedAt: zTime.nullable(),
-            ageSeconds: zCount,
-            bucket: z.enum(AGING_BUCKETS),
-          }),
-        )
-        .meta({
-          description:
-            'Open channels with accepted vouchers not yet claimed, oldest first; age counts from the oldest unclaimed voucher.',
-        }),
-    }),
-    losses: z
-      .object({
-        total: zUnits,
-        channels: z.array(
-          z.object({ channelId: z.string(), payer: zAddress.nullable(), amount: zUnits, closedAt: zTime }),
-        ),
-        truncated: z.boolean(),
-      })
-      .meta({
-        description:
-          'Closed channels that owed the seller something when they closed (all time, newest close first, at most 500): money accepted that can no longer be claimed.',
-      }),
-    settlements: z.array(SettlementSchema).meta({ description: 'In the window, newest first (at most 500).' }),
-    settlementsTruncated: z.boolean(),
-    settlementPolicy: z
-      .object({
-        threshold: zUnits.meta({
-          description: 'A channel is claimed once what it owes the seller (unclaimed) reaches this.',
-        }),
-        intervalSeconds: z.number().meta({
-          description: 'How often the claim scheduler looks: a channel past the threshold is claimed within this.',
-        }),
-        expiryMarginLedgers: zCount.meta({
-          description:
-            'Any channel with something unclaimed is claimed from this many ledgers before its expiry, whatever the threshold.',
-        }),
-        ledgerSeconds: z.number().meta({ description: 'Seconds per ledger, to turn ledgers into time.' }),
-      })
-      .meta({ description: 'When the facilitator claims (the seller gets paid): this instance’s claim settings.' }),
-  })
-  .meta({ id: 'SellerRevenue' });
 
 export function sellerRoutes(deps: SellerDeps): AnyRoute[] {
   const net = deps.ledgerInfo.network;
@@ -257,9 +144,7 @@ export function sellerRoutes(deps: SellerDeps): AnyRoute[] {
       },
       handler: async ({ params, query }) => {
         const { tally: t, now } = await tally(params.payTo, query.bucket, Number(query.days));
-        // Typed against the declared schema too, so the domain's shape and the OpenAPI document cannot drift.
-        const report: RevenueReport = t.report(now, explorerBase);
-        const answer: z.input<typeof RevenueReportSchema> = { ...report, settlementPolicy };
+        const answer: RevenueReport = { ...t.report(now, explorerBase), settlementPolicy };
         return answer;
       },
     }),
