@@ -21,6 +21,7 @@ export * from './safe-parse.js';
 export * from './schemas.js';
 export * from './seller-token.js';
 export * from './soroban-rpc-schemas.js';
+export * from './stream-wire.js';
 export * from './strkey.js';
 export * from './strkey-light.js';
 export * from './tx.js';

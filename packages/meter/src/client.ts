@@ -5,6 +5,7 @@
 //   const { meter } = svc({ facilitator: 'http://127.0.0.1:4020', payTo: 'G…' });
 //   app.get('/book', meter({ price: 5000n, unit: 'request' }), (req, res) => res.json({ paid: req.payment }));
 import { globalFetch, isAddress, parseSellerToken, UNITS } from '@svc/core';
+import type { StreamVoucher } from '@svc/core';
 import { FacilitatorClient, StreamCalls } from './facilitator-client.js';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { openPaidStream } from './stream.js';
@@ -49,10 +50,7 @@ export interface SvcClient {
   /** A paid SSE stream for `token`/`second` units, on a request the meter already charged. */
   stream(req: IncomingMessage, res: ServerResponse, options: StreamOptions): Promise<PaidStream>;
   /** Sends a bare voucher to the facilitator (POST /channels/:id/voucher). */
-  acceptVoucher(
-    channelId: string,
-    voucher: { streamId?: string; cumulative: string; signature: string },
-  ): Promise<unknown>;
+  acceptVoucher(channelId: string, voucher: StreamVoucher): Promise<unknown>;
   readonly facilitator: FacilitatorClient;
   readonly payTo: string;
   readonly publicUrl: string | undefined;

@@ -1,8 +1,27 @@
 // The meter's only dependency: the facilitator, over HTTP. `/supported` is cached (it tells the
 // asset, the channel contract and the receipt signer); `/verify` carries an Idempotency-Key so a
 // retry after a lost answer returns the first answer instead of VOUCHER_NOT_INCREASING.
-import { SupportedResponseSchema, VerifyResponseSchema, randomBytes, safeParse, toHex } from '@svc/core';
-import type { ErrorBody, SupportedResponse, VerifyRequest, VerifyResponse } from '@svc/core';
+import {
+  StreamEndedSchema,
+  StreamOpenedSchema,
+  StreamWaitResultSchema,
+  SupportedResponseSchema,
+  VerifyResponseSchema,
+  randomBytes,
+  safeParse,
+  toHex,
+} from '@svc/core';
+import type {
+  ErrorBody,
+  StreamEnded,
+  StreamOpen,
+  StreamOpened,
+  StreamVoucher,
+  StreamWaitResult,
+  SupportedResponse,
+  VerifyRequest,
+  VerifyResponse,
+} from '@svc/core';
 
 const SUPPORTED_TTL_MS = 5 * 60_000;
 const SUPPORTED_RETRY_MS = 2_000;
@@ -113,10 +132,7 @@ export class FacilitatorClient {
   }
 
   /** POST /channels/:id/voucher — a bare voucher, outside any request (streams). */
-  async postVoucher(
-    channelId: string,
-    voucher: { streamId?: string; cumulative: string; signature: string },
-  ): Promise<unknown> {
+  async postVoucher(channelId: string, voucher: StreamVoucher): Promise<unknown> {
     const res = await this.fetchImpl(`${this.baseUrl}/channels/${encodeURIComponent(channelId)}/voucher`, {
       method: 'POST',
       headers: { 'content-type': 'application/json' },
@@ -145,16 +161,8 @@ function isErrorBody(value: unknown): value is ErrorBody {
   );
 }
 
-export interface OpenedStream {
-  streamId: string;
-  requiredCumulative: string;
-  voucherUrl: string;
-  deposit: string;
-}
-
-export type WaitReply =
-  | { kind: 'paid'; requiredCumulative: string; deposit: string; receipt: unknown }
-  | { kind: 'timeout' | 'exhausted' | 'frozen' | 'aborted' };
+/** Reads an answer against its wire schema (a safeParse of @svc/core's). */
+type Reader<T> = (json: unknown) => { success: true; data: T } | { success: false };
 
 export class FacilitatorError extends Error {
   constructor(
@@ -177,25 +185,19 @@ export class StreamCalls {
     private readonly sellerToken: string | null = null,
   ) {}
 
-  open(body: {
-    channelId: string;
-    payTo: string;
-    resource: string;
-    unit: 'token' | 'second';
-    sliceCost: string;
-    initialCharge: string;
-    receiptId: string;
-  }): Promise<OpenedStream> {
-    return this.call<OpenedStream>('POST', '/streams', body, this.timeoutMs);
+  open(body: StreamOpen): Promise<StreamOpened> {
+    return this.call('POST', '/streams', body, this.timeoutMs, (json) => safeParse(StreamOpenedSchema, json));
   }
 
-  wait(streamId: string, timeoutMs: number, signal?: AbortSignal): Promise<WaitReply> {
+  wait(streamId: string, timeoutMs: number, signal?: AbortSignal): Promise<StreamWaitResult> {
     // The long poll itself lasts up to timeoutMs: allow for it and a little more.
-    return this.call<WaitReply>('POST', `/streams/${streamId}/wait`, { timeoutMs }, timeoutMs + this.timeoutMs, signal);
+    const read = (json: unknown) => safeParse(StreamWaitResultSchema, json);
+    return this.call('POST', `/streams/${streamId}/wait`, { timeoutMs }, timeoutMs + this.timeoutMs, read, signal);
   }
 
-  end(streamId: string, reason: string, units: number): Promise<{ charged: string; vouchers: number }> {
-    return this.call('DELETE', `/streams/${streamId}`, { reason, units }, this.timeoutMs);
+  end(streamId: string, reason: string, units: number): Promise<StreamEnded> {
+    const read = (json: unknown) => safeParse(StreamEndedSchema, json);
+    return this.call('DELETE', `/streams/${streamId}`, { reason, units }, this.timeoutMs, read);
   }
 
   private async call<T>(
@@ -203,6 +205,7 @@ export class StreamCalls {
     path: string,
     body: unknown,
     timeoutMs: number,
+    read: Reader<T>,
     signal?: AbortSignal,
   ): Promise<T> {
     const timeout = AbortSignal.timeout(timeoutMs);
@@ -222,6 +225,13 @@ export class StreamCalls {
         res.headers.get('retry-after'),
       );
     }
-    return json as T;
+    const answer = read(json);
+    if (!answer.success)
+      throw new FacilitatorError(
+        res.status,
+        'FACILITATOR_UNAVAILABLE',
+        `the facilitator answered ${method} ${path} with an unexpected body`,
+      );
+    return answer.data;
   }
 }

@@ -10,15 +10,13 @@
 //   while (await s.next()) { s.send('tick', { price: quote() }); await sleep(1000); }
 //   await s.end();
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { PaymentResponse, StreamEndReason } from '@svc/core';
+import { STREAM_WAIT_MAX_MS, STREAM_WAIT_MIN_MS } from '@svc/core';
+import type { PaymentResponse, StreamEnded, StreamEndReason } from '@svc/core';
 import type { StreamCalls } from './facilitator-client.js';
 import { EXPOSED_HEADERS } from './gate.js';
 import { sliceOf } from './terms.js';
 
 export const DEFAULT_VOUCHER_TIMEOUT_MS = 10_000;
-/** The facilitator's long poll is 1–30 s: a longer voucher timeout is served by at most 30 s. */
-const WAIT_MIN_MS = 1_000;
-const WAIT_MAX_MS = 30_000;
 
 export interface StreamOptions {
   /** Price of one unit, in base units. */
@@ -140,9 +138,10 @@ class SseStream implements PaidStream {
     // uncoverable slice with `exhausted` at once, without waiting.
     if (this.required <= this.deposit)
       this.send('payment-required', { streamId: this.streamId, requiredCumulative: this.required.toString() });
+    // The facilitator's long poll is 1–30 s: a longer voucher timeout is served by at most 30 s.
     const timeoutMs = Math.min(
-      WAIT_MAX_MS,
-      Math.max(WAIT_MIN_MS, this.options.voucherTimeoutMs ?? DEFAULT_VOUCHER_TIMEOUT_MS),
+      STREAM_WAIT_MAX_MS,
+      Math.max(STREAM_WAIT_MIN_MS, this.options.voucherTimeoutMs ?? DEFAULT_VOUCHER_TIMEOUT_MS),
     );
     let reply;
     try {
@@ -194,7 +193,7 @@ class SseStream implements PaidStream {
     this.summary ??= (async () => {
       this.ended = true;
       this.reason = reason;
-      let settled: { charged: string; vouchers: number } | null = null;
+      let settled: StreamEnded | null = null;
       try {
         settled = await this.calls.end(this.streamId, reason, this.units);
       } catch {

@@ -14,7 +14,7 @@ import {
   safeParse,
   verifyReceipt,
 } from '@svc/core';
-import type { PaymentRequirements, PaymentResponse } from '@svc/core';
+import type { PaymentRequirements, PaymentResponse, StreamVoucher } from '@svc/core';
 import type { ChannelSigner } from './channel-signer.js';
 import { PaymentError, facilitatorSigners, readTerms } from './pay-fetch.js';
 import { SseParser } from './sse.js';
@@ -162,7 +162,7 @@ async function payNextSlice(
         streamId: session.streamId,
         cumulative: voucher.cumulative,
         signature: voucher.signature,
-      }),
+      } satisfies StreamVoucher),
     });
     if (!res.ok) return; // refused: the seller's wait ends the stream
     const body = (await res.json()) as { receipt?: unknown };

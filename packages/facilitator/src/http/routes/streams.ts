@@ -1,15 +1,23 @@
 // Streaming sessions for `token` and `second` units (spec state table; PROTOCOL.md §8), and the
-// voucher endpoint buyers post each slice's voucher to.
+// voucher endpoint buyers post each slice's voucher to. The session's wire is @svc/core's
+// (stream-wire.ts), shared with the meter; imported here under this module's short names.
 import {
   ErrorBodySchema,
-  PaymentResponseSchema,
-  STREAM_END_REASONS,
+  STREAM_WAIT_DEFAULT_MS as WAIT_DEFAULT_MS,
+  STREAM_WAIT_MAX_MS as WAIT_MAX_MS,
+  STREAM_WAIT_MIN_MS as WAIT_MIN_MS,
+  StreamEndSchema as EndSchema,
+  StreamEndedSchema as EndedSchema,
+  StreamOpenSchema as OpenSchema,
+  StreamOpenedSchema as OpenedSchema,
+  StreamVoucherSchema as VoucherSchema,
+  StreamWaitResultSchema as WaitResultSchema,
+  StreamWaitSchema as WaitSchema,
   SvcError,
+  VoucherAcceptedSchema,
   formatUnits,
-  zAddress,
   zChannelId,
-  zSignatureHex,
-  zUnits,
+  zStreamId,
 } from '@svc/core';
 import type { FastifyRequest } from 'fastify';
 import { z } from 'zod';
@@ -20,64 +28,9 @@ import type { AnyRoute } from '../route.js';
 
 /** What this module uses of the domain. */
 export type StreamDeps = Pick<Services, 'publicUrl' | 'sellerTokens' | 'store' | 'streams'>;
-
-export const WAIT_DEFAULT_MS = 10_000;
-export const WAIT_MIN_MS = 1_000;
-export const WAIT_MAX_MS = 30_000;
 const TAGS = ['streams'];
 
-const zStreamId = z.string().regex(/^[0-9a-f]{32}$/, 'a stream id: 32 lowercase hex characters');
 const StreamParams = z.object({ id: zStreamId });
-
-const OpenSchema = z
-  .object({
-    channelId: zChannelId,
-    payTo: zAddress,
-    resource: z.string().min(1).max(2048),
-    unit: z.enum(['token', 'second']),
-    sliceCost: zUnits,
-    initialCharge: zUnits,
-    receiptId: z.string().regex(/^[0-9a-f]{64}$/, 'the first slice’s receipt id'),
-  })
-  .meta({ id: 'StreamOpen' });
-
-const OpenedSchema = z
-  .object({ streamId: zStreamId, requiredCumulative: zUnits, voucherUrl: z.string(), deposit: zUnits })
-  .meta({ id: 'StreamOpened' });
-
-const WaitSchema = z
-  .object({ timeoutMs: z.number().int().min(0).max(3_600_000).optional() })
-  .meta({ id: 'StreamWait' });
-const WaitResultSchema = z
-  .union([
-    z.object({ kind: z.literal('paid'), receipt: PaymentResponseSchema, requiredCumulative: zUnits, deposit: zUnits }),
-    z.object({ kind: z.enum(['timeout', 'exhausted', 'frozen', 'aborted']) }),
-  ])
-  .meta({ id: 'StreamWaitResult' });
-
-const EndSchema = z
-  .object({ reason: z.enum(STREAM_END_REASONS), units: z.number().int().min(0).max(Number.MAX_SAFE_INTEGER) })
-  .meta({ id: 'StreamEnd' });
-const EndedSchema = z
-  .object({
-    charged: zUnits,
-    vouchers: z.number().int(),
-    reason: z.enum(STREAM_END_REASONS),
-    units: z.number().int().nullable(),
-  })
-  .meta({ id: 'StreamEnded' });
-
-const VoucherSchema = z
-  .object({ streamId: zStreamId.optional(), cumulative: zUnits, signature: zSignatureHex })
-  .meta({ id: 'Voucher' });
-const VoucherAcceptedSchema = z
-  .object({
-    accepted: z.literal(true),
-    streamId: zStreamId.nullable(),
-    requiredCumulative: zUnits.nullable(),
-    receipt: PaymentResponseSchema,
-  })
-  .meta({ id: 'VoucherAccepted' });
 
 /** The session's seller: its token. */
 const SELLER_AUTH = { scheme: 'sellerToken' } as const;
