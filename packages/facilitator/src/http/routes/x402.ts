@@ -24,6 +24,8 @@ import { defineRoute } from '../route.js';
 import type { AnyRoute } from '../route.js';
 
 const IDEMPOTENCY_KEY_RE = /^[A-Za-z0-9_.:-]{1,128}$/;
+/** Built once: zod compiles a schema's fast path on first use, which costs more than the parse. */
+const ResourceUrlSchema = z.object({ url: z.string().max(2048) });
 const TAGS = ['x402'];
 /** The payee's side (its seller token) gets the attest token and its resource listed in discovery. */
 const SELLER_AUTH = { scheme: 'sellerToken', optional: true } as const;
@@ -184,7 +186,7 @@ function verifyInput(envelope: VerifyEnvelope, key: string | null): Input {
   const body = parsed.data;
   const decoded = decodePayment(body.paymentPayload);
   if (!decoded.ok) return { rejection: 'PAYMENT_MALFORMED', message: decoded.message };
-  const resource = safeParse(z.object({ url: z.string().max(2048) }), body.paymentPayload['resource']);
+  const resource = safeParse(ResourceUrlSchema, body.paymentPayload['resource']);
   const requirements = body.paymentRequirements;
   const method = body.method ?? '';
   return {
