@@ -1,6 +1,7 @@
 // The demo seller, written with the public @svc/meter API exactly as an external seller would:
 // GET /demo/book (per request), GET /demo/ticker/stream (per second), POST /demo/chat (per token).
-// Its meter reaches this facilitator over HTTP, like any other seller's.
+// Its meter calls this facilitator's routes like any other seller's — in process (localFetch):
+// the same routes, validation and seller authentication as over HTTP, without the socket.
 import type { ServerResponse } from 'node:http';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { svc, FacilitatorError } from '@svc/meter';
@@ -8,9 +9,13 @@ import type { MeterOptions, PaidStream, StreamOptions, SvcClient } from '@svc/me
 import { fastifyMeter } from '@svc/meter/fastify';
 import type { Services } from '../../services.js';
 import { demoResources } from '../demo-prices.js';
+import { localFetch } from '../local-get.js';
 
 /** What this module uses of the domain. */
-export type DemoSellerDeps = Pick<Services, 'clock' | 'config' | 'publicUrl' | 'selfUrl' | 'sellerTokens'>;
+export type DemoSellerDeps = Pick<
+  Services,
+  'clock' | 'config' | 'internalToken' | 'publicUrl' | 'selfUrl' | 'sellerTokens'
+>;
 
 const BOOK = {
   title: 'The Cumulative Voucher',
@@ -49,6 +54,7 @@ export function registerDemo(app: FastifyInstance, deps: DemoSellerDeps, demo: D
       payTo: demo.payTo,
       publicUrl: deps.publicUrl(),
       sellerToken: sellerToken(),
+      fetch: localFetch(app, deps.internalToken),
     }));
   // The same options the price list, llms.txt and the OpenAPI document read (demo-prices.ts).
   const options = (path: string) => demoResources(deps.config).find((r) => r.path === path)!.options;
