@@ -37,7 +37,7 @@ export default tseslint.config(
     },
   },
   {
-    files: ['eslint.config.js', '**/*.cjs', 'scripts/**/*.mjs', 'packages/*/bin/*.js'],
+    files: ['eslint.config.js', '**/*.cjs', 'scripts/**/*.mjs', 'bench/**/*.mjs', 'packages/*/bin/*.js'],
     ...tseslint.configs.disableTypeChecked,
   },
   {
@@ -49,7 +49,9 @@ export default tseslint.config(
     rules: { 'no-console': 'off', '@typescript-eslint/no-require-imports': 'off' },
   },
   {
-    files: ['scripts/**/*.mjs', 'packages/*/bin/*.js'],
-    languageOptions: { globals: { process: 'readonly', console: 'readonly', performance: 'readonly' } },
+    files: ['scripts/**/*.mjs', 'bench/**/*.mjs', 'packages/*/bin/*.js'],
+    languageOptions: {
+      globals: { process: 'readonly', console: 'readonly', performance: 'readonly', Buffer: 'readonly' },
+    },
   },
 );

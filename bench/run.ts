@@ -1,41 +1,65 @@
-// npm run bench — prints, from one run on this machine:
-//   1. ed25519 verifications per second on one core (node:crypto, cached key): the ceiling;
-//      and on the threadpool (all cores), the headroom the async verify path uses;
-//   2. in-process voucher accepts per second (strict verify + compare-and-set + durable SQLite
-//      commit + signed receipt), and its ratio to the ceiling;
-//   3. HTTP POST /verify requests per second with p50/p99 at a fixed concurrency, against the
-//      facilitator in its own process, and its ratio to the ceiling.
+// npm run bench — prints, from one run on this machine, every figure beside its ceiling:
+//
+//   1. the paid request, one client for all (keep-alive node:http, 32 in flight, each worker
+//      paying its own channel in order), servers in their own process:
+//        ceiling: raw node:http that parses the same /verify body and does one ed25519 verify
+//        svc POST /verify (strict verify, compare-and-set, durable commit, signed stored receipt,
+//          audit event)
+//        svc GET /demo/book through @svc/meter (the demo seller and the facilitator in one process)
+//   2. ed25519 verifications per second on one core and on the threadpool (the signature alone),
+//      and in-process voucher accepts (the verifier without HTTP) against them.
+//
+// The CPU profile of each path (where the microseconds go) is in bench/PROFILE.md, with the
+// commands that redo it.
+import { spawn } from 'node:child_process';
 import crypto from 'node:crypto';
 import fs from 'node:fs';
-import http from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
-import { randomKeypair, voucherContext, toHex } from '@svc/core';
-import type { Keypair, Payment, PaymentRequirements } from '@svc/core';
+import { fileURLToPath } from 'node:url';
+import http from 'node:http';
+import { decodeJsonHeader, encodeJsonHeader, randomKeypair, toHex, voucherContext } from '@svc/core';
+import type { Keypair, Payment, PaymentRequired, PaymentRequirements } from '@svc/core';
 import { LocalLedgerClient } from '@svc/sdk';
 import { loadConfig } from '../packages/facilitator/src/config.js';
 import { createFacilitator } from '../packages/facilitator/src/facilitator.js';
-import { startChild } from '../packages/facilitator/test/helpers/process.js';
+import { drive, send } from './client.js';
+import type { Call, Run } from './client.js';
+import { cpuSince, threadCpu } from './threads.js';
 
+const WORKERS = Number(process.env['BENCH_WORKERS'] ?? 32);
+const SECONDS = Number(process.env['BENCH_SECONDS'] ?? 8);
+const WARMUP_SECONDS = 2;
+const PER_CHANNEL = 2_500;
 const CEILING_N = 20_000;
 const INPROC_CHANNELS = 128;
 const INPROC_PER_CHANNEL = 200;
-const INPROC_ROUNDS = 3;
-const HTTP_CONCURRENCY = 64;
-const HTTP_SECONDS = 6;
-const HTTP_PER_CHANNEL = 1_500;
 const BENCH_ENV = {
   LOG_LEVEL: 'warn',
   CHANNEL_VOUCHER_LIMIT_PER_MINUTE: '10000000',
   IP_RATE_LIMIT_PER_MINUTE: '0',
-  DEMO: 'off',
 };
+const HERE = path.dirname(fileURLToPath(import.meta.url));
+/** BENCH_PROFILE=<dir>: every server process writes a CPU profile there (bench/PROFILE.md). */
+const PROFILE_DIR = process.env['BENCH_PROFILE'] ? path.resolve(process.env['BENCH_PROFILE']) : null;
+const PROFILE_FLAGS = PROFILE_DIR ? ['--cpu-prof', `--cpu-prof-dir=${PROFILE_DIR}`, '--cpu-prof-interval=250'] : [];
+const SVC = path.resolve(HERE, '../packages/facilitator/bin/svc.cjs');
+/** The measured windows (CLOCK_MONOTONIC µs, as the profiles' timestamps) and their requests. */
+const windows: { path: string; pid: number; start: number; end: number; requests: number }[] = [];
+const nowUs = () => Number(process.hrtime.bigint() / 1000n);
 
-function rate(n: number, ms: number): number {
-  return Math.round((n / ms) * 1000);
+const fmt = (n: number) => n.toLocaleString('en-US');
+const ms = (n: number) => `${n.toFixed(1)} ms`;
+const ratio = (n: number, of: number) => (n / of).toFixed(2);
+const progress = (line: string) => process.stderr.write(`  … ${line}\n`);
+
+function rate(n: number, elapsedMs: number): number {
+  return Math.round((n / elapsedMs) * 1000);
 }
 
-function ceiling(): { sync: number; pool: Promise<number> } {
+// ---- the signature alone ------------------------------------------------------------------------
+
+function signatureCeiling(): { sync: number; pool: Promise<number> } {
   const { publicKey, privateKey } = crypto.generateKeyPairSync('ed25519');
   const msg = crypto.randomBytes(32);
   const sig = crypto.sign(null, msg, privateKey);
@@ -56,44 +80,45 @@ function ceiling(): { sync: number; pool: Promise<number> } {
   return { sync, pool };
 }
 
+// ---- channels -----------------------------------------------------------------------------------
+
 interface Channel {
   id: bigint;
+  key: Keypair;
   vouchers: string[];
+  /** The next voucher to send. */
+  next: number;
 }
+
+type LedgerInfo = Awaited<ReturnType<LocalLedgerClient['info']>>;
 
 async function openChannels(
-  ledger: LocalLedgerClient,
+  ledger: LedgerInfo & { client: LocalLedgerClient },
   payee: string,
   count: number,
-  perChannel: number,
   price: bigint,
 ): Promise<Channel[]> {
-  const info = await ledger.info();
-  const ctx = voucherContext(info.passphrase, info.contracts.channel);
-  const out: Channel[] = [];
-  for (let i = 0; i < count; i++) {
-    const payer = randomKeypair();
-    const vk: Keypair = randomKeypair();
-    await ledger.faucet(payer.address);
-    const { channelId } = await ledger.openChannel({
-      payer,
-      payee,
-      deposit: price * BigInt(perChannel),
-      voucherKey: vk,
-    });
-    out.push({
-      id: channelId,
-      vouchers: Array.from({ length: perChannel }, (_, k) => toHex(ctx.sign(vk, channelId, price * BigInt(k + 1)))),
-    });
-  }
-  return out;
+  const ctx = voucherContext(ledger.passphrase, ledger.contracts.channel);
+  return Promise.all(
+    Array.from({ length: count }, async () => {
+      const payer = randomKeypair();
+      const key = randomKeypair();
+      await ledger.client.faucet(payer.address);
+      const { channelId } = await ledger.client.openChannel({
+        payer,
+        payee,
+        deposit: price * BigInt(PER_CHANNEL),
+        voucherKey: key,
+      });
+      const vouchers = Array.from({ length: PER_CHANNEL }, (_, k) =>
+        toHex(ctx.sign(key, channelId, price * BigInt(k + 1))),
+      );
+      return { id: channelId, key, vouchers, next: 0 };
+    }),
+  );
 }
 
-function requirementsFor(
-  info: Awaited<ReturnType<LocalLedgerClient['info']>>,
-  payTo: string,
-  url: string,
-): PaymentRequirements {
+function requirementsFor(info: LedgerInfo, payTo: string, url: string): PaymentRequirements {
   return {
     scheme: 'channel',
     network: info.network,
@@ -106,29 +131,228 @@ function requirementsFor(
   };
 }
 
-interface Figures {
-  rate: number;
-  p50: number;
-  p99: number;
-  cores: number;
+/** The POST /verify body of a channel's next voucher, as a seller's meter sends it. */
+function verifyCalls(channels: Channel[], requirements: PaymentRequirements, resource: string) {
+  const price = BigInt(requirements.amount);
+  return (worker: number): Call | null => {
+    const ch = channels[worker]!;
+    const k = ch.next++;
+    if (k >= ch.vouchers.length) return null;
+    return {
+      method: 'POST',
+      path: '/verify',
+      body: JSON.stringify({
+        x402Version: 2,
+        paymentPayload: {
+          x402Version: 2,
+          accepted: requirements,
+          payload: {
+            channelId: ch.id.toString(),
+            cumulative: (price * BigInt(k + 1)).toString(),
+            signature: ch.vouchers[k],
+          },
+          resource: { url: resource },
+        },
+        paymentRequirements: requirements,
+        method: 'GET',
+      }),
+    };
+  };
 }
 
-async function inProcess(): Promise<Figures> {
+/** GET <path> with the channel's next voucher in PAYMENT-SIGNATURE, as a buyer pays. */
+function paidGets(channels: Channel[], accepted: PaymentRequirements, pathname: string) {
+  const price = BigInt(accepted.amount);
+  return (worker: number): Call | null => {
+    const ch = channels[worker]!;
+    const k = ch.next++;
+    if (k >= ch.vouchers.length) return null;
+    const payload = {
+      channelId: ch.id.toString(),
+      cumulative: (price * BigInt(k + 1)).toString(),
+      signature: ch.vouchers[k]!,
+    };
+    return {
+      method: 'GET',
+      path: pathname,
+      headers: { 'payment-signature': encodeJsonHeader({ x402Version: 2, accepted, payload }) },
+    };
+  };
+}
+
+/** Warms the path up, then measures it; both with the same channels, vouchers in order. */
+interface Measured extends Run {
+  /** CPU µs per paid request: the server's main thread, its other threads, the client. */
+  mainUs: number;
+  otherUs: number;
+  clientUs: number;
+}
+
+async function measure(name: string, pid: number, base: URL, next: (worker: number) => Call | null): Promise<Measured> {
+  const warm = await drive(base, WORKERS, WARMUP_SECONDS, next);
+  if (warm.errors > 0) throw new Error(`warm-up of ${base.href} failed: ${warm.firstError}`);
+  const start = nowUs();
+  const threads = threadCpu(pid);
+  const client = process.cpuUsage();
+  const run = await drive(base, WORKERS, SECONDS, next);
+  const used = cpuSince(threads, threadCpu(pid));
+  const clientUsed = process.cpuUsage(client);
+  windows.push({ path: name, pid, start, end: nowUs(), requests: run.requests });
+  const per = (us: number) => us / Math.max(1, run.requests);
+  return {
+    ...run,
+    mainUs: per(used.get('main') ?? 0),
+    otherUs: per(used.get('other') ?? 0),
+    clientUs: per(clientUsed.user + clientUsed.system),
+  };
+}
+
+// ---- the raw ceiling's server -------------------------------------------------------------------
+
+interface Ceiling {
+  url: URL;
+  pid: number;
+  stop(): Promise<void>;
+}
+
+async function startCeiling(info: LedgerInfo): Promise<Ceiling> {
+  return startServer([path.join(HERE, 'ceiling-server.mjs'), info.passphrase, info.contracts.channel], {});
+}
+
+/** A server in its own process (with PROFILE_FLAGS), resolved once it prints its URL. */
+async function startServer(args: string[], env: Record<string, string>): Promise<Ceiling> {
+  const proc = spawn(process.execPath, [...PROFILE_FLAGS, ...args], {
+    stdio: ['ignore', 'pipe', 'pipe'],
+    env: { ...process.env, ...env },
+  });
+  let out = '';
+  const url = await new Promise<URL>((resolve, reject) => {
+    const onData = (c: Buffer) => {
+      out += c.toString();
+      const m = /listening on (http:\/\/\S+)/.exec(out);
+      if (m) resolve(new URL(m[1]!));
+    };
+    proc.stdout.on('data', onData);
+    proc.stderr.on('data', onData);
+    proc.once('exit', (code) => reject(new Error(`${args[0]} exited with ${code}:\n${out}`)));
+  });
+  return {
+    url,
+    pid: proc.pid!,
+    stop: () =>
+      new Promise<void>((done) => {
+        if (proc.exitCode !== null || proc.signalCode !== null) return done();
+        proc.once('exit', () => done());
+        proc.kill('SIGTERM');
+      }),
+  };
+}
+
+// ---- the paid request, side by side -------------------------------------------------------------
+
+interface PaidFigures {
+  ceiling: Measured;
+  verify: Measured;
+  book: Measured;
+}
+
+async function paidRequests(): Promise<PaidFigures> {
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'svc-bench-'));
-  const f = await createFacilitator({ config: loadConfig({ ...BENCH_ENV, PORT: '0', DATA_DIR: dataDir }) });
+  let child: Ceiling | null = null;
+  let ceiling: Ceiling | null = null;
+  try {
+    child = await startServer([SVC, 'start'], { ...BENCH_ENV, PORT: '0', DATA_DIR: dataDir });
+    const pid = child.pid;
+    const childUrl = child.url.href.replace(/\/$/, '');
+    const base = child.url;
+    const client = new LocalLedgerClient(`${childUrl}/ledger`);
+    const info = await client.info();
+    const ledger = { ...info, client };
+
+    // The demo book's terms, from its 402.
+    const agent = new http.Agent({ keepAlive: false });
+    const unpaid = await send(agent, base, { method: 'GET', path: '/demo/book' });
+    const required = await fetch(`${childUrl}/demo/book`).then((r) => r.headers.get('payment-required'));
+    const decoded = required ? decodeJsonHeader(required) : null;
+    if (unpaid.status !== 402 || !decoded?.ok)
+      throw new Error(`GET /demo/book answered ${unpaid.status} without terms`);
+    const bookTerms = (decoded.value as PaymentRequired).accepts[0]!;
+
+    progress(`opening ${WORKERS * 2} channels and signing ${fmt(WORKERS * 2 * PER_CHANNEL)} vouchers`);
+    const payee = randomKeypair().address;
+    const verifyChannels = await openChannels(ledger, payee, WORKERS, 1000n);
+    const bookChannels = await openChannels(ledger, bookTerms.payTo, WORKERS, BigInt(bookTerms.amount));
+    const requirements = requirementsFor(info, payee, childUrl);
+
+    ceiling = await startCeiling(info);
+    const keys = Object.fromEntries(verifyChannels.map((c) => [c.id.toString(), toHex(c.key.publicKey)]));
+    await send(agent, ceiling.url, { method: 'POST', path: '/keys', body: JSON.stringify(keys) });
+
+    // The ceiling and /verify get the very same bodies: each starts from the channels' first voucher.
+    const snapshot = verifyChannels.map((c) => ({ ...c }));
+    progress(`ceiling: raw node:http, ${WORKERS} in flight, ${SECONDS} s`);
+    const ceilingRun = await measure(
+      'ceiling',
+      ceiling.pid,
+      ceiling.url,
+      verifyCalls(snapshot, requirements, `${childUrl}/bench`),
+    );
+    await ceiling.stop();
+    ceiling = null;
+    progress(`svc POST /verify, ${WORKERS} in flight, ${SECONDS} s`);
+    const verifyRun = await measure(
+      'verify',
+      pid,
+      base,
+      verifyCalls(verifyChannels, requirements, `${childUrl}/bench`),
+    );
+    progress(`svc GET /demo/book through @svc/meter, ${WORKERS} in flight, ${SECONDS} s`);
+    const bookRun = await measure('book', pid, base, paidGets(bookChannels, bookTerms, '/demo/book'));
+    return { ceiling: ceilingRun, verify: verifyRun, book: bookRun };
+  } finally {
+    await ceiling?.stop();
+    await child?.stop();
+    fs.rmSync(dataDir, { recursive: true, force: true });
+    if (PROFILE_DIR) fs.writeFileSync(path.join(PROFILE_DIR, 'windows.json'), JSON.stringify(windows, null, 2));
+  }
+}
+
+// ---- in-process accepts -------------------------------------------------------------------------
+
+async function inProcess(): Promise<{ rate: number; p50: number; p99: number; cores: number }> {
+  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'svc-bench-inproc-'));
+  const f = await createFacilitator({
+    config: loadConfig({ ...BENCH_ENV, DEMO: 'off', PORT: '0', DATA_DIR: dataDir }),
+  });
   const url = await f.listen();
   try {
-    const ledger = new LocalLedgerClient(`${url}/ledger`);
-    const info = await ledger.info();
+    const client = new LocalLedgerClient(`${url}/ledger`);
+    const info = await client.info();
     const payee = randomKeypair().address;
-    const channels = await openChannels(ledger, payee, INPROC_CHANNELS, INPROC_PER_CHANNEL, 1000n);
+    const ctx = voucherContext(info.passphrase, info.contracts.channel);
+    const channels: { id: bigint; vouchers: string[] }[] = [];
+    for (let i = 0; i < INPROC_CHANNELS; i++) {
+      const payer = randomKeypair();
+      const key = randomKeypair();
+      await client.faucet(payer.address);
+      const { channelId } = await client.openChannel({
+        payer,
+        payee,
+        deposit: 1000n * BigInt(INPROC_PER_CHANNEL),
+        voucherKey: key,
+      });
+      channels.push({
+        id: channelId,
+        vouchers: Array.from({ length: INPROC_PER_CHANNEL }, (_, k) =>
+          toHex(ctx.sign(key, channelId, 1000n * BigInt(k + 1))),
+        ),
+      });
+    }
     await f.watcher.tick();
     const requirements = requirementsFor(info, payee, url);
-    const verifier = f.services.verifier;
     const latencies: number[] = [];
     const cpu = process.cpuUsage();
     const t = performance.now();
-    let accepted = 0;
     await Promise.all(
       channels.map(async (ch) => {
         for (let k = 0; k < ch.vouchers.length; k++) {
@@ -140,7 +364,7 @@ async function inProcess(): Promise<Figures> {
             signature: ch.vouchers[k]!,
           };
           const s = performance.now();
-          const out = await verifier.verify({
+          const out = await f.services.verifier.verify({
             payment,
             requirements,
             resource: `${url}/bench`,
@@ -150,7 +374,6 @@ async function inProcess(): Promise<Figures> {
           });
           latencies.push(performance.now() - s);
           if (!out.ok) throw new Error(`rejected: ${out.code} ${out.message}`);
-          accepted++;
         }
       }),
     );
@@ -158,7 +381,7 @@ async function inProcess(): Promise<Figures> {
     const used = process.cpuUsage(cpu);
     latencies.sort((a, b) => a - b);
     return {
-      rate: rate(accepted, elapsed),
+      rate: rate(latencies.length, elapsed),
       p50: latencies[Math.floor(latencies.length * 0.5)]!,
       p99: latencies[Math.floor(latencies.length * 0.99)]!,
       cores: (used.user + used.system) / 1000 / elapsed,
@@ -169,106 +392,58 @@ async function inProcess(): Promise<Figures> {
   }
 }
 
-async function overHttp(): Promise<Figures & { errors: number }> {
-  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'svc-bench-http-'));
-  const child = await startChild({ ...BENCH_ENV, DATA_DIR: dataDir });
-  try {
-    const ledger = new LocalLedgerClient(`${child.url}/ledger`);
-    const info = await ledger.info();
-    const payee = randomKeypair().address;
-    const channels = await openChannels(ledger, payee, HTTP_CONCURRENCY, HTTP_PER_CHANNEL, 1000n);
-    const requirements = requirementsFor(info, payee, child.url);
-    const agent = new http.Agent({ keepAlive: true, maxSockets: HTTP_CONCURRENCY });
-    const target = new URL(`${child.url}/verify`);
-    const post = (body: string) =>
-      new Promise<number>((resolve, reject) => {
-        const req = http.request(
-          {
-            host: target.hostname,
-            port: target.port,
-            path: target.pathname,
-            method: 'POST',
-            agent,
-            headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) },
-          },
-          (res) => {
-            res.resume();
-            res.on('end', () => resolve(res.statusCode ?? 0));
-          },
-        );
-        req.on('error', reject);
-        req.end(body);
-      });
-    const bodyFor = (ch: Channel, k: number) =>
-      JSON.stringify({
-        x402Version: 2,
-        paymentPayload: {
-          x402Version: 2,
-          accepted: requirements,
-          payload: {
-            channelId: ch.id.toString(),
-            cumulative: (1000n * BigInt(k + 1)).toString(),
-            signature: ch.vouchers[k],
-          },
-          resource: { url: `${child.url}/bench` },
-        },
-        paymentRequirements: requirements,
-        method: 'GET',
-      });
-    // Warm up, then measure for a fixed time.
-    for (const ch of channels.slice(0, 4)) for (let k = 0; k < 20; k++) await post(bodyFor(ch, k));
-    const latencies: number[] = [];
-    let errors = 0;
-    const deadline = performance.now() + HTTP_SECONDS * 1000;
-    const t = performance.now();
-    await Promise.all(
-      channels.map(async (ch, i) => {
-        for (let k = i < 4 ? 20 : 0; k < ch.vouchers.length && performance.now() < deadline; k++) {
-          const s = performance.now();
-          const status = await post(bodyFor(ch, k));
-          latencies.push(performance.now() - s);
-          if (status !== 200) errors++;
-        }
-      }),
-    );
-    const elapsed = performance.now() - t;
-    agent.destroy();
-    latencies.sort((a, b) => a - b);
-    return {
-      rate: rate(latencies.length, elapsed),
-      p50: latencies[Math.floor(latencies.length * 0.5)]!,
-      p99: latencies[Math.floor(latencies.length * 0.99)]!,
-      cores: 0,
-      errors,
-    };
-  } finally {
-    await child.kill('SIGTERM');
-    fs.rmSync(dataDir, { recursive: true, force: true });
-  }
+// ---- the report ---------------------------------------------------------------------------------
+
+const load = os
+  .loadavg()
+  .map((n) => n.toFixed(2))
+  .join(' ');
+console.log(`svc bench — ${os.availableParallelism()} cores, Node ${process.version}, load average before: ${load}\n`);
+
+const paid = await paidRequests();
+const c = paid.ceiling;
+const line = (what: string, r: Run) =>
+  `${what.padEnd(58)} ${fmt(r.rate).padStart(6)}/s  ${ratio(r.rate, c.rate)}   p50 ${ms(r.p50).padStart(8)}  p99 ${ms(r.p99).padStart(8)} (${ratio(r.p99, c.p99)}×)${r.errors ? `  errors ${r.errors}: ${r.firstError}` : ''}`;
+console.log(
+  `The paid request — one client, keep-alive node:http, ${WORKERS} in flight, each worker paying its own channel, ${SECONDS} s each:`,
+);
+console.log(`${'what'.padEnd(58)} ${'paid/s'.padStart(8)} ratio  p50 / p99 (p99 vs the ceiling's)`);
+console.log(line('ceiling: raw node:http, parse + one ed25519 verify', c));
+console.log(line('svc POST /verify (verify, CAS, durable commit, receipt)', paid.verify));
+console.log(line('svc GET /demo/book through @svc/meter (one process)', paid.book));
+console.log(`goals: /verify ≥ 0.50 with p99 ≤ 2.00×; /demo/book ≥ 0.30\n`);
+const us = (n: number) => `${n.toFixed(0)} µs`.padStart(8);
+console.log(
+  "CPU per paid request (from /proc): the server's main thread, its other threads (threadpool, SQLite writer, V8), the client:",
+);
+for (const [what, r] of [
+  ['ceiling', c],
+  ['svc POST /verify', paid.verify],
+  ['svc GET /demo/book', paid.book],
+] as const)
+  console.log(
+    `  ${what.padEnd(20)} main ${us(r.mainUs)}  other ${us(r.otherUs)}  server ${us(r.mainUs + r.otherUs)} (${ratio(r.mainUs + r.otherUs, c.mainUs + c.otherUs)}×)  client ${us(r.clientUs)}`,
+  );
+console.log('');
+
+if (PROFILE_DIR) {
+  console.log(`profiles and windows.json in ${PROFILE_DIR}: node scripts/launch.cjs bench/profile.ts ${PROFILE_DIR}`);
+  process.exit(0);
 }
-
-const fmt = (n: number) => n.toLocaleString('en-US');
-const ms = (n: number) => `${n.toFixed(2)} ms`;
-
-console.log(`svc bench — ${os.cpus().length} cores, Node ${process.version}\n`);
-const c = ceiling();
-const pool = await c.pool;
-console.log(`ed25519 verify, one core (node:crypto, cached key) ......... ${fmt(c.sync)}/s   ← the ceiling (1.00)`);
+const sig = signatureCeiling();
+const pool = await sig.pool;
+const inproc = await inProcess();
+console.log('The signature alone, and the verifier without HTTP:');
+console.log(`ed25519 verify, one core (node:crypto, cached key) ......... ${fmt(sig.sync)}/s   (1.00)`);
 console.log(
-  `ed25519 verify, threadpool (all cores) ...................... ${fmt(pool)}/s   (${(pool / c.sync).toFixed(2)})`,
-);
-const rounds: Figures[] = [];
-for (let r = 0; r < INPROC_ROUNDS; r++) rounds.push(await inProcess());
-rounds.sort((a, b) => a.rate - b.rate);
-const inproc = rounds[Math.floor(rounds.length / 2)]!;
-console.log(
-  `in-process accepts (verify + CAS + durable commit + receipt) . ${fmt(inproc.rate)}/s   (${(inproc.rate / c.sync).toFixed(2)} of the ceiling; median of ${INPROC_ROUNDS} rounds: ${rounds.map((x) => fmt(x.rate)).join(' / ')})`,
+  `ed25519 verify, threadpool (all cores) ...................... ${fmt(pool)}/s   (${ratio(pool, sig.sync)})`,
 );
 console.log(
-  `    ${INPROC_CHANNELS} channels in flight, p50 ${ms(inproc.p50)}, p99 ${ms(inproc.p99)}, ${inproc.cores.toFixed(2)} cores busy`,
+  `in-process accepts (verify + CAS + durable commit + receipt) . ${fmt(inproc.rate)}/s   (${ratio(inproc.rate, sig.sync)}; ${INPROC_CHANNELS} in flight, p50 ${ms(inproc.p50)}, p99 ${ms(inproc.p99)}, ${inproc.cores.toFixed(2)} cores busy)`,
 );
-const web = await overHttp();
 console.log(
-  `HTTP POST /verify, ${HTTP_CONCURRENCY} connections, ${HTTP_SECONDS} s, separate process ... ${fmt(web.rate)}/s   (${(web.rate / c.sync).toFixed(2)} of the ceiling; p50 ${ms(web.p50)}, p99 ${ms(web.p99)}; non-200: ${web.errors})`,
+  `\nload average after: ${os
+    .loadavg()
+    .map((n) => n.toFixed(2))
+    .join(' ')}`,
 );
-console.log('\nThe client shares the machine’s cores with the server; the HTTP figure is a floor.');
