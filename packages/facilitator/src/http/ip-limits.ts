@@ -2,8 +2,8 @@
 // and GET /health exempt; 0 turns it off), and 30 a minute for the costly routes (claims,
 // attestations, reports, the demo controls; counted on top). The client address is Fastify's
 // request.ip, which honours TRUST_PROXY and nothing else: without a trusted proxy a forged
-// X-Forwarded-For changes nothing. The facilitator's own in-process calls (the MCP tools answer
-// through its routes) carry a per-process token and are not counted twice.
+// X-Forwarded-For changes nothing. The facilitator's own in-process calls (the MCP tools and the
+// demo seller's meter answer through its routes) carry a per-process token and are not counted twice.
 import { timingSafeEqual } from 'node:crypto';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { SvcError } from '@svc/core';
@@ -13,8 +13,12 @@ export const INTERNAL_HEADER = 'x-svc-internal';
 const EXEMPT = new Set(['GET /events', 'HEAD /events', 'GET /health', 'HEAD /health']);
 
 export interface IpLimits {
-  /** Counts a costly request from `ip`; resolves the seconds to wait when over the limit, else null. */
-  costly(ip: string): Promise<number | null>;
+  /**
+   * Counts a costly request against its client address; resolves the seconds to wait when over the
+   * limit, else null. The facilitator's own in-process calls (the demo seller's attestations) are
+   * not counted: the buyer's request that caused them was.
+   */
+  costly(request: FastifyRequest): Promise<number | null>;
 }
 
 export interface IpLimitOptions {
@@ -44,7 +48,7 @@ export async function installIpLimits(app: FastifyInstance, limiters: Limiters, 
     });
   }
   return {
-    costly: async (ip) => (costly ? costly.take(ip) : null),
+    costly: async (request) => (costly && !internal(request) ? costly.take(request.ip) : null),
   };
 }
 

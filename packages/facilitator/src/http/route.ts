@@ -76,7 +76,7 @@ export function mount(app: FastifyInstance, routes: readonly AnyRoute[], limits?
       url: spec.url,
       handler: async (request, reply) => {
         const costly = async (): Promise<void> => {
-          const wait = limits ? await limits.costly(request.ip) : null;
+          const wait = limits ? await limits.costly(request) : null;
           if (wait !== null)
             throw new SvcError('RATE_LIMITED', `Too many costly requests from ${request.ip}; retry in ${wait} s.`, {
               retryAfter: wait,
