@@ -1,4 +1,13 @@
-// Byte helpers that work the same in Node and in browsers (no Buffer).
+// Byte helpers that work the same in Node and in browsers. Base64 uses Node's Buffer where there
+// is one (every paid answer's PAYMENT-RESPONSE header is base64: ~10× faster than btoa over a
+// string of char codes) and the portable code elsewhere; both give the same text.
+import { fromBase64Portable, toBase64Portable } from './base64-portable.js';
+
+interface NodeBufferLike {
+  from(bytes: ArrayBufferLike, offset: number, length: number): { toString(encoding: 'base64'): string };
+  from(text: string, encoding: 'base64'): Uint8Array;
+}
+const NodeBuffer = (globalThis as { Buffer?: NodeBufferLike }).Buffer;
 
 const BASE64_RE = /^[A-Za-z0-9+/]*={0,2}$/;
 
@@ -63,21 +72,18 @@ export function fromUtf8(bytes: Uint8Array): string {
 
 /** Standard base64 (RFC 4648 §4, with `+/=`). */
 export function toBase64(bytes: Uint8Array): string {
-  let bin = '';
-  for (let i = 0; i < bytes.length; i += 0x8000) {
-    bin += String.fromCharCode(...bytes.subarray(i, i + 0x8000));
-  }
-  return btoa(bin);
+  if (NodeBuffer) return NodeBuffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('base64');
+  return toBase64Portable(bytes);
 }
 
 /** Standard base64; padding may be omitted. Throws on any other character. */
 export function fromBase64(text: string): Uint8Array {
   if (!BASE64_RE.test(text) || text.length % 4 === 1) throw new TypeError('not base64');
   const padded = text.padEnd(text.length + ((4 - (text.length % 4)) % 4), '=');
-  const bin = atob(padded);
-  const out = new Uint8Array(bin.length);
-  for (let i = 0; i < bin.length; i++) out[i] = bin.charCodeAt(i);
-  return out;
+  // More than two pad characters ("abcde=" padded) is not base64: atob refuses it, so must we.
+  if (padded.endsWith('===')) throw new TypeError('not base64');
+  if (NodeBuffer) return new Uint8Array(NodeBuffer.from(padded, 'base64'));
+  return fromBase64Portable(padded);
 }
 
 /** u64 big-endian. */

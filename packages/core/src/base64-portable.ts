@@ -1,0 +1,18 @@
+// Base64 without Node's Buffer (browsers), for bytes.ts; not part of the package's API.
+
+/** toBase64 without Buffer (browsers); the test holds both to the same text. */
+export function toBase64Portable(bytes: Uint8Array): string {
+  let bin = '';
+  for (let i = 0; i < bytes.length; i += 0x8000) {
+    bin += String.fromCharCode(...bytes.subarray(i, i + 0x8000));
+  }
+  return btoa(bin);
+}
+
+/** fromBase64 of padded text without Buffer (browsers). */
+export function fromBase64Portable(padded: string): Uint8Array {
+  const bin = atob(padded);
+  const out = new Uint8Array(bin.length);
+  for (let i = 0; i < bin.length; i++) out[i] = bin.charCodeAt(i);
+  return out;
+}
