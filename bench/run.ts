@@ -25,6 +25,7 @@ import { loadConfig } from '../packages/facilitator/src/config.js';
 import { createFacilitator } from '../packages/facilitator/src/facilitator.js';
 import { drive, send } from './client.js';
 import type { Call, Run } from './client.js';
+import { memoryAtCaps, memoryLines } from './memory.js';
 import { cpuSince, threadCpu } from './threads.js';
 
 const WORKERS = Number(process.env['BENCH_WORKERS'] ?? 32);
@@ -441,6 +442,10 @@ console.log(
 console.log(
   `in-process accepts (verify + CAS + durable commit + receipt) . ${fmt(inproc.rate)}/s   (${ratio(inproc.rate, sig.sync)}; ${INPROC_CHANNELS} in flight, p50 ${ms(inproc.p50)}, p99 ${ms(inproc.p99)}, ${inproc.cores.toFixed(2)} cores busy)`,
 );
+progress('memory: 1,000 stream sessions and 200 event streams against a facilitator of its own');
+const memory = await memoryAtCaps();
+console.log("\nMemory at the specification's caps (goal ≤ 256 MB RSS):");
+for (const text of memoryLines(memory)) console.log(text);
 console.log(
   `\nload average after: ${os
     .loadavg()
