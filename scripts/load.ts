@@ -1,7 +1,9 @@
 // npm run load — many buyers pay many sellers through POST /verify for a fixed time, then
 // everything is claimed and money conservation is checked across the client, the facilitator and
 // the ledger. Prints accepted, rejected (by reason), 429s, other 4xx, 5xx, network errors,
-// throughput and p50/p99 latency, a progress line every few seconds, and PASS or FAIL.
+// throughput and p50/p99 latency, a progress line every few seconds, the settlement efficiency
+// (vouchers per on-chain claim: the claim scheduler's own, the final forced claims', overall), and
+// PASS or FAIL.
 //
 //   npm run load                                   # its own facilitator (svc start, temp DATA_DIR)
 //   LOAD_SECONDS=10 LOAD_RATE=0 npm run load       # short, as fast as it goes
@@ -10,9 +12,13 @@
 //
 // Exit code 0 only with no 5xx, no bad voucher accepted, no good voucher refused (but for a used-up
 // deposit) and money conserved (scripts/load/check.ts); 1 otherwise; 2 for bad options; 130 on SIGINT.
+// The settlement efficiency is printed against its goal (≥ 200 vouchers per claim) but does not
+// decide the exit code: it depends on the run's shape (a 10 s run never reaches a scheduler pass),
+// while the check is about correctness.
 import os from 'node:os';
 import { checkConservation } from './load/check.js';
 import { drive } from './load/driver.js';
+import { describeEfficiency, settlementEfficiency } from './load/efficiency.js';
 import { JsonClient } from './load/http.js';
 import { describeOptions, loadOptions } from './load/options.js';
 import type { LoadOptions } from './load/options.js';
@@ -114,13 +120,15 @@ async function run(o: LoadOptions): Promise<string[]> {
   const deadline = performance.now() + o.settleSeconds * 1000;
   const claims = await claimAll(reader, market.buyers, deadline);
   console.log(
-    `  final claims: ${claims.claimed} channels, ${claims.amount} base units (${claims.outcomes.toString()})`,
+    `  final claims: ${claims.claimed} channels, ${claims.amount} base units, ${claims.vouchers} vouchers (${claims.outcomes.toString()})`,
   );
   const { snapshot, waitedMs } = await agree(reader, market.buyers, deadline);
   console.log(`  facilitator and ledger compared after ${(waitedMs / 1000).toFixed(1)} s`);
   const verdict = await checkConservation(reader, market.sellers, market.buyers, snapshot);
-  client.close();
   for (const line of verdict.lines) console.log(line);
+  const efficiency = await settlementEfficiency(reader, market.sellers, claims);
+  client.close();
+  for (const line of describeEfficiency(efficiency, market.price)) console.log(line);
 
   const failures = [...verdict.failures];
   for (const { tally } of runs) {

@@ -7,10 +7,19 @@ import { requestHash, toHex } from '@svc/core';
 import type { Keypair, PaymentRequirements, SupportedResponse, VoucherContext } from '@svc/core';
 import { bazaarFor, mimeTypeOf, requirementsFor } from '@svc/meter';
 import type { MeterOptions } from '@svc/meter';
+import { configDefaults } from '../../packages/facilitator/src/config.js';
 import type { OpenedChannel } from './channels.js';
 import type { VoucherKind } from './tally.js';
 
 const METHOD = 'GET';
+
+/**
+ * What every seller asks: the demo seller's per-request price (GET /demo/book, the default of
+ * PRICE_BOOK_PER_REQUEST). The load sends per-request vouchers only, and that is the demo's one
+ * per-request price (its ticker and chat are paid per slice, over streams), so what the run shows
+ * of settlement is what the demo's prices give.
+ */
+export const LOAD_PRICE: bigint = configDefaults().PRICE_BOOK_PER_REQUEST;
 
 export interface Seller {
   index: number;
@@ -52,10 +61,10 @@ export function newKey(): string {
   return randomBytes(16).toString('hex');
 }
 
-/** Seller i asks 1000, 2000, … 5000 base units per request. */
-export function makeSeller(index: number, address: string, supported: SupportedResponse): Seller {
+/** A seller asking `price` base units per request. */
+export function makeSeller(index: number, address: string, supported: SupportedResponse, price: bigint): Seller {
   const options: MeterOptions = {
-    price: BigInt(1000 * (1 + (index % 5))),
+    price,
     unit: 'request',
     description: `Load test seller ${index}`,
   };

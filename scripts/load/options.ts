@@ -1,4 +1,6 @@
 // The load test's knobs, from the environment, each with a default that is printed at the start.
+import { LOAD_PRICE } from './market.js';
+
 export interface LoadOptions {
   seconds: number;
   sellers: number;
@@ -28,10 +30,20 @@ interface Knob {
   help: string;
 }
 
+// The defaults let the claim scheduler settle during a default run at the facilitator's own
+// settings (threshold 1,000,000, a pass every 30 s) and the demo's price (5000 per request, so a
+// threshold claim covers ≥ 200 vouchers): 800 requests/s over 64 buyers is 12.5 vouchers a second
+// per channel, so a channel reaches the threshold ~16 s into the load, and the 44 s left of a 60 s
+// run always hold a scheduler pass, mostly two (200 buyers took 50 s, and a pass often came too
+// late). It stays under the per-channel limit of 1200 vouchers a minute (20/s).
 const KNOBS = {
   seconds: { name: 'LOAD_SECONDS', fallback: '60', help: 'duration of the load' },
-  sellers: { name: 'LOAD_SELLERS', fallback: '8', help: 'sellers (payees), prices 1000…5000' },
-  buyers: { name: 'LOAD_BUYERS', fallback: '200', help: 'buyers, one channel each' },
+  sellers: {
+    name: 'LOAD_SELLERS',
+    fallback: '8',
+    help: `sellers (payees), each at the demo's per-request price (${LOAD_PRICE}, /demo/book)`,
+  },
+  buyers: { name: 'LOAD_BUYERS', fallback: '64', help: 'buyers, one channel each' },
   concurrency: { name: 'LOAD_CONCURRENCY', fallback: '64', help: 'requests in flight' },
   rate: { name: 'LOAD_RATE', fallback: '800', help: 'target requests/s (0: as fast as possible)' },
   bad: { name: 'LOAD_BAD', fallback: '0.02', help: 'fraction of bad vouchers' },

@@ -42,6 +42,10 @@ export interface Snapshot {
 export interface ClaimReport {
   claimed: number;
   amount: bigint;
+  /** Vouchers the final claims covered (the claim answer's vouchersCovered). */
+  vouchers: number;
+  /** The final claims' transactions: every other settlement of the run was the facilitator's own. */
+  txs: Set<string>;
   outcomes: Counts;
 }
 
@@ -102,7 +106,7 @@ export async function resolveUnsure(reader: Reader, buyers: Buyer[], tally: Tall
 
 /** Step 2: claims every channel with something unclaimed, honouring 429 Retry-After until `deadline`. */
 export async function claimAll(reader: Reader, buyers: Buyer[], deadline: number): Promise<ClaimReport> {
-  const report: ClaimReport = { claimed: 0, amount: 0n, outcomes: new Counts() };
+  const report: ClaimReport = { claimed: 0, amount: 0n, vouchers: 0, txs: new Set(), outcomes: new Counts() };
   await mapLimit(buyers, PARALLEL_CLAIMS, async (b) => {
     try {
       await claimOne(reader, b, deadline, report);
@@ -123,6 +127,8 @@ async function claimOne(reader: Reader, b: Buyer, deadline: number, report: Clai
     if (reply.status === 200) {
       report.claimed++;
       report.amount += BigInt(String(field(reply.body, 'amount')));
+      report.vouchers += Number(field(reply.body, 'vouchersCovered') ?? 0);
+      report.txs.add(String(field(reply.body, 'tx')));
       return report.outcomes.add('200 claimed');
     }
     const what = `${reply.status} ${errorCode(reply)}`;

@@ -6,7 +6,7 @@ import { LocalLedgerClient } from '@svc/sdk';
 import { mapLimit, openChannels } from './channels.js';
 import { errorCode } from './http.js';
 import type { JsonClient } from './http.js';
-import { makeBuyer, makeSeller } from './market.js';
+import { LOAD_PRICE, makeBuyer, makeSeller } from './market.js';
 import type { Buyer, Seller, Signing } from './market.js';
 import type { LoadOptions } from './options.js';
 import type { Target } from './target.js';
@@ -18,6 +18,8 @@ export interface Market {
   sellers: Seller[];
   buyers: Buyer[];
   signing: Signing;
+  /** What every seller asks per request. */
+  price: bigint;
 }
 
 export async function prepare(target: Target, o: LoadOptions, client: JsonClient): Promise<Market> {
@@ -27,8 +29,10 @@ export async function prepare(target: Target, o: LoadOptions, client: JsonClient
   const info = await ledger.info();
   if (!supported.kinds.some((k) => k.network === info.network))
     throw new Error(`the facilitator does not settle on the ledger's network ${info.network}`);
-  const sellers = Array.from({ length: o.sellers }, (_, i) => makeSeller(i, randomKeypair().address, supported));
-  const stranger = makeSeller(o.sellers, randomKeypair().address, supported);
+  const sellers = Array.from({ length: o.sellers }, (_, i) =>
+    makeSeller(i, randomKeypair().address, supported, LOAD_PRICE),
+  );
+  const stranger = makeSeller(o.sellers, randomKeypair().address, supported, LOAD_PRICE);
   const signing: Signing = {
     ctx: voucherContext(info.passphrase, info.contracts.channel),
     forger: randomKeypair(),
@@ -56,5 +60,5 @@ export async function prepare(target: Target, o: LoadOptions, client: JsonClient
       );
     }
   });
-  return { ledger, sellers, buyers, signing };
+  return { ledger, sellers, buyers, signing, price: LOAD_PRICE };
 }

@@ -1,7 +1,9 @@
 // What the load runs against: by default a facilitator of its own, `svc start` as a child process
 // (embedded ledger, SQLite in a temporary DATA_DIR, or DATABASE_URL when set), with the per-IP
 // limits off (all buyers share one client address; connections per address too) and the manual
-// claim cooldown off; or, with LOAD_URL, running facilitators that share one ledger.
+// claim cooldown off, and the claim scheduler as the facilitator has it by default (threshold and
+// interval: CLAIM_THRESHOLD and CLAIM_INTERVAL_SECONDS in the environment still reach the child);
+// or, with LOAD_URL, running facilitators that share one ledger.
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -20,8 +22,8 @@ const CHILD_FIXED = {
   CONN_MAX_PER_IP: '0',
   MANUAL_CLAIM_COOLDOWN_SECONDS: '0',
 };
-/** Defaults for the child that the environment may override: claims happen during the load. */
-const CHILD_DEFAULTS = { CLAIM_THRESHOLD: '200000', CLAIM_INTERVAL_SECONDS: '10' };
+/** Settings of the child the environment may give (it reaches the child anyway): shown when set. */
+const CHILD_SHOWN = ['CLAIM_THRESHOLD', 'CLAIM_INTERVAL_SECONDS', 'CHANNEL_VOUCHER_LIMIT_PER_MINUTE'];
 
 export interface Target {
   /** Facilitator base URLs, used round-robin. */
@@ -51,7 +53,7 @@ export function external(urls: string[], ledgerUrl: string | null): Target {
 export async function ownChild(): Promise<Target> {
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'svc-load-'));
   const env: Record<string, string> = { ...CHILD_FIXED, DATA_DIR: dataDir };
-  for (const [k, v] of Object.entries(CHILD_DEFAULTS)) env[k] = process.env[k] || v;
+  for (const k of CHILD_SHOWN) if (process.env[k]) env[k] = process.env[k];
   let child: Child;
   try {
     child = await startChild(env);
