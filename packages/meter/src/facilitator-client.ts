@@ -22,6 +22,8 @@ import type {
   VerifyRequest,
   VerifyResponse,
 } from '@svc/core';
+import { fetchPost } from './transport.js';
+import type { JsonReply, PostJson } from './transport.js';
 
 const SUPPORTED_TTL_MS = 5 * 60_000;
 const SUPPORTED_RETRY_MS = 2_000;
@@ -49,6 +51,8 @@ export class FacilitatorClient {
     private readonly timeoutMs: number,
     /** The seller's token (Authorization on /verify), or null. */
     private readonly sellerToken: string | null = null,
+    /** How the per-request calls (/verify, attest) are sent; `fetchImpl` unless given. */
+    private readonly post: PostJson = fetchPost(fetchImpl),
   ) {}
 
   /** Cached; throws FacilitatorUnavailable when it cannot be read. */
@@ -87,31 +91,29 @@ export class FacilitatorClient {
 
   /** POST /verify; a network failure is retried once with the same Idempotency-Key. */
   async verify(body: VerifyRequest): Promise<VerifyReply> {
-    const key = toHex(randomBytes(16));
+    const key = idempotencyKey();
+    const headers = { 'content-type': 'application/json', 'idempotency-key': key, ...authorization(this.sellerToken) };
+    const text = JSON.stringify(body);
     let last = '';
     for (let attempt = 0; attempt < 2; attempt++) {
+      let res: JsonReply;
       try {
-        const res = await this.fetchImpl(`${this.baseUrl}/verify`, {
-          method: 'POST',
-          headers: { 'content-type': 'application/json', 'idempotency-key': key, ...authorization(this.sellerToken) },
-          body: JSON.stringify(body),
-          signal: AbortSignal.timeout(this.timeoutMs),
-        });
-        const json: unknown = await res.json().catch(() => null);
-        if (res.ok) {
-          const verdict = safeParse(VerifyResponseSchema, json);
-          if (verdict.success) return { kind: 'verdict', verdict: verdict.data };
-          return { kind: 'unreachable', message: 'the facilitator answered /verify with an unexpected body' };
-        }
-        return {
-          kind: 'error',
-          status: res.status,
-          body: isErrorBody(json) ? json : null,
-          retryAfter: res.headers.get('retry-after'),
-        };
+        res = await this.post(`${this.baseUrl}/verify`, headers, text, this.timeoutMs);
       } catch (err) {
         last = (err as Error).message;
+        continue;
       }
+      if (res.status >= 200 && res.status < 300) {
+        const verdict = safeParse(VerifyResponseSchema, res.json);
+        if (verdict.success) return { kind: 'verdict', verdict: verdict.data };
+        return { kind: 'unreachable', message: 'the facilitator answered /verify with an unexpected body' };
+      }
+      return {
+        kind: 'error',
+        status: res.status,
+        body: isErrorBody(res.json) ? res.json : null,
+        retryAfter: res.header('retry-after'),
+      };
     }
     return { kind: 'unreachable', message: `the facilitator at ${this.baseUrl} is unreachable: ${last}` };
   }
@@ -119,13 +121,13 @@ export class FacilitatorClient {
   /** POST /receipts/:id/attest — the hash of the response served for a receipt (best effort). */
   async attest(receiptId: string, token: string, responseHash: string): Promise<boolean> {
     try {
-      const res = await this.fetchImpl(`${this.baseUrl}/receipts/${receiptId}/attest`, {
-        method: 'POST',
-        headers: { 'content-type': 'application/json', authorization: `Bearer ${token}` },
-        body: JSON.stringify({ responseHash }),
-        signal: AbortSignal.timeout(this.timeoutMs),
-      });
-      return res.ok;
+      const res = await this.post(
+        `${this.baseUrl}/receipts/${receiptId}/attest`,
+        { 'content-type': 'application/json', authorization: `Bearer ${token}` },
+        JSON.stringify({ responseHash }),
+        this.timeoutMs,
+      );
+      return res.status >= 200 && res.status < 300;
     } catch {
       return false;
     }
@@ -146,6 +148,15 @@ export class FacilitatorClient {
     }
     return json;
   }
+}
+
+/**
+ * A fresh Idempotency-Key: 32 hex digits. From randomUUID where there is one (122 random bits;
+ * Node draws it from a cached pool of entropy, where randomBytes(16) goes to OpenSSL every call).
+ */
+function idempotencyKey(): string {
+  const crypto = globalThis.crypto as Crypto | undefined;
+  return typeof crypto?.randomUUID === 'function' ? crypto.randomUUID().replaceAll('-', '') : toHex(randomBytes(16));
 }
 
 function authorization(token: string | null): Record<string, string> {
