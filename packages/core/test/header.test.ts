@@ -4,6 +4,7 @@ import {
   decodeJsonHeader,
   decodePaymentHeader,
   encodeJsonHeader,
+  fromBase64,
   toBase64,
   utf8,
 } from '@svc/core';
@@ -46,5 +47,15 @@ describe('payment header codec', () => {
   it('round-trips non-ASCII JSON', () => {
     const value = { description: 'Ein Buch — 📖' };
     expect(decodeJsonHeader(encodeJsonHeader(value))).toEqual({ ok: true, value });
+  });
+
+  it('encodes standard base64 as Node does, at every length, and reads it back', () => {
+    for (let n = 0; n <= 300; n++) {
+      const bytes = new Uint8Array(n).map((_, i) => (i * 151 + n * 7) & 255);
+      if (n % 50 === 0) bytes.fill(255);
+      const text = toBase64(bytes);
+      expect(text).toBe(Buffer.from(bytes).toString('base64'));
+      expect(fromBase64(text)).toEqual(bytes);
+    }
   });
 });
