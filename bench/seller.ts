@@ -39,7 +39,7 @@ import { openChannels } from '../scripts/load/channels.js';
 const WORKERS = 32;
 /** Requests per worker per phase; a round is a paid phase then an unpaid one. */
 const PER_WORKER = 100;
-const WARMUP_PER_WORKER = 25;
+const WARMUP_PER_WORKER = 50;
 const ROUNDS = 3;
 /** The demo book's price (PRICE_BOOK_PER_REQUEST's default): what one paid request pays. */
 const PRICE = 5000n;
