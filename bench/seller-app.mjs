@@ -4,6 +4,8 @@
 //
 //   SVC_FACILITATOR=http://127.0.0.1:4020 SVC_PAY_TO=G… SVC_PRICE=5000 node bench/seller-app.mjs
 //
+// With SVC_SELLER_TOKEN (`svc-seller token`) the meter also attests every response it served.
+//
 // Started by the bench with an IPC channel, it reports there: { listening: port } once it listens,
 // { cpu: process.cpuUsage(), hr } for every { cpu: true } it receives (so the bench can take the
 // seller's own CPU time around a phase), and exits on { exit: true } — a normal exit, so that
@@ -14,7 +16,8 @@ import { svc } from '@svc/meter';
 const facilitator = process.env.SVC_FACILITATOR ?? 'http://127.0.0.1:4020';
 const price = BigInt(process.env.SVC_PRICE ?? '5000');
 
-const { meter } = svc({ facilitator, payTo: process.env.SVC_PAY_TO });
+const sellerToken = process.env.SVC_SELLER_TOKEN || undefined;
+const { meter } = svc({ facilitator, payTo: process.env.SVC_PAY_TO, sellerToken });
 const app = express();
 const handler = (req, res) => {
   res.json({ quote: 'A payment channel is a deposit with a promise.', n: 42 });

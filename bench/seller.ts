@@ -8,6 +8,7 @@
 //
 //   node scripts/launch.cjs bench/seller.ts             # the figures
 //   node scripts/launch.cjs bench/seller.ts --profile   # and a CPU profile of the seller's paid phase
+//   node scripts/launch.cjs bench/seller.ts --token     # a seller with its token: it attests every response
 //
 // The buyer (this process) pays from WORKERS channels, one each, every voucher signed and encoded
 // before the clock starts; its own CPU is not counted. `--profile` runs the seller under
@@ -30,6 +31,7 @@ import {
   voucherContext,
 } from '@svc/core';
 import type { PaymentRequired } from '@svc/core';
+import { requestSellerToken } from '@svc/meter';
 import { LocalLedgerClient } from '@svc/sdk';
 import { startChild } from '../packages/facilitator/test/helpers/process.js';
 import type { Child } from '../packages/facilitator/test/helpers/process.js';
@@ -71,6 +73,12 @@ export interface SellerFigures {
 export interface SellerBenchOptions {
   /** Run the seller under `node --cpu-prof` and summarise its paid rounds (prints the summary). */
   profile?: boolean;
+  /**
+   * Give the seller its token, so that the meter attests every response it served (one more call
+   * to the facilitator per paid request). Attestations count against the facilitator's per-address
+   * costly limit (30 a minute), which is turned off for this.
+   */
+  sellerToken?: boolean;
   log?: (line: string) => void;
 }
 
@@ -93,10 +101,18 @@ export async function externalSellerCpu(o: SellerBenchOptions = {}): Promise<Sel
   let facilitator: Child | null = null;
   let seller: Seller | null = null;
   try {
-    facilitator = await startChild({ ...FACILITATOR_ENV, DATA_DIR: dataDir });
+    facilitator = await startChild({
+      ...FACILITATOR_ENV,
+      ...(o.sellerToken ? { IP_COSTLY_LIMIT_PER_MINUTE: '0' } : {}),
+      DATA_DIR: dataDir,
+    });
     const ledger = new LocalLedgerClient(`${facilitator.url}/ledger`);
-    const payee = randomKeypair().address;
-    seller = await startSeller(facilitator.url, payee, profDir);
+    const payeeKey = randomKeypair();
+    const payee = payeeKey.address;
+    const token = o.sellerToken
+      ? (await requestSellerToken({ facilitator: facilitator.url, secret: payeeKey.secret() })).token
+      : null;
+    seller = await startSeller(facilitator.url, payee, token, profDir);
     const base = `http://127.0.0.1:${seller.port}`;
     const agent = new http.Agent({ keepAlive: true, maxSockets: WORKERS });
     const terms = await readTerms(agent, `${base}/paid`);
@@ -168,10 +184,10 @@ export async function externalSellerCpu(o: SellerBenchOptions = {}): Promise<Sel
 }
 
 /** The figures in one line, with the verify as the yardstick. */
-export function describeSeller(f: SellerFigures): string {
+export function describeSeller(f: SellerFigures, sellerToken = false): string {
   const us = (n: number) => `${Math.round(n)} µs`;
   return (
-    `external Express seller: meter CPU per paid request ${us(f.meterCpuUs)} ` +
+    `external Express seller${sellerToken ? ' with its token (attesting)' : ''}: meter CPU per paid request ${us(f.meterCpuUs)} ` +
     `(paid ${us(f.paidCpuUs)}, same handler unpaid ${us(f.unpaidCpuUs)}; ${(f.paidCpuUs / f.unpaidCpuUs).toFixed(1)}×); ` +
     `one ed25519 verify ≈ ${us(f.verifyUs)}, so the meter costs ${(f.meterCpuUs / f.verifyUs).toFixed(1)} verifies; ` +
     `${f.paidRate.toLocaleString('en-US')} paid/s, ${f.unpaidRate.toLocaleString('en-US')} unpaid/s`
@@ -192,10 +208,21 @@ interface Seller {
 }
 
 /** Starts bench/seller-app.mjs with plain node (under --cpu-prof into `profDir` when given). */
-async function startSeller(facilitatorUrl: string, payTo: string, profDir: string | null): Promise<Seller> {
+async function startSeller(
+  facilitatorUrl: string,
+  payTo: string,
+  sellerToken: string | null,
+  profDir: string | null,
+): Promise<Seller> {
   const flags = profDir ? ['--cpu-prof', '--cpu-prof-dir', profDir, '--cpu-prof-interval', '100'] : [];
   const proc: ChildProcess = spawn(process.execPath, [...flags, APP], {
-    env: { ...process.env, SVC_FACILITATOR: facilitatorUrl, SVC_PAY_TO: payTo, SVC_PRICE: PRICE.toString() },
+    env: {
+      ...process.env,
+      SVC_FACILITATOR: facilitatorUrl,
+      SVC_PAY_TO: payTo,
+      SVC_PRICE: PRICE.toString(),
+      SVC_SELLER_TOKEN: sellerToken ?? '',
+    },
     stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
   });
   const port = await new Promise<number>((resolve, reject) => {
@@ -379,7 +406,8 @@ function shortUrl(url: string): string {
 
 if (process.argv[1] && path.resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
   const profile = process.argv.includes('--profile');
+  const sellerToken = process.argv.includes('--token');
   console.log(`svc bench: external seller — ${os.availableParallelism()} cores, Node ${process.version}`);
-  const figures = await externalSellerCpu({ profile, log: (line) => console.log(line) });
-  console.log(describeSeller(figures));
+  const figures = await externalSellerCpu({ profile, sellerToken, log: (line) => console.log(line) });
+  console.log(describeSeller(figures, sellerToken));
 }
