@@ -12,8 +12,8 @@
 //
 // The buyer (this process) pays from WORKERS channels, one each, every voucher signed and encoded
 // before the clock starts; its own CPU is not counted. `--profile` runs the seller under
-// `node --cpu-prof`, keeps the samples taken during the paid rounds and prints where the time went,
-// by package and file (bench/PROFILE-seller.md).
+// `node --cpu-prof`, sorts the samples into the paid and the unpaid rounds and prints where the
+// time went, by package and file, paid against unpaid (bench/PROFILE-seller.md).
 import { spawn } from 'node:child_process';
 import type { ChildProcess } from 'node:child_process';
 import crypto from 'node:crypto';
@@ -145,11 +145,12 @@ export async function externalSellerCpu(o: SellerBenchOptions = {}): Promise<Sel
     await paid(WARMUP_PER_WORKER);
     await free(WARMUP_PER_WORKER);
     const rounds: { paid: Measured; free: Measured }[] = [];
-    const marks: [bigint, bigint][] = [];
+    const marks = { paid: [] as [bigint, bigint][], unpaid: [] as [bigint, bigint][] };
     for (let r = 0; r < ROUNDS; r++) {
       const p = await measure(seller, () => paid(PER_WORKER));
-      marks.push(p.window);
       const f = await measure(seller, () => free(PER_WORKER));
+      marks.paid.push(p.window);
+      marks.unpaid.push(f.window);
       rounds.push({ paid: p, free: f });
       log(
         `  round ${r + 1}: paid ${p.cpuUs.toFixed(0)} µs at ${p.rate}/s, unpaid ${f.cpuUs.toFixed(0)} µs at ${f.rate}/s`,
@@ -352,51 +353,63 @@ export function groupOf(frame: ProfileNode['callFrame']): string {
   return path.basename(url);
 }
 
-/**
- * Self time of the samples taken within `windows` (the seller's clock, µs), by group and by
- * function, as µs per request over `requests`.
- */
-export function summariseProfile(
-  profile: Profile & { path?: string },
-  windows: [bigint, bigint][],
-  requests: number,
-): string[] {
+interface Tally {
+  groups: Map<string, number>;
+  functions: Map<string, number>;
+  /** Self time of all samples but idle, µs. */
+  total: number;
+}
+
+/** Self time of the samples taken within `windows` (the seller's clock, µs), by group and by function. */
+function tally(profile: Profile, windows: [bigint, bigint][]): Tally {
   const byId = new Map(profile.nodes.map((n) => [n.id, n]));
-  const groups = new Map<string, number>();
-  const functions = new Map<string, number>();
+  const out: Tally = { groups: new Map(), functions: new Map(), total: 0 };
+  const add = (m: Map<string, number>, k: string, v: number) => m.set(k, (m.get(k) ?? 0) + v);
   let at = profile.startTime;
-  let total = 0;
-  let idle = 0;
   for (let i = 0; i < profile.samples.length; i++) {
     at += profile.timeDeltas[i]!;
     const dt = profile.timeDeltas[i + 1] ?? 0;
     if (!windows.some(([a, b]) => at >= Number(a) && at < Number(b))) continue;
-    const node = byId.get(profile.samples[i]!);
-    if (!node) continue;
-    if (node.callFrame.functionName === '(idle)') {
-      idle += dt;
-      continue;
-    }
-    total += dt;
-    const g = groupOf(node.callFrame);
-    groups.set(g, (groups.get(g) ?? 0) + dt);
-    const f = `${node.callFrame.functionName || '(anonymous)'} ${node.callFrame.url ? `${shortUrl(node.callFrame.url)}:${node.callFrame.lineNumber + 1}` : ''}`;
-    functions.set(f, (functions.get(f) ?? 0) + dt);
+    const frame = byId.get(profile.samples[i]!)?.callFrame;
+    if (!frame || frame.functionName === '(idle)') continue;
+    out.total += dt;
+    add(out.groups, groupOf(frame), dt);
+    const where = frame.url ? ` ${shortUrl(frame.url)}:${frame.lineNumber + 1}` : '';
+    add(out.functions, `${frame.functionName || '(anonymous)'}${where}`, dt);
   }
-  const per = (v: number) =>
-    `${(v / requests).toFixed(1).padStart(6)} µs  ${((100 * v) / total).toFixed(1).padStart(5)} %`;
-  const top = (m: Map<string, number>, n: number) =>
-    [...m]
-      .sort((a, b) => b[1] - a[1])
-      .slice(0, n)
-      .map(([k, v]) => `  ${per(v)}  ${k}`);
+  return out;
+}
+
+/**
+ * Where the seller's CPU goes in the paid rounds against the unpaid ones (`requests` each), per
+ * request: by package or file, paid, unpaid and the difference — the meter's share — largest
+ * difference first; then the paid rounds' top functions.
+ */
+export function summariseProfile(
+  profile: Profile & { path?: string },
+  windows: { paid: [bigint, bigint][]; unpaid: [bigint, bigint][] },
+  requests: number,
+): string[] {
+  const paid = tally(profile, windows.paid);
+  const unpaid = tally(profile, windows.unpaid);
+  const us = (v: number) => (v / requests).toFixed(1).padStart(7);
+  const groups = [...new Set([...paid.groups.keys(), ...unpaid.groups.keys()])]
+    .map((g) => ({ g, p: paid.groups.get(g) ?? 0, u: unpaid.groups.get(g) ?? 0 }))
+    .sort((a, b) => b.p - b.u - (a.p - a.u));
+  const shown = groups.slice(0, 24);
+  const rest = groups.slice(24).reduce((sum, x) => ({ p: sum.p + x.p, u: sum.u + x.u }), { p: 0, u: 0 });
   return [
-    `seller CPU profile${profile.path ? ` (${profile.path})` : ''}: ${requests} paid requests, ` +
-      `${(total / requests).toFixed(0)} µs of samples per request (idle ${(idle / 1000).toFixed(0)} ms left out)`,
-    'self time by package or file, per paid request:',
-    ...top(groups, 25),
-    'self time by function, per paid request:',
-    ...top(functions, 30),
+    `seller CPU profile${profile.path ? ` (${profile.path})` : ''}: ${requests} paid and ${requests} unpaid requests; ` +
+      `samples per request: paid ${(paid.total / requests).toFixed(0)} µs, unpaid ${(unpaid.total / requests).toFixed(0)} µs (the profiler's own cost included)`,
+    'self time per request by package or file, µs:   paid   unpaid  paid − unpaid',
+    ...shown.map((x) => `  ${x.g.padEnd(44)} ${us(x.p)}  ${us(x.u)}  ${us(x.p - x.u)}`),
+    `  ${'everything else'.padEnd(44)} ${us(rest.p)}  ${us(rest.u)}  ${us(rest.p - rest.u)}`,
+    `  ${'all'.padEnd(44)} ${us(paid.total)}  ${us(unpaid.total)}  ${us(paid.total - unpaid.total)}`,
+    'the paid rounds’ top functions by self time per request, µs:',
+    ...[...paid.functions]
+      .sort((a, b) => b[1] - a[1])
+      .slice(0, 30)
+      .map(([f, v]) => `  ${us(v)}  ${f}`),
   ];
 }
 
