@@ -78,7 +78,7 @@ export function describeEfficiency(e: Efficiency, price: bigint): string[] {
   lines.push(
     e.own.claims > 0
       ? `  by the facilitator on its own (claim scheduler): ${line(e.own)}  (${goal})`
-      : `  by the facilitator on its own (claim scheduler): none — no channel reached the threshold before a scheduler tick (a longer run, a higher LOAD_RATE or fewer LOAD_BUYERS)`,
+      : `  by the facilitator on its own (claim scheduler): none — no scheduler pass${p ? ` (every ${p.intervalSeconds} s)` : ''} found a channel past the threshold during the run (run longer, or with fewer LOAD_BUYERS)`,
   );
   if (e.ownUnknown > 0) lines.push(`    and ${e.ownUnknown} claims by someone else (coverage unknown, left out)`);
   lines.push(`  final claims forced by the end of the test: ${line(e.final)}`);
