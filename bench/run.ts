@@ -7,7 +7,11 @@
 //          audit event)
 //        svc GET /demo/book through @svc/meter (the demo seller and the facilitator in one process)
 //   2. ed25519 verifications per second on one core and on the threadpool (the signature alone),
-//      and in-process voucher accepts (the verifier without HTTP) against them.
+//      and in-process voucher accepts (the verifier without HTTP) against them;
+//   3. the meter's own CPU per paid request in an external Express seller, against the same
+//      handler unpaid and one ed25519 verify (bench/seller.ts, bench/PROFILE-seller.md);
+//   4. memory at the specification's caps: 1,000 stream sessions and 200 event streams held,
+//      against 256 MB RSS (bench/memory.ts).
 //
 // The CPU profile of each path (where the microseconds go) is in bench/PROFILE.md, with the
 // commands that redo it.
@@ -26,6 +30,7 @@ import { createFacilitator } from '../packages/facilitator/src/facilitator.js';
 import { drive, send } from './client.js';
 import type { Call, Run } from './client.js';
 import { memoryAtCaps, memoryLines } from './memory.js';
+import { describeSeller, externalSellerCpu } from './seller.js';
 import { cpuSince, threadCpu } from './threads.js';
 
 const WORKERS = Number(process.env['BENCH_WORKERS'] ?? 32);
@@ -442,6 +447,10 @@ console.log(
 console.log(
   `in-process accepts (verify + CAS + durable commit + receipt) . ${fmt(inproc.rate)}/s   (${ratio(inproc.rate, sig.sync)}; ${INPROC_CHANNELS} in flight, p50 ${ms(inproc.p50)}, p99 ${ms(inproc.p99)}, ${inproc.cores.toFixed(2)} cores busy)`,
 );
+progress('external seller: Express with @svc/meter in its own process, paid and unpaid rounds');
+const seller = await externalSellerCpu();
+console.log('\nThe meter in an external seller (its own process, Express, calling the facilitator over HTTP):');
+console.log(describeSeller(seller));
 progress('memory: 1,000 stream sessions and 200 event streams against a facilitator of its own');
 const memory = await memoryAtCaps();
 console.log("\nMemory at the specification's caps (goal ≤ 256 MB RSS):");
