@@ -15,6 +15,7 @@ import { nodeMeter } from './node.js';
 import type { NodeMiddleware } from './node.js';
 import type { MeterOptions } from './terms.js';
 import { nativePost } from '#transport';
+import type { PostJson } from './transport.js';
 
 const DEFAULT_TIMEOUT_MS = 10_000;
 
@@ -41,6 +42,12 @@ export interface SvcOptions {
    * a fraction of fetch's CPU, and the rest over the global fetch.
    */
   fetch?: typeof fetch;
+  /**
+   * For a facilitator in the seller's own process: how the per-request calls (/verify,
+   * attestations) reach it, without an HTTP client (a JSON POST answered with its status, parsed
+   * body and headers). The other calls still go through `fetch`.
+   */
+  post?: PostJson;
   timeoutMs?: number;
 }
 
@@ -77,7 +84,7 @@ export function svc(options: SvcOptions): SvcClient {
     options.fetch ?? globalFetch,
     options.timeoutMs ?? DEFAULT_TIMEOUT_MS,
     sellerToken,
-    options.fetch ? undefined : (nativePost() ?? undefined),
+    options.post ?? (options.fetch ? undefined : (nativePost() ?? undefined)),
   );
   const streams = new StreamCalls(
     facilitatorUrl,

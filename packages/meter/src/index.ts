@@ -1,5 +1,6 @@
 export { svc } from './client.js';
 export type { SvcClient, SvcOptions } from './client.js';
+export type { JsonReply, PostJson } from './transport.js';
 export { Gate, EXPOSED_HEADERS } from './gate.js';
 export type { GateOutcome, GateRequest } from './gate.js';
 export { nodeMeter, nodeMiddleware, toGateRequest } from './node.js';

@@ -9,7 +9,7 @@ import type { MeterOptions, PaidStream, StreamOptions, SvcClient } from '@svc/me
 import { fastifyMeter } from '@svc/meter/fastify';
 import type { Services } from '../../services.js';
 import { demoResources } from '../demo-prices.js';
-import { localFetch } from '../local-get.js';
+import { localFetch, localPost } from '../local-get.js';
 
 /** What this module uses of the domain. */
 export type DemoSellerDeps = Pick<
@@ -55,6 +55,7 @@ export function registerDemo(app: FastifyInstance, deps: DemoSellerDeps, demo: D
       publicUrl: deps.publicUrl(),
       sellerToken: sellerToken(),
       fetch: localFetch(app, deps.internalToken),
+      post: localPost(app, deps.internalToken),
     }));
   // The same options the price list, llms.txt and the OpenAPI document read (demo-prices.ts).
   const options = (path: string) => demoResources(deps.config).find((r) => r.path === path)!.options;
