@@ -204,6 +204,11 @@ async function measure(name: string, pid: number, base: URL, next: (worker: numb
   const used = cpuSince(threads, threadCpu(pid));
   const clientUsed = process.cpuUsage(client);
   windows.push({ path: name, pid, start, end: nowUs(), requests: run.requests });
+  if (process.env['BENCH_THREADS']) {
+    const busiest = [...used].filter(([, t]) => t > 0).sort((a, b) => b[1] - a[1]);
+    progress(`${name} threads, µs per request: ${busiest.map(([k, t]) => `${k} ${(t / run.requests).toFixed(0)}`).join(', ')}`);
+    used.set('other', busiest.filter(([k]) => k !== 'main').reduce((a, [, t]) => a + t, 0));
+  }
   const per = (us: number) => us / Math.max(1, run.requests);
   return {
     ...run,

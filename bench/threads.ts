@@ -21,7 +21,7 @@ export function threadCpu(pid: number): Map<string, number> {
       const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
       const us = (Number(fields[11]) + Number(fields[12])) * TICK_US;
       // Node names every thread "node"; the main thread is the one whose id is the process's.
-      const kind = tid === String(pid) ? 'main' : 'other';
+      const kind = tid === String(pid) ? 'main' : process.env['BENCH_THREADS'] ? `thread ${tid}` : 'other';
       out.set(kind, (out.get(kind) ?? 0) + us);
     } catch {
       // The thread ended between the listing and the read.
