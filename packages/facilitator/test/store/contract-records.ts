@@ -105,6 +105,24 @@ export const recordSection: Section = (ctx) => {
       expect(winners).toHaveLength(1);
       expect((await store.getIdempotent('k'))?.response).toBe(`r${winners[0]}`);
     });
+
+    it('upgrades a version-4 database once: its idempotency records stay, and a key is still taken once', async () => {
+      const old = await ctx().legacy(4);
+      expect(await old.versions()).toEqual([1, 2, 3, 4]);
+      const kept = { key: 'verify:old', fingerprint: 'f', response: 'x'.repeat(1500), at: iso(1) };
+      expect(await old.store.write([{ op: 'idempotency', ...kept }])).toEqual({ ok: true, events: [] });
+      const store = await old.upgrade();
+      expect(await old.versions()).toEqual([1, 2, 3, 4, 5]);
+      expect(await store.getIdempotent('verify:old')).toEqual(kept);
+      expect(await store.write([{ op: 'idempotency', ...kept, response: 'again' }])).toEqual({
+        ok: false,
+        reason: 'duplicate',
+        op: 0,
+      });
+      const fresh = { key: 'verify:new', fingerprint: 'g', response: 'y'.repeat(1500), at: iso(2) };
+      expect(await store.write([{ op: 'idempotency', ...fresh }])).toEqual({ ok: true, events: [] });
+      expect(await store.getIdempotent('verify:new')).toEqual(fresh);
+    });
   });
 
   describe('meta', () => {

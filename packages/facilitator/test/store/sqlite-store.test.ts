@@ -99,7 +99,19 @@ describe('SqliteStore', () => {
     expect(raw.pragma('journal_mode', { simple: true })).toBe('wal');
     raw.close();
     await store.migrate();
-    expect(await store.appliedMigrations()).toEqual([1, 2, 3, 4]);
+    expect(await store.appliedMigrations()).toEqual([1, 2, 3, 4, 5]);
+  });
+
+  it('keeps idempotency records in a rowid table: whole answers in a WITHOUT ROWID key tree split pages on every insert', () => {
+    const raw = new Database(file, { readonly: true });
+    const { sql } = raw
+      .prepare("SELECT sql FROM sqlite_master WHERE type = 'table' AND name = 'idempotency'")
+      .get() as {
+      sql: string;
+    };
+    raw.close();
+    expect(sql).toMatch(/key\s+TEXT PRIMARY KEY/);
+    expect(sql).not.toMatch(/WITHOUT ROWID/i);
   });
 
   it('indexes sessions for the limits, the listings and the idle sweep, and binds a receipt to one session', () => {
@@ -169,7 +181,7 @@ describe('SqliteStore', () => {
     const shared = path.join(dir, 'twice.sqlite');
     const [a, b] = await Promise.all([SqliteStore.open({ file: shared }), SqliteStore.open({ file: shared })]);
     await Promise.all([a.migrate(), b.migrate()]);
-    expect(await a.appliedMigrations()).toEqual([1, 2, 3, 4]);
+    expect(await a.appliedMigrations()).toEqual([1, 2, 3, 4, 5]);
     await Promise.all([a.close(), b.close()]);
   });
 

@@ -157,11 +157,17 @@ CREATE INDEX streams_by_payer ON streams (payer, status);
 CREATE INDEX streams_by_pay_to ON streams (pay_to, status);
 `;
 
+// Version 5 changed SQLite's idempotency table only (a rowid table instead of WITHOUT ROWID);
+// PostgreSQL's heap tables have no such layout. An empty step keeps both adapters' versions in
+// step, so one contract suite and one `svc` build speak of the same schema versions.
+const IDEMPOTENCY_ROWID = `SELECT 1;`;
+
 export const POSTGRES_MIGRATIONS: readonly Migration[] = checkedMigrations([
   { version: 1, name: 'initial', sql: INITIAL },
   { version: 2, name: 'streams', sql: STREAMS },
   { version: 3, name: 'catalog', sql: CATALOG },
   { version: 4, name: 'stream_parties', sql: STREAM_PARTIES },
+  { version: 5, name: 'idempotency_rowid', sql: IDEMPOTENCY_ROWID },
 ]);
 
 const SCHEMA_NAME_RE = /^[a-z_][a-z0-9_]{0,62}$/;

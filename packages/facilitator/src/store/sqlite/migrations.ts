@@ -155,11 +155,28 @@ CREATE INDEX streams_by_payer ON streams (payer, status);
 CREATE INDEX streams_by_pay_to ON streams (pay_to, status);
 `;
 
+// Idempotency records as an ordinary (rowid) table: a record holds a whole answer (~1.5 KB for
+// /verify), and a WITHOUT ROWID table keeps its rows in the key's B-tree, two or three to a page,
+// so every insert split pages: ~130 µs an insert against ~40 µs now, on every /verify that carries
+// an Idempotency-Key (every meter's). The key stays the primary key (a unique index).
+const IDEMPOTENCY_ROWID = `
+CREATE TABLE idempotency_rowid (
+  key         TEXT PRIMARY KEY,
+  fingerprint TEXT NOT NULL,
+  response    TEXT NOT NULL,
+  at          TEXT NOT NULL
+) STRICT;
+INSERT INTO idempotency_rowid (key, fingerprint, response, at) SELECT key, fingerprint, response, at FROM idempotency;
+DROP TABLE idempotency;
+ALTER TABLE idempotency_rowid RENAME TO idempotency;
+`;
+
 export const SQLITE_MIGRATIONS: readonly Migration[] = checkedMigrations([
   { version: 1, name: 'initial', sql: INITIAL },
   { version: 2, name: 'streams', sql: STREAMS },
   { version: 3, name: 'catalog', sql: CATALOG },
   { version: 4, name: 'stream_parties', sql: STREAM_PARTIES },
+  { version: 5, name: 'idempotency_rowid', sql: IDEMPOTENCY_ROWID },
 ]);
 
 const CREATE_MIGRATIONS_TABLE = `
