@@ -19,7 +19,8 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { randomKeypair } from '@svc/core';
 import { startLedgerServer } from '@svc/ledger';
 import type { LedgerServer } from '@svc/ledger';
-import { ChannelSigner, LocalLedgerClient } from '@svc/sdk';
+import { LocalLedgerClient } from '@svc/sdk';
+import { openChannel } from '../helpers/open-channel.js';
 import { inCi } from '../helpers/pg.js';
 import { postgresBinDir, startPrivatePostgres } from '../helpers/private-pg.js';
 import type { PrivatePg } from '../helpers/private-pg.js';
@@ -99,20 +100,7 @@ describe.runIf(enabled)('two instances while their PostgreSQL restarts, loses it
     };
     const buyers = await Promise.all(
       Array.from({ length: BUYERS }, async () => {
-        const payer = randomKeypair();
-        const voucherKey = randomKeypair();
-        await client.faucet(payer.address);
-        const { channelId } = await client.openChannel({ payer, payee, deposit: 50_000_000n, voucherKey });
-        const signer = new ChannelSigner({
-          channelId,
-          deposit: 50_000_000n,
-          voucherKey,
-          networkPassphrase: info.passphrase,
-          channelContract: info.contracts.channel,
-          network: info.network,
-          payee,
-          asset: info.contracts.asset,
-        });
+        const { channelId, signer } = await openChannel(client, { payee, deposit: 50_000_000n });
         return { channelId, signer, acknowledged: 0n };
       }),
     );

@@ -10,7 +10,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startLedgerServer } from '@svc/ledger';
 import type { LedgerServer } from '@svc/ledger';
 import { randomKeypair } from '@svc/core';
-import { ChannelSigner, LocalLedgerClient } from '@svc/sdk';
+import { LocalLedgerClient } from '@svc/sdk';
+import { openChannel } from '../helpers/open-channel.js';
 import { startHarness } from '../helpers/harness.js';
 import type { Harness } from '../helpers/harness.js';
 import { createPgDatabase, pgEnabled } from '../helpers/pg.js';
@@ -256,21 +257,8 @@ describe.runIf(enabled)('the instance running the claim scheduler is killed', ()
 
     const client = new LocalLedgerClient(ledger.url);
     const info = await client.info();
-    const payer = randomKeypair();
-    const voucherKey = randomKeypair();
     const payee = randomKeypair().address;
-    await client.faucet(payer.address);
-    const { channelId } = await client.openChannel({ payer, payee, deposit: 5_000_000n, voucherKey });
-    const signer = new ChannelSigner({
-      channelId,
-      deposit: 5_000_000n,
-      voucherKey,
-      networkPassphrase: info.passphrase,
-      channelContract: info.contracts.channel,
-      network: info.network,
-      payee,
-      asset: info.contracts.asset,
-    });
+    const { channelId, signer } = await openChannel(client, { payee, deposit: 5_000_000n });
     const terms = {
       scheme: 'channel',
       network: info.network,

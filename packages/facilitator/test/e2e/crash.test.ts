@@ -5,7 +5,9 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { randomKeypair } from '@svc/core';
-import { ChannelSigner, LocalLedgerClient, payFetch } from '@svc/sdk';
+import { LocalLedgerClient, payFetch } from '@svc/sdk';
+import type { ChannelSigner } from '@svc/sdk';
+import { openChannel } from '../helpers/open-channel.js';
 import { requestSellerToken } from '@svc/meter';
 import { SqliteStore } from '../../src/store/index.js';
 import { startChild } from '../helpers/process.js';
@@ -24,27 +26,11 @@ describe('kill -9 during a paying loop', () => {
   it('keeps every acknowledged voucher and takes the next payment', async () => {
     child = await startChild({ DATA_DIR: dataDir, LEDGER_SECONDS: '1' });
     const ledger = new LocalLedgerClient(`${child.url}/ledger`);
-    const info = await ledger.info();
     const terms = (await (await fetch(`${child.url}/demo/book`)).json()) as { accepts: Array<{ payTo: string }> };
     const payee = terms.accepts[0]!.payTo;
     const signers: ChannelSigner[] = [];
     for (let i = 0; i < BUYERS; i++) {
-      const payer = randomKeypair();
-      const voucherKey = randomKeypair();
-      await ledger.faucet(payer.address);
-      const { channelId } = await ledger.openChannel({ payer, payee, deposit: 50_000_000n, voucherKey });
-      signers.push(
-        new ChannelSigner({
-          channelId,
-          deposit: 50_000_000n,
-          voucherKey,
-          networkPassphrase: info.passphrase,
-          channelContract: info.contracts.channel,
-          network: info.network,
-          payee,
-          asset: info.contracts.asset,
-        }),
-      );
+      signers.push((await openChannel(ledger, { payee, deposit: 50_000_000n })).signer);
     }
 
     // Pay in parallel loops; record the highest cumulative each buyer holds a receipt for.
@@ -97,20 +83,10 @@ describe('a restart ends stream sessions left open, cleanly', () => {
     child = await startChild({ DATA_DIR: dir, LEDGER_SECONDS: '1', DEMO: 'off' });
     const ledger = new LocalLedgerClient(`${child.url}/ledger`);
     const info = await ledger.info();
-    const payer = randomKeypair();
     const payee = randomKeypair();
-    const vk = randomKeypair();
-    await ledger.faucet(payer.address);
-    const { channelId } = await ledger.openChannel({ payer, payee: payee.address, deposit: 100_000n, voucherKey: vk });
-    const signer = new ChannelSigner({
-      channelId,
-      deposit: 100_000n,
-      voucherKey: vk,
-      networkPassphrase: info.passphrase,
-      channelContract: info.contracts.channel,
-      network: info.network,
+    const { channelId, signer } = await openChannel(ledger, {
       payee: payee.address,
-      asset: info.contracts.asset,
+      deposit: 100_000n,
     });
     const terms = {
       scheme: 'channel',

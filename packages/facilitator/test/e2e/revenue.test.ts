@@ -6,7 +6,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseDisplayAmount, randomKeypair } from '@svc/core';
 import type { Keypair, RevenueReport } from '@svc/core';
-import { ChannelSigner } from '@svc/sdk';
+import { openChannel } from '../helpers/open-channel.js';
 import { startHarness } from '../helpers/harness.js';
 import type { Buyer, Harness } from '../helpers/harness.js';
 
@@ -31,20 +31,7 @@ describe('seller revenue after a scripted day', () => {
 
   /** A channel from `payer` to `payee`, like h.buyer() but for a payer we hold (a seller who also buys). */
   async function channelOf(payer: Keypair, payee: string): Promise<Buyer> {
-    const info = await h.ledger.info();
-    const voucherKey = randomKeypair();
-    await h.ledger.faucet(payer.address);
-    const { channelId } = await h.ledger.openChannel({ payer, payee, deposit: 5_000_000n, voucherKey });
-    const signer = new ChannelSigner({
-      channelId,
-      deposit: 5_000_000n,
-      voucherKey,
-      networkPassphrase: info.passphrase,
-      channelContract: info.contracts.channel,
-      network: info.network,
-      payee,
-      asset: info.contracts.asset,
-    });
+    const { voucherKey, signer, channelId } = await openChannel(h.ledger, { payer, payee, deposit: 5_000_000n });
     return { keys: payer, voucherKey, signer, channelId, payee };
   }
 

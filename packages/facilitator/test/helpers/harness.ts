@@ -5,7 +5,9 @@ import os from 'node:os';
 import path from 'node:path';
 import { encodeJsonHeader, randomKeypair } from '@svc/core';
 import type { ChannelPayload, Keypair, PaymentRequirements } from '@svc/core';
-import { ChannelSigner, LocalLedgerClient } from '@svc/sdk';
+import { LocalLedgerClient } from '@svc/sdk';
+import type { ChannelSigner } from '@svc/sdk';
+import { openChannel } from './open-channel.js';
 import { loadConfig } from '../../src/config.js';
 import { createFacilitator } from '../../src/facilitator.js';
 import type { Facilitator } from '../../src/facilitator.js';
@@ -102,29 +104,19 @@ export async function startHarness(
     dataDir,
     requirements,
     async buyer(o = {}) {
-      const keys = randomKeypair();
-      const voucherKey = randomKeypair();
       const payee = o.payee ?? demoPayTo;
-      const deposit = o.deposit ?? 5_000_000n;
-      await ledger.faucet(keys.address);
-      const opened = await ledger.openChannel({
-        payer: keys,
+      const opened = await openChannel(ledger, {
         payee,
-        deposit,
-        voucherKey,
+        deposit: o.deposit ?? 5_000_000n,
         ...(o.expiryLedger === undefined ? {} : { expiryLedger: o.expiryLedger }),
       });
-      const signer = new ChannelSigner({
+      return {
+        keys: opened.payer,
+        voucherKey: opened.voucherKey,
+        signer: opened.signer,
         channelId: opened.channelId,
-        deposit,
-        voucherKey,
-        networkPassphrase: info.passphrase,
-        channelContract: info.contracts.channel,
-        network: info.network,
         payee,
-        asset: info.contracts.asset,
-      });
-      return { keys, voucherKey, signer, channelId: opened.channelId, payee };
+      };
     },
     responses: check,
     sellerToken(payTo) {

@@ -1,0 +1,42 @@
+// A funded payer's channel on a ledger reached over HTTP, and the ChannelSigner that pays through
+// it: what every test that plays a buyer needs first.
+import { randomKeypair } from '@svc/core';
+import type { Keypair } from '@svc/core';
+import { ChannelSigner } from '@svc/sdk';
+import type { LocalLedgerClient } from '@svc/sdk';
+
+export interface OpenedChannel {
+  payer: Keypair;
+  voucherKey: Keypair;
+  channelId: bigint;
+  signer: ChannelSigner;
+}
+
+/** Funds `payer` (a new one unless given) and opens a channel of `deposit` to `payee`. */
+export async function openChannel(
+  ledger: LocalLedgerClient,
+  o: { payee: string; deposit: bigint; payer?: Keypair; expiryLedger?: number },
+): Promise<OpenedChannel> {
+  const info = await ledger.info();
+  const payer = o.payer ?? randomKeypair();
+  const voucherKey = randomKeypair();
+  await ledger.faucet(payer.address);
+  const { channelId } = await ledger.openChannel({
+    payer,
+    payee: o.payee,
+    deposit: o.deposit,
+    voucherKey,
+    ...(o.expiryLedger === undefined ? {} : { expiryLedger: o.expiryLedger }),
+  });
+  const signer = new ChannelSigner({
+    channelId,
+    deposit: o.deposit,
+    voucherKey,
+    networkPassphrase: info.passphrase,
+    channelContract: info.contracts.channel,
+    network: info.network,
+    payee: o.payee,
+    asset: info.contracts.asset,
+  });
+  return { payer, voucherKey, channelId, signer };
+}
