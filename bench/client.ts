@@ -21,7 +21,11 @@ export interface Run {
   firstError: string | null;
 }
 
-export function send(agent: http.Agent, base: URL, call: Call): Promise<{ status: number; body: string }> {
+export function send(
+  agent: http.Agent,
+  base: URL,
+  call: Call,
+): Promise<{ status: number; body: string; headers: http.IncomingHttpHeaders }> {
   return new Promise((resolve, reject) => {
     const headers: Record<string, string | number> = { ...call.headers };
     if (call.body !== undefined) {
@@ -33,7 +37,9 @@ export function send(agent: http.Agent, base: URL, call: Call): Promise<{ status
       (res) => {
         const chunks: Buffer[] = [];
         res.on('data', (c: Buffer) => chunks.push(c));
-        res.on('end', () => resolve({ status: res.statusCode ?? 0, body: Buffer.concat(chunks).toString('utf8') }));
+        res.on('end', () =>
+          resolve({ status: res.statusCode ?? 0, body: Buffer.concat(chunks).toString('utf8'), headers: res.headers }),
+        );
       },
     );
     req.on('error', reject);

@@ -201,21 +201,18 @@ async function measure(name: string, pid: number, base: URL, next: (worker: numb
   const used = cpuSince(threads, threadCpu(pid));
   const clientUsed = process.cpuUsage(client);
   windows.push({ path: name, pid, start, end: nowUs(), requests: run.requests });
-  if (process.env['BENCH_THREADS']) {
-    const busiest = [...used].filter(([, t]) => t > 0).sort((a, b) => b[1] - a[1]);
+  const busiest = [...used].filter(([, t]) => t > 0).sort((a, b) => b[1] - a[1]);
+  if (process.env['BENCH_THREADS'])
     progress(
       `${name} threads, µs per request: ${busiest.map(([k, t]) => `${k} ${(t / run.requests).toFixed(0)}`).join(', ')}`,
     );
-    used.set(
-      'other',
-      busiest.filter(([k]) => k !== 'main').reduce((a, [, t]) => a + t, 0),
-    );
-  }
+  const others = busiest.filter(([k]) => k !== 'main').reduce((a, [, t]) => a + t, 0);
+
   const per = (us: number) => us / Math.max(1, run.requests);
   return {
     ...run,
     mainUs: per(used.get('main') ?? 0),
-    otherUs: per(used.get('other') ?? 0),
+    otherUs: per(others),
     clientUs: per(clientUsed.user + clientUsed.system),
   };
 }
@@ -285,8 +282,8 @@ async function paidRequests(): Promise<PaidFigures> {
     // The demo book's terms, from its 402.
     const agent = new http.Agent({ keepAlive: false });
     const unpaid = await send(agent, base, { method: 'GET', path: '/demo/book' });
-    const required = await fetch(`${childUrl}/demo/book`).then((r) => r.headers.get('payment-required'));
-    const decoded = required ? decodeJsonHeader(required) : null;
+    const required = unpaid.headers['payment-required'];
+    const decoded = typeof required === 'string' ? decodeJsonHeader(required) : null;
     if (unpaid.status !== 402 || !decoded?.ok)
       throw new Error(`GET /demo/book answered ${unpaid.status} without terms`);
     const bookTerms = (decoded.value as PaymentRequired).accepts[0]!;

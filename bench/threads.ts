@@ -5,7 +5,7 @@ import fs from 'node:fs';
 
 const TICK_US = 10_000; // USER_HZ is 100 on Linux
 
-/** CPU µs so far of the main thread and of all others (threadpool, worker threads, V8's helpers). */
+/** CPU µs so far of each thread: `main`, and `thread <tid>` for the others (threadpool, worker threads, V8's helpers). */
 export function threadCpu(pid: number): Map<string, number> {
   const out = new Map<string, number>();
   let tids: string[];
@@ -21,7 +21,7 @@ export function threadCpu(pid: number): Map<string, number> {
       const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
       const us = (Number(fields[11]) + Number(fields[12])) * TICK_US;
       // Node names every thread "node"; the main thread is the one whose id is the process's.
-      const kind = tid === String(pid) ? 'main' : process.env['BENCH_THREADS'] ? `thread ${tid}` : 'other';
+      const kind = tid === String(pid) ? 'main' : `thread ${tid}`;
       out.set(kind, (out.get(kind) ?? 0) + us);
     } catch {
       // The thread ended between the listing and the read.
