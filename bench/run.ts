@@ -49,6 +49,8 @@ const HERE = path.dirname(fileURLToPath(import.meta.url));
 /** BENCH_PROFILE=<dir>: every server process writes a CPU profile there (bench/PROFILE.md). */
 const PROFILE_DIR = process.env['BENCH_PROFILE'] ? path.resolve(process.env['BENCH_PROFILE']) : null;
 const PROFILE_FLAGS = PROFILE_DIR ? ['--cpu-prof', `--cpu-prof-dir=${PROFILE_DIR}`, '--cpu-prof-interval=250'] : [];
+/** BENCH_PAID_ONLY=1: the paid request's three paths only (about a minute), for trying a change. */
+const PAID_ONLY = process.env['BENCH_PAID_ONLY'] === '1';
 const SVC = path.resolve(HERE, '../packages/facilitator/bin/svc.cjs');
 /** The measured windows (CLOCK_MONOTONIC µs, as the profiles' timestamps) and their requests. */
 const windows: { path: string; pid: number; start: number; end: number; requests: number }[] = [];
@@ -440,6 +442,7 @@ if (PROFILE_DIR) {
   console.log(`profiles and windows.json in ${PROFILE_DIR}: node scripts/launch.cjs bench/profile.ts ${PROFILE_DIR}`);
   process.exit(0);
 }
+if (PAID_ONLY) process.exit(0);
 const sig = signatureCeiling();
 const pool = await sig.pool;
 const inproc = await inProcess();

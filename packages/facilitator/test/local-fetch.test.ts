@@ -3,9 +3,9 @@
 import Fastify from 'fastify';
 import { afterAll, describe, expect, it } from 'vitest';
 import { INTERNAL_HEADER } from '../src/http/ip-limits.js';
-import { localFetch, localPost } from '../src/http/local-get.js';
+import { localFetch } from '../src/http/local-get.js';
 
-describe('localFetch and localPost', () => {
+describe('localFetch', () => {
   const app = Fastify();
   app.post('/echo', (request, reply) => {
     void reply.header('x-seen-auth', request.headers.authorization ?? '');
@@ -38,22 +38,5 @@ describe('localFetch and localPost', () => {
     expect(limited.status).toBe(429);
     expect(limited.headers.get('retry-after')).toBe('7');
     expect(await limited.json()).toEqual({ error: 'RATE_LIMITED' });
-  });
-
-  it('localPost: the meter’s JSON POST, answered with status, parsed body and headers', async () => {
-    const post = localPost(app, 'internal-token-123');
-    const res = await post(
-      'http://127.0.0.1:1/echo',
-      { 'content-type': 'application/json', authorization: 'Bearer t' },
-      '{"a":"1"}',
-      1000,
-    );
-    expect(res.status).toBe(200);
-    expect(res.json).toEqual({ body: { a: '1' } });
-    expect(res.header('X-Seen-Auth')).toBe('Bearer t');
-    expect(res.header('x-internal')).toBe('internal-token-123');
-    expect(res.header('x-absent')).toBeNull();
-    const missing = await post('http://127.0.0.1:1/nowhere', {}, '', 1000);
-    expect(missing.status).toBe(404);
   });
 });

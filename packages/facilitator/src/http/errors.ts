@@ -7,6 +7,7 @@
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { LedgerTxRefused, LedgerUnavailable } from '@svc/ledger';
 import { DEFAULT_MESSAGES, SvcError } from '@svc/core';
+import type { ErrorBody } from '@svc/core';
 import { LedgerError as LedgerClientError } from '@svc/sdk';
 import { isStoreUnavailable } from '../store/faults.js';
 
@@ -26,14 +27,27 @@ export function installErrorHandling(app: FastifyInstance): void {
 
 /** Also Fastify's `frameworkErrors` hook: errors raised before routing (a malformed URL, …). */
 export function sendError(error: unknown, request: FastifyRequest, reply: FastifyReply): FastifyReply {
+  const answer = errorAnswer(error, request.log);
+  if (answer.retryAfter !== null) void reply.header('retry-after', answer.retryAfter);
+  return reply.code(answer.status).send(answer.body);
+}
+
+/** An error as the answer it gets: status, error body and Retry-After (whole seconds, or null); logged when it is ours. */
+export function errorAnswer(
+  error: unknown,
+  log: { error(obj: object, msg: string): void },
+): { status: number; body: ErrorBody; retryAfter: string | null } {
   const svc = toSvcError(error);
-  if (svc.code === 'INTERNAL') request.log.error({ err: error }, 'unhandled error');
-  else if (isStoreUnavailable(error)) request.log.error({ err: error }, 'the store is unavailable (answered 503)');
+  if (svc.code === 'INTERNAL') log.error({ err: error }, 'unhandled error');
+  else if (isStoreUnavailable(error)) log.error({ err: error }, 'the store is unavailable (answered 503)');
   // A 503 always says when to come back (RFC 9110 §10.2.3), like a 429.
   const retryAfter = svc.retryAfter ?? (svc.status === 503 ? UNAVAILABLE_RETRY_AFTER_SECONDS : undefined);
-  if (retryAfter !== undefined) void reply.header('retry-after', String(Math.max(1, Math.ceil(retryAfter))));
   const status = statusOf(error);
-  return reply.code(status !== undefined && TRANSPORT_STATUSES.has(status) ? status : svc.status).send(svc.toBody());
+  return {
+    status: status !== undefined && TRANSPORT_STATUSES.has(status) ? status : svc.status,
+    body: svc.toBody(),
+    retryAfter: retryAfter === undefined ? null : String(Math.max(1, Math.ceil(retryAfter))),
+  };
 }
 
 export function toSvcError(error: unknown): SvcError {

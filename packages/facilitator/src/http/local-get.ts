@@ -2,7 +2,6 @@
 // the same validation, handler and error body as over HTTP. The MCP tools answer through it, so a
 // tool's result is the endpoint's JSON by construction, errors included.
 import type { FastifyInstance } from 'fastify';
-import type { PostJson } from '@svc/meter';
 import { INTERNAL_HEADER } from './ip-limits.js';
 
 export interface LocalAnswer {
@@ -68,35 +67,5 @@ export function localFetch(app: FastifyInstance, internalToken: string): typeof 
     }
     const empty = res.statusCode === 204 || res.statusCode === 205 || res.statusCode === 304;
     return new Response(empty ? null : new Uint8Array(res.rawPayload), { status: res.statusCode, headers: answer });
-  };
-}
-
-/**
- * The meter's per-request calls (/verify, attestations) answered by this facilitator's own routes
- * in process, like localFetch, without building web Requests and Responses for them.
- */
-export function localPost(app: FastifyInstance, internalToken: string): PostJson {
-  return async (url, headers, body) => {
-    const target = new URL(url);
-    const res = await app.inject({
-      method: 'POST',
-      url: target.pathname + target.search,
-      headers: { ...headers, [INTERNAL_HEADER]: internalToken },
-      payload: body,
-    });
-    let json: unknown = null;
-    try {
-      json = res.payload === '' ? null : (JSON.parse(res.payload) as unknown);
-    } catch {
-      // Not JSON: the caller sees null, as over HTTP.
-    }
-    return {
-      status: res.statusCode,
-      json,
-      header: (name) => {
-        const value = res.headers[name.toLowerCase()];
-        return value === undefined ? null : Array.isArray(value) ? value.join(', ') : String(value);
-      },
-    };
   };
 }

@@ -83,13 +83,25 @@ export function mount(app: FastifyInstance, routes: readonly AnyRoute[], limits?
             });
         };
         if (spec.costly) await costly();
-        const params: unknown = spec.params ? parseInput(spec.params, request.params, 'path') : undefined;
-        const query: unknown = spec.query ? parseInput(spec.query, request.query, 'query') : undefined;
-        const body: unknown =
-          spec.body && !spec.selfValidated ? parseInput(spec.body, request.body, 'body') : request.body;
-        const out: unknown = await spec.handler({ body, query, params, request, reply, costly });
+        const out = await runRoute(spec, { params: request.params, query: request.query, body: request.body }, {
+          request,
+          reply,
+          costly,
+        });
         return reply.sent ? reply : out;
       },
     });
   }
+}
+
+/** The route's inputs checked against its schemas, then its handler: over HTTP (mount) and in process (local-post.ts). */
+export async function runRoute(
+  spec: AnyRoute,
+  raw: { params: unknown; query: unknown; body: unknown },
+  ctx: Pick<RouteContext<unknown, unknown, unknown>, 'request' | 'reply' | 'costly'>,
+): Promise<unknown> {
+  const params: unknown = spec.params ? parseInput(spec.params, raw.params, 'path') : undefined;
+  const query: unknown = spec.query ? parseInput(spec.query, raw.query, 'query') : undefined;
+  const body: unknown = spec.body && !spec.selfValidated ? parseInput(spec.body, raw.body, 'body') : raw.body;
+  return spec.handler({ body, query, params, ...ctx });
 }

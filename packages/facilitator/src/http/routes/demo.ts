@@ -1,7 +1,8 @@
 // The demo seller, written with the public @svc/meter API exactly as an external seller would:
 // GET /demo/book (per request), GET /demo/ticker/stream (per second), POST /demo/chat (per token).
-// Its meter calls this facilitator's routes like any other seller's — in process (localFetch):
-// the same routes, validation and seller authentication as over HTTP, without the socket.
+// Its meter calls this facilitator's routes like any other seller's — in process: the same routes,
+// validation and seller authentication as over HTTP, without the socket (localFetch for the rare
+// calls, localPost over the route table for the per-request /verify and attestation).
 import type { ServerResponse } from 'node:http';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { svc, FacilitatorError } from '@svc/meter';
@@ -9,7 +10,9 @@ import type { MeterOptions, PaidStream, StreamOptions, SvcClient } from '@svc/me
 import { fastifyMeter } from '@svc/meter/fastify';
 import type { Services } from '../../services.js';
 import { demoResources } from '../demo-prices.js';
-import { localFetch, localPost } from '../local-get.js';
+import { localFetch } from '../local-get.js';
+import { localPost } from '../local-post.js';
+import type { AnyRoute } from '../route.js';
 
 /** What this module uses of the domain. */
 export type DemoSellerDeps = Pick<
@@ -43,7 +46,12 @@ export interface DemoSeller {
   payTo: string;
 }
 
-export function registerDemo(app: FastifyInstance, deps: DemoSellerDeps, demo: DemoSeller): void {
+export function registerDemo(
+  app: FastifyInstance,
+  deps: DemoSellerDeps,
+  demo: DemoSeller,
+  routes: readonly AnyRoute[],
+): void {
   // The meter needs the facilitator's URL, known once the server listens: build it on first use.
   let client: SvcClient | null = null;
   // Its seller token is minted here directly (the facilitator holds the key the token would prove).
@@ -55,7 +63,7 @@ export function registerDemo(app: FastifyInstance, deps: DemoSellerDeps, demo: D
       publicUrl: deps.publicUrl(),
       sellerToken: sellerToken(),
       fetch: localFetch(app, deps.internalToken),
-      post: localPost(app, deps.internalToken),
+      post: localPost(routes, app.log),
     }));
   // The same options the price list, llms.txt and the OpenAPI document read (demo-prices.ts).
   const options = (path: string) => demoResources(deps.config).find((r) => r.path === path)!.options;
