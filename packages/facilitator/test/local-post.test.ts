@@ -19,7 +19,11 @@ describe('localPost answers as HTTP does', () => {
   /** The same request over HTTP and in process: [http, local]. */
   async function both(path: string, headers: Record<string, string>, body: string) {
     const res = await fetch(`${h.url}${path}`, { method: 'POST', headers: { ...JSON_TYPE, ...headers }, body });
-    const http = { status: res.status, json: (await res.json()) as unknown, retryAfter: res.headers.get('retry-after') };
+    const http = {
+      status: res.status,
+      json: (await res.json()) as unknown,
+      retryAfter: res.headers.get('retry-after'),
+    };
     const got = await post(`${h.url}${path}`, { ...JSON_TYPE, ...headers }, body, 5_000);
     return [http, { status: got.status, json: got.json, retryAfter: got.header('Retry-After') }] as const;
   }
@@ -46,7 +50,11 @@ describe('localPost answers as HTTP does', () => {
   it('accepts a voucher with the payee’s token and gives its attest token, as over HTTP', async () => {
     const auth = { authorization: `Bearer ${token}` };
     const local = await post(`${h.url}/verify`, { ...JSON_TYPE, ...auth }, verifyBody(5000n), 5_000);
-    const res = await fetch(`${h.url}/verify`, { method: 'POST', headers: { ...JSON_TYPE, ...auth }, body: verifyBody(10_000n) });
+    const res = await fetch(`${h.url}/verify`, {
+      method: 'POST',
+      headers: { ...JSON_TYPE, ...auth },
+      body: verifyBody(10_000n),
+    });
     const http = (await res.json()) as { isValid: boolean; extra: { attestToken: string; receipt: object } };
     expect(res.status).toBe(200);
     expect(local.status).toBe(200);
@@ -102,7 +110,12 @@ describe('localPost answers as HTTP does', () => {
     expect(local403).toEqual(http403);
     expect(local403.status).toBe(403);
     // Attested in process; then once more (in process and over HTTP): 409 both ways.
-    const ok = await post(`${h.url}${path(a)}`, { ...JSON_TYPE, authorization: `Bearer ${a.extra.attestToken}` }, hash, 5_000);
+    const ok = await post(
+      `${h.url}${path(a)}`,
+      { ...JSON_TYPE, authorization: `Bearer ${a.extra.attestToken}` },
+      hash,
+      5_000,
+    );
     expect(ok.status).toBe(200);
     expect(ok.json).toMatchObject({ receiptId: a.extra.receipt.receipt.id, responseHash: 'ab'.repeat(32) });
     const [http409, local409] = await both(path(a), { authorization: `Bearer ${a.extra.attestToken}` }, hash);

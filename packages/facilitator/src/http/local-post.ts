@@ -41,7 +41,7 @@ export function localPost(routes: readonly AnyRoute[], log: FastifyBaseLogger): 
       const json = await runRoute(
         found.spec,
         { params: found.params, query: Object.fromEntries(target.searchParams), body: parseBody(body) },
-        { request: request as unknown as FastifyRequest, reply: NO_REPLY, costly: async () => undefined },
+        { request: request as unknown as FastifyRequest, reply: NO_REPLY, costly: () => Promise.resolve() },
       );
       return { status: 200, json, header: () => null };
     } catch (error) {

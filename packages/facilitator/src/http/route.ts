@@ -83,11 +83,15 @@ export function mount(app: FastifyInstance, routes: readonly AnyRoute[], limits?
             });
         };
         if (spec.costly) await costly();
-        const out = await runRoute(spec, { params: request.params, query: request.query, body: request.body }, {
-          request,
-          reply,
-          costly,
-        });
+        const out = await runRoute(
+          spec,
+          { params: request.params, query: request.query, body: request.body },
+          {
+            request,
+            reply,
+            costly,
+          },
+        );
         return reply.sent ? reply : out;
       },
     });
