@@ -107,5 +107,5 @@ export async function runRoute(
   const params: unknown = spec.params ? parseInput(spec.params, raw.params, 'path') : undefined;
   const query: unknown = spec.query ? parseInput(spec.query, raw.query, 'query') : undefined;
   const body: unknown = spec.body && !spec.selfValidated ? parseInput(spec.body, raw.body, 'body') : raw.body;
-  return spec.handler({ body, query, params, ...ctx });
+  return await spec.handler({ body, query, params, ...ctx });
 }
