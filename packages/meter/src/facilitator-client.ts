@@ -151,12 +151,15 @@ export class FacilitatorClient {
 }
 
 /**
- * A fresh Idempotency-Key: 32 hex digits. From randomUUID where there is one (122 random bits;
- * Node draws it from a cached pool of entropy, where randomBytes(16) goes to OpenSSL every call).
+ * A fresh Idempotency-Key: the time in ms (12 hex digits), then 32 random hex digits (from
+ * randomUUID where there is one: 122 random bits; Node draws it from a cached pool of entropy,
+ * where randomBytes(16) goes to OpenSSL every call). Time first, so the facilitator's index of
+ * keys grows at its end instead of taking a write in a random page for every paid request.
  */
-function idempotencyKey(): string {
+export function idempotencyKey(now = Date.now()): string {
   const crypto = globalThis.crypto as Crypto | undefined;
-  return typeof crypto?.randomUUID === 'function' ? crypto.randomUUID().replaceAll('-', '') : toHex(randomBytes(16));
+  const random = typeof crypto?.randomUUID === 'function' ? crypto.randomUUID().replaceAll('-', '') : toHex(randomBytes(16));
+  return now.toString(16).padStart(12, '0') + random;
 }
 
 function authorization(token: string | null): Record<string, string> {

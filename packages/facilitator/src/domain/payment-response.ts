@@ -3,6 +3,11 @@ import type { PaymentResponse, Receipt } from '@svc/core';
 
 /** The PAYMENT-RESPONSE envelope for a receipt issued earlier (a settle, a stream's paid slice). */
 export function paymentResponseOf(receipt: Receipt, deposit: bigint): PaymentResponse {
+  return answerOf(receipt, formatUnits(deposit - BigInt(receipt.cumulative)), 0);
+}
+
+/** The envelope of a receipt with the figures of its first answer (what remained then, how long it took). */
+export function answerOf(receipt: Receipt, remaining: string, latencyMs: number): PaymentResponse {
   return {
     success: true,
     transaction: '',
@@ -12,8 +17,8 @@ export function paymentResponseOf(receipt: Receipt, deposit: bigint): PaymentRes
     channelId: receipt.channelId,
     cumulative: receipt.cumulative,
     delta: receipt.amount,
-    remaining: formatUnits(deposit - BigInt(receipt.cumulative)),
-    latencyMs: 0,
+    remaining,
+    latencyMs,
     receipt,
   };
 }

@@ -23,6 +23,7 @@ import type { Clock } from './clock.js';
 import type { EventLog } from './event-log.js';
 import type { LatencyWindow } from './latency.js';
 import type { LatestLedger } from './latest-ledger.js';
+import { answerOf } from './payment-response.js';
 
 const MAX_CAS_ATTEMPTS = 4;
 
@@ -338,11 +339,13 @@ export class Verifier {
       },
     ];
     if (input.idempotencyKey) {
+      // The first answer, kept as what rebuilds it: the receipt is stored beside it (answerOf).
+      const first: FirstAnswer = { receiptId: receipt.id, remaining: response.remaining, latencyMs: response.latencyMs };
       ops.push({
         op: 'idempotency',
         key: verifyKey(input.idempotencyKey),
         fingerprint: fingerprint(payment),
-        response: JSON.stringify(response),
+        response: JSON.stringify(first),
         at: receipt.ts,
       });
     }
@@ -354,9 +357,26 @@ export class Verifier {
     if (!input.idempotencyKey) return null;
     const record = await this.deps.store.getIdempotent(verifyKey(input.idempotencyKey));
     if (!record || record.fingerprint !== fingerprint(input.payment)) return null;
-    const response = JSON.parse(record.response) as PaymentResponse;
-    return { ok: true, response, payer: response.payer, replayed: true };
+    const response = await this.firstAnswer(JSON.parse(record.response) as PaymentResponse | FirstAnswer);
+    return response ? { ok: true, response, payer: response.payer, replayed: true } : null;
   }
+
+  /** The first answer from its record: its receipt and figures, or the whole answer (records written before issue 18). */
+  private async firstAnswer(kept: PaymentResponse | FirstAnswer): Promise<PaymentResponse | null> {
+    if (!('receiptId' in kept)) return kept;
+    const receipt = await this.deps.store.getReceipt(kept.receiptId);
+    return receipt ? answerOf(receipt, kept.remaining, kept.latencyMs) : null;
+  }
+}
+
+/**
+ * What an idempotency record keeps of an accepted voucher's answer: the rest is its receipt, stored
+ * in the same write. A whole answer is ~1.5 KB a record, on every meter's /verify (issue 18).
+ */
+interface FirstAnswer {
+  receiptId: string;
+  remaining: string;
+  latencyMs: number;
 }
 
 function checkIncreasing(channel: CachedChannel, cumulative: bigint): Step {

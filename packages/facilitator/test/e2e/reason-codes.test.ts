@@ -221,6 +221,31 @@ describe('reason codes at /verify', () => {
     expect(again.body).toEqual(first.body);
     const otherKey = await h.verify(v, undefined, { 'idempotency-key': 'req-2' });
     expect(otherKey.body['invalidReason']).toBe('VOUCHER_NOT_INCREASING');
+    // The record keeps what rebuilds the answer (its receipt is stored beside it), not the ~1.5 KB answer.
+    const record = await h.f.services.store.getIdempotent('verify:req-1');
+    const receipt = (first.body['extra'] as { receipt: { receipt: { id: string } } }).receipt.receipt;
+    expect(JSON.parse(record!.response)).toMatchObject({ receiptId: receipt.id });
+    expect(record!.response.length).toBeLessThan(200);
+  });
+
+  it('Idempotency-Key: a first answer kept whole (records of earlier versions) is replayed as it was', async () => {
+    const b = await h.buyer();
+    const v = b.signer.next(5000n);
+    const first = await h.verify(v);
+    expect(first.body['isValid']).toBe(true);
+    const answer = (first.body['extra'] as { receipt: Record<string, unknown> }).receipt;
+    const write = await h.f.services.store.write([
+      {
+        op: 'idempotency',
+        key: 'verify:kept-whole',
+        fingerprint: `${v.channelId}:${v.cumulative}:${v.signature}`,
+        response: JSON.stringify(answer),
+        at: new Date().toISOString(),
+      },
+    ]);
+    expect(write.ok).toBe(true);
+    const again = await h.verify(v, undefined, { 'idempotency-key': 'kept-whole' });
+    expect(again.body).toEqual(first.body);
   });
 });
 
