@@ -158,7 +158,8 @@ export class FacilitatorClient {
  */
 export function idempotencyKey(now = Date.now()): string {
   const crypto = globalThis.crypto as Crypto | undefined;
-  const random = typeof crypto?.randomUUID === 'function' ? crypto.randomUUID().replaceAll('-', '') : toHex(randomBytes(16));
+  const random =
+    typeof crypto?.randomUUID === 'function' ? crypto.randomUUID().replaceAll('-', '') : toHex(randomBytes(16));
   return now.toString(16).padStart(12, '0') + random;
 }
 

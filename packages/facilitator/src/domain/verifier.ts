@@ -340,7 +340,11 @@ export class Verifier {
     ];
     if (input.idempotencyKey) {
       // The first answer, kept as what rebuilds it: the receipt is stored beside it (answerOf).
-      const first: FirstAnswer = { receiptId: receipt.id, remaining: response.remaining, latencyMs: response.latencyMs };
+      const first: FirstAnswer = {
+        receiptId: receipt.id,
+        remaining: response.remaining,
+        latencyMs: response.latencyMs,
+      };
       ops.push({
         op: 'idempotency',
         key: verifyKey(input.idempotencyKey),
