@@ -81,7 +81,7 @@ export class Payments {
     const outcome = await this.accept(attempt, input);
     if (!outcome.ok) return outcome;
     // The attest token is the payee's side's alone: a buyer calling /verify itself gets none.
-    const attestToken = attempt.payeeSide ? this.deps.attestations.tokenFor(outcome.response.receipt.id) : null;
+    const attestToken = attempt.payeeSide ? this.deps.attestations.issue(outcome.response.receipt) : null;
     return { ...outcome, attestToken };
   }
 

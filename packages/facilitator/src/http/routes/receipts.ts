@@ -124,11 +124,11 @@ export function receiptRoutes(deps: ReceiptDeps): AnyRoute[] {
         409: { description: 'Attested already, or too late', schema: ErrorBodySchema },
       },
       handler: async ({ params, body, request }) => {
-        const receipt = await find(params.id);
         const auth = request.headers.authorization;
         const token = typeof auth === 'string' && auth.startsWith('Bearer ') ? auth.slice(7).trim() : null;
-        const attestation = await deps.attestations.attest(receipt, token, body.responseHash);
-        return { receiptId: receipt.id, ...attestation };
+        const load = (id: string) => deps.store.getReceipt(id);
+        const attestation = await deps.attestations.attest(params.id, token, body.responseHash, load);
+        return { receiptId: params.id, ...attestation };
       },
     }),
   ];
