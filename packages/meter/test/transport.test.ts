@@ -108,7 +108,7 @@ describe('FacilitatorClient.verify', () => {
       verdict: { isValid: false, invalidReason: 'VOUCHER_BAD_SIGNATURE', invalidMessage: 'no' },
     });
     expect(keys).toHaveLength(2);
-    expect(keys[0]).toMatch(/^[0-9a-f]{32}$/);
+    expect(keys[0]).toMatch(/^[0-9a-f]{44}$/);
     expect(keys[1]).toBe(keys[0]);
     expect((await client.verify(body)).kind).toBe('verdict');
     expect(keys[2]).not.toBe(keys[0]);

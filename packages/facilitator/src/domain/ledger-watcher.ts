@@ -124,8 +124,10 @@ export class LedgerWatcher {
     const channelId = channelIdOf(d['channelId']);
     if (!ev.type.startsWith('channel.') || channelId === null) return [];
     if (ev.type === 'channel.opened') return this.opened(ev, channelId, opened);
-    // Payer and payee make the event visible in both accounts' ledgers.
-    const known = opened.get(channelId) ?? (await this.store.getChannel(channelId));
+    // Payer and payee make the event visible in both accounts' ledgers. The store's record first:
+    // a channel opened earlier in this page may already have been recorded, and paid on, before
+    // the watcher got here (its opening event knows nothing of what was accepted since).
+    const known = (await this.store.getChannel(channelId)) ?? opened.get(channelId) ?? null;
     const parties = known ? [known.payer, known.payee] : [];
     switch (ev.type) {
       case 'channel.topped_up':

@@ -69,4 +69,30 @@ describe('a channel paid on before the watcher sees it open (LEDGER_URL, watcher
     ).toBe(true);
     expect(await typesOf(b.channelId)).toEqual(['channel.opened', 'voucher.accepted']);
   });
+
+  it('records a claim the watcher reaches with the opening in the same page as covering the vouchers accepted', async () => {
+    // Seen in CI under load: the watcher's page held the channel's opening and a claim of it; the
+    // claim was judged against the channel as the opening event describes it (nothing accepted),
+    // not as the store has it, so it was recorded covering null vouchers and the channel's
+    // vouchersClaimed never moved.
+    const seller = randomKeypair();
+    const b = await h.buyer({ payee: seller.address });
+    const reqs = h.requirements({ payTo: seller.address, amount: '1000' });
+    for (let i = 1n; i <= 5n; i++) expect((await h.verify(b.signer.sign(1000n * i), reqs)).body['isValid']).toBe(true);
+    // The payee claims on the ledger itself (anyone may): the facilitator learns of it only from the watcher.
+    const voucher = b.signer.sign(5000n);
+    const claim = await h.ledger.submit(seller, 'channel.claim', {
+      channelId: b.channelId.toString(),
+      cumulative: voucher.cumulative,
+      signature: voucher.signature,
+    });
+    expect(claim.status).toBe('SUCCESS');
+    await h.f.watcher.tick();
+    const claimed = await h.f.services.store.events({ channelId: b.channelId, types: ['channel.claimed'], limit: 10 });
+    expect(claimed.map((e) => e.data)).toEqual([
+      expect.objectContaining({ amount: '5000', cumulative: '5000', vouchersCovered: 5, tx: claim.hash }),
+    ]);
+    const record = await h.f.services.store.getChannel(b.channelId);
+    expect(record).toMatchObject({ claimed: 5000n, vouchers: 5, vouchersClaimed: 5 });
+  });
 });
