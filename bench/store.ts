@@ -1,7 +1,9 @@
 // Store write throughput: accepted vouchers per second (compare-and-set advance + receipt + event,
-// one write() each) with many in flight, so group commit has something to group.
+// one write() each) with many in flight, so group commit has something to group. Then the SQLite
+// writer's own CPU per voucher by batch size: what one more or one less voucher in a group commit
+// costs (bench/PROFILE.md, "What bounds POST /verify").
 //
-//   node --import tsx bench/store.ts [postgres://postgres@127.0.0.1:5432/postgres]
+//   node scripts/launch.cjs bench/store.ts [postgres://postgres@127.0.0.1:5432/postgres]
 //
 // SQLite runs in a temp file (WAL, synchronous = FULL); PostgreSQL in a throwaway database that
 // is dropped afterwards (skipped when no server answers). Receipts are signed before the clock
@@ -13,6 +15,7 @@ import path from 'node:path';
 import postgres from 'postgres';
 import { fromHex, keypairFromSeed, signReceipt } from '@svc/core';
 import { PostgresStore, SqliteStore } from '../packages/facilitator/src/store/index.js';
+import { SqliteWriter } from '../packages/facilitator/src/store/sqlite/sqlite-writer.js';
 import type { ChannelRecord, Store, WriteOp } from '../packages/facilitator/src/store/index.js';
 
 const CHANNELS = 512;
@@ -151,5 +154,93 @@ async function benchPostgres(vouchers: WriteOp[][][]): Promise<void> {
   }
 }
 
+/**
+ * The writer thread's work for one batch, on this thread: BEGIN IMMEDIATE, the calls, COMMIT (the
+ * WAL's fsync). Each call is the one /verify makes for a voucher with an Idempotency-Key (advance,
+ * receipt, event for payer and payee, idempotency record), over 32 channels as in `npm run bench`.
+ */
+function writerCpuByBatch(batchSizes: readonly number[]): void {
+  const channels = 32;
+  const payers = Array.from({ length: channels }, (_, i) => keypairFromSeed(new Uint8Array(32).fill(i + 1)).address);
+  console.log('\nthe SQLite writer alone, CPU per voucher by batch size (32 channels, 20,000 vouchers measured):');
+  for (const size of batchSizes) {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'svc-bench-'));
+    const writer = new SqliteWriter({ file: path.join(dir, 'facilitator.sqlite'), busyTimeoutMs: 5_000 });
+    try {
+      writer.migrate();
+      writer.commitBatch(
+        payers.map((payer, i): WriteOp[] => [{ op: 'channel.insert', channel: { ...channel(BigInt(i + 1)), payer } }]),
+      );
+      const last = new Array<bigint>(channels).fill(0n);
+      let n = 0;
+      const call = (): WriteOp[] => {
+        const i = n++ % channels;
+        const id = BigInt(i + 1);
+        const expected = last[i]!;
+        const cumulative = expected + STEP;
+        last[i] = cumulative;
+        const ts = new Date().toISOString();
+        const receipt = signReceipt(signer, {
+          v: 1,
+          network: 'stellar:local',
+          signer: signer.address,
+          channelId: id.toString(),
+          payer: payers[i]!,
+          payee: party,
+          resource: 'https://seller.example/api',
+          method: 'GET',
+          unit: 'request',
+          amount: STEP.toString(),
+          cumulative: cumulative.toString(),
+          requestHash: randomBytes(32).toString('hex'),
+          ts,
+        });
+        return [
+          { op: 'channel.advance', channelId: id, expected, cumulative, signature: receipt.signature, at: ts },
+          { op: 'receipt', receipt },
+          {
+            op: 'event',
+            event: {
+              type: 'voucher.accepted',
+              source: 'facilitator',
+              ts,
+              channelId: id,
+              accounts: [payers[i]!, party],
+              data: { channelId: receipt.channelId, cumulative: receipt.cumulative, receiptId: receipt.id },
+            },
+          },
+          {
+            op: 'idempotency',
+            key: `verify:${Date.now().toString(16).padStart(12, '0')}${randomBytes(16).toString('hex')}`,
+            fingerprint: randomBytes(32).toString('hex'),
+            response: JSON.stringify({ receiptId: receipt.id, remaining: '1000', latencyMs: 1 }),
+            at: ts,
+          },
+        ];
+      };
+      const batches = (count: number) =>
+        Array.from({ length: Math.ceil(count / size) }, () => Array.from({ length: size }, call));
+      for (const batch of batches(5_000)) writer.commitBatch(batch);
+      const measured = batches(20_000);
+      const vouchers = measured.length * size;
+      const cpu = process.cpuUsage();
+      const start = process.hrtime.bigint();
+      for (const batch of measured) {
+        if (!writer.commitBatch(batch).every((o) => 'result' in o && o.result.ok)) throw new Error('a voucher failed');
+      }
+      const wallUs = Number(process.hrtime.bigint() - start) / 1e3 / vouchers;
+      const used = process.cpuUsage(cpu);
+      const us = (t: number) => (t / vouchers).toFixed(0);
+      console.log(
+        `  batch ${String(size).padStart(3)}: ${us(used.user + used.system)} µs CPU per voucher (user ${us(used.user)}, system ${us(used.system)}), ${wallUs.toFixed(0)} µs wall`,
+      );
+    } finally {
+      writer.close();
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
+  }
+}
+
 await benchSqlite(buildVouchers());
 await benchPostgres(buildVouchers());
+writerCpuByBatch([1, 8, 32, 256]);
