@@ -53,6 +53,25 @@ function channel(id: bigint): ChannelRecord {
   };
 }
 
+/** The receipt of a voucher from `payer` to `party` that adds one STEP on channel `id`. */
+function stepReceipt(id: bigint, payer: string, cumulative: bigint, requestHash: string | null, ts: string) {
+  return signReceipt(signer, {
+    v: 1,
+    network: 'stellar:local',
+    signer: signer.address,
+    channelId: id.toString(),
+    payer,
+    payee: party,
+    resource: 'https://seller.example/api',
+    method: 'GET',
+    unit: 'request',
+    amount: STEP.toString(),
+    cumulative: cumulative.toString(),
+    requestHash,
+    ts,
+  });
+}
+
 /** Per channel, the ops of its vouchers in order (each expects the previous one's cumulative). */
 function buildVouchers(): WriteOp[][][] {
   const perChannel: WriteOp[][][] = Array.from({ length: CHANNELS }, () => []);
@@ -61,21 +80,7 @@ function buildVouchers(): WriteOp[][][] {
     const id = BigInt((n % CHANNELS) + 1);
     const expected = BigInt(list.length) * STEP;
     const cumulative = expected + STEP;
-    const receipt = signReceipt(signer, {
-      v: 1,
-      network: 'stellar:local',
-      signer: signer.address,
-      channelId: id.toString(),
-      payer: party,
-      payee: party,
-      resource: 'https://seller.example/api',
-      method: 'GET',
-      unit: 'request',
-      amount: STEP.toString(),
-      cumulative: cumulative.toString(),
-      requestHash: null,
-      ts: at,
-    });
+    const receipt = stepReceipt(id, party, cumulative, null, at);
     list.push([
       { op: 'channel.advance', channelId: id, expected, cumulative, signature: receipt.signature, at },
       { op: 'receipt', receipt },
@@ -180,21 +185,7 @@ function writerCpuByBatch(batchSizes: readonly number[]): void {
         const cumulative = expected + STEP;
         last[i] = cumulative;
         const ts = new Date().toISOString();
-        const receipt = signReceipt(signer, {
-          v: 1,
-          network: 'stellar:local',
-          signer: signer.address,
-          channelId: id.toString(),
-          payer: payers[i]!,
-          payee: party,
-          resource: 'https://seller.example/api',
-          method: 'GET',
-          unit: 'request',
-          amount: STEP.toString(),
-          cumulative: cumulative.toString(),
-          requestHash: randomBytes(32).toString('hex'),
-          ts,
-        });
+        const receipt = stepReceipt(id, payers[i]!, cumulative, randomBytes(32).toString('hex'), ts);
         return [
           { op: 'channel.advance', channelId: id, expected, cumulative, signature: receipt.signature, at: ts },
           { op: 'receipt', receipt },
