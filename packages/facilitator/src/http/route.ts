@@ -83,15 +83,8 @@ export function mount(app: FastifyInstance, routes: readonly AnyRoute[], limits?
             });
         };
         if (spec.costly) await costly();
-        const out = await runRoute(
-          spec,
-          { params: request.params, query: request.query, body: request.body },
-          {
-            request,
-            reply,
-            costly,
-          },
-        );
+        const raw = { params: request.params, query: request.query, body: request.body };
+        const out = await runRoute(spec, raw, { request, reply, costly });
         return reply.sent ? reply : out;
       },
     });
