@@ -31,4 +31,48 @@ describe('Passes', () => {
     await expect(pass).rejects.toThrow('the ledger did not answer');
     await expect(passes.ended()).resolves.toBeUndefined();
   });
+
+  it('after a pass fails, callers that waited during it still get a pass of their own, and so does every later caller', async () => {
+    const results: (() => void)[] = [];
+    const failures: ((err: Error) => void)[] = [];
+    let started = 0;
+    const passes = new Passes(
+      () =>
+        new Promise<void>((resolve, reject) => {
+          started++;
+          results.push(resolve);
+          failures.push(reject);
+        }),
+    );
+    const first = passes.run();
+    first.catch(() => undefined);
+    const waiting = passes.run(); // during the first pass: gets the next one
+    failures[0]!(new Error('the store did not answer'));
+    await expect(first).rejects.toThrow('the store did not answer');
+    await until(() => started === 2);
+    results[1]!();
+    await expect(waiting).resolves.toBeUndefined();
+
+    // Later, a pass is running again and another caller comes along: it waits for a new pass, not
+    // for the first pass's old failure.
+    const third = passes.run();
+    const later = passes.run();
+    let settled = false;
+    later.then(
+      () => (settled = true),
+      () => (settled = true),
+    );
+    await new Promise((r) => setTimeout(r, 10));
+    expect(settled).toBe(false);
+    results[2]!();
+    await third;
+    await until(() => started === 4);
+    results[3]!();
+    await expect(later).resolves.toBeUndefined();
+  });
 });
+
+async function until(done: () => boolean): Promise<void> {
+  for (let i = 0; i < 100 && !done(); i++) await new Promise((r) => setTimeout(r, 1));
+  expect(done()).toBe(true);
+}

@@ -14,16 +14,22 @@ export class Passes {
 
   run(): Promise<void> {
     if (this.#current) {
-      this.#next ??= this.#current.then(() => {
-        this.#next = null;
-        return this.run();
-      });
+      // The running pass's failure is its own callers'; those waiting get a pass of their own.
+      this.#next ??= this.#current.then(
+        () => this.#afterCurrent(),
+        () => this.#afterCurrent(),
+      );
       return this.#next;
     }
     this.#current = this.pass().finally(() => {
       this.#current = null;
     });
     return this.#current;
+  }
+
+  #afterCurrent(): Promise<void> {
+    this.#next = null;
+    return this.run();
   }
 
   /** The pass under way (settles when it ends), or null. */
