@@ -56,7 +56,10 @@ export async function startPrivatePostgres(): Promise<PrivatePg> {
   };
   run('initdb', ['-D', data, '-U', 'postgres', '--auth=trust', '-E', 'UTF8', '--no-sync', '--no-instructions']);
   const port = await freePort();
-  const options = `-p ${port} -k ${root} -c listen_addresses=127.0.0.1 -c fsync=off -c synchronous_commit=off -c full_page_writes=off -c max_connections=200`;
+  // fsync = off: the tests crash the server, never the machine, so what reached the OS survives.
+  // synchronous_commit stays on: a commit is acknowledged only once its WAL reached the OS, so a
+  // crash (stop -m immediate) keeps every commit the server acknowledged, as in production.
+  const options = `-p ${port} -k ${root} -c listen_addresses=127.0.0.1 -c fsync=off -c synchronous_commit=on -c full_page_writes=off -c max_connections=200`;
   const start = () =>
     run('pg_ctl', ['-D', data, '-o', options, '-l', path.join(root, 'server.log'), '-w', '-t', '30', 'start']);
   const stop = (mode: 'fast' | 'immediate' = 'fast') =>
