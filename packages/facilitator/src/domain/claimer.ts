@@ -13,7 +13,6 @@ import type { EventLog } from './event-log.js';
 
 /** Ledger codes after which the channel's ledger state is simply re-read (someone else acted). */
 const RESYNC_CODES = new Set([21, 23]);
-const RECORDED_MAX = 10_000;
 /** Retry-After of a claim paid on the ledger whose recording waits for the store. */
 const RECORD_RETRY_AFTER_S = 5;
 
@@ -46,12 +45,11 @@ function claimKey(channelId: bigint, cumulative: bigint): string {
 export class Claimer {
   private queue: Promise<unknown> = Promise.resolve();
   /**
-   * Claims this process makes are reported by the claimer, not the ledger watcher: those in
-   * progress (channel:cumulative, known before submission) and those recorded but not yet seen
-   * by the watcher (their transaction hashes).
+   * Claims this process is making right now (channel:cumulative, known before submission): the
+   * ledger watcher waits for them. Once made, the store alone says whether a claim is recorded —
+   * not a memory of this process, which a store that lost its last commits would contradict.
    */
   private readonly inProgress = new Set<string>();
-  private readonly recorded = new Set<string>();
   /** Channels whose claim found the ledger unreachable, reported once until the ledger answers again. */
   private readonly unreachable = new Set<bigint>();
 
@@ -112,11 +110,6 @@ export class Claimer {
     return this.inProgress.has(claimKey(channelId, cumulative));
   }
 
-  /** Whether this process recorded the claim transaction `tx` (forgets it then: the watcher asks once). */
-  recordedHere(tx: string): boolean {
-    return this.recorded.delete(tx);
-  }
-
   private async recordSuccess(record: ChannelRecord, result: TxResult): Promise<ClaimOutcome> {
     const reported = result.result?.['amount'];
     const amount = typeof reported === 'string' ? parseUnits(reported) : record.lastAccepted - record.claimed;
@@ -154,8 +147,6 @@ export class Claimer {
     // Another instance's ledger watcher saw the transaction first and reported it: keep the counts.
     if (!written.ok && written.reason === 'duplicate') await this.deps.events.commit([claimed]);
     this.deps.book.invalidate(record.id);
-    if (this.recorded.size >= RECORDED_MAX) this.recorded.clear();
-    this.recorded.add(result.hash);
     return {
       status: 'claimed',
       channelId: record.id,

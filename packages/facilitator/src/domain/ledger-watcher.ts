@@ -203,7 +203,8 @@ export class LedgerWatcher {
     const cumulative = units(d['cumulative']);
     if (this.claimer.isClaiming(channelId, cumulative)) return DEFER;
     const ops: WriteOp[] = [{ op: 'channel.ledger', channelId, claimed: cumulative }];
-    if (this.claimer.recordedHere(ev.tx) || (await this.store.getIdempotent(claimKeyOf(ev.tx)))) return ops;
+    // Recorded (by a claimer, or an earlier pass): the store says so, whoever recorded it.
+    if (await this.store.getIdempotent(claimKeyOf(ev.tx))) return ops;
     // A claim of everything the facilitator accepted covers the vouchers no claim covered yet.
     const coversAll = known !== null && known.lastAccepted === cumulative;
     const vouchersCovered = coversAll ? known.vouchers - known.vouchersClaimed : null;
