@@ -39,7 +39,16 @@ async function freePort(): Promise<number> {
   });
 }
 
-export async function startPrivatePostgres(): Promise<PrivatePg> {
+export interface PrivatePgOptions {
+  /**
+   * The server's default synchronous_commit (default on). `off` acknowledges a commit before its
+   * WAL reaches the OS, so a crash loses the last ones: a server configured for speed, which the
+   * facilitator must not trust with its money writes.
+   */
+  synchronousCommit?: 'on' | 'off';
+}
+
+export async function startPrivatePostgres(o: PrivatePgOptions = {}): Promise<PrivatePg> {
   const bin = postgresBinDir();
   if (!bin) throw new Error('no PostgreSQL server binaries under /usr/lib/postgresql (Debian package postgresql)');
   const root = fs.mkdtempSync(path.join(os.tmpdir(), 'svc-pg-'));
@@ -57,9 +66,9 @@ export async function startPrivatePostgres(): Promise<PrivatePg> {
   run('initdb', ['-D', data, '-U', 'postgres', '--auth=trust', '-E', 'UTF8', '--no-sync', '--no-instructions']);
   const port = await freePort();
   // fsync = off: the tests crash the server, never the machine, so what reached the OS survives.
-  // synchronous_commit stays on: a commit is acknowledged only once its WAL reached the OS, so a
-  // crash (stop -m immediate) keeps every commit the server acknowledged, as in production.
-  const options = `-p ${port} -k ${root} -c listen_addresses=127.0.0.1 -c fsync=off -c synchronous_commit=on -c full_page_writes=off -c max_connections=200`;
+  // synchronous_commit on (by default): a commit is acknowledged only once its WAL reached the OS,
+  // so a crash (stop -m immediate) keeps every commit the server acknowledged.
+  const options = `-p ${port} -k ${root} -c listen_addresses=127.0.0.1 -c fsync=off -c synchronous_commit=${o.synchronousCommit ?? 'on'} -c full_page_writes=off -c max_connections=200`;
   const start = () =>
     run('pg_ctl', ['-D', data, '-o', options, '-l', path.join(root, 'server.log'), '-w', '-t', '30', 'start']);
   const stop = (mode: 'fast' | 'immediate' = 'fast') =>

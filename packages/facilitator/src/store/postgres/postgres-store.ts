@@ -7,7 +7,9 @@
 // one pipelined transaction, each call in its own SAVEPOINT (postgres-batch.ts); a failed
 // precondition rolls back that call only. Promises settle after COMMIT; if the transaction fails,
 // every call of the batch rejects.
-// Reads use other pooled connections, so they only ever see committed data.
+// Reads use other pooled connections, so they only ever see committed data. A write is
+// acknowledged only once durable: the writer's session turns synchronous_commit on where the
+// server's default is off (durableCommits).
 //
 // Event ids in store order, across processes: an identity column hands out ids before commit, and
 // concurrent transactions can commit in the other order, so a feed reading `id > last` could skip
@@ -17,6 +19,7 @@
 // visible. Batching makes this cheap (one lock per batch, not per voucher), and it also means
 // two batches can never deadlock on channel rows locked in opposite orders.
 import postgres from 'postgres';
+import type { Sql } from 'postgres';
 import type { Receipt } from '@svc/core';
 import { GroupCommit } from '../group-commit.js';
 import { MIGRATION_LOCK_CLASS, appliedPostgresVersions, checkSchemaName, migratePostgres } from './migrations.js';
@@ -128,7 +131,11 @@ export class PostgresStore implements Store {
       {
         ...settings,
         connect_timeout: WRITER_CONNECT_TIMEOUT_S,
-        connection: { ...settings.connection, application_name: 'svc-writer' },
+        connection: {
+          ...settings.connection,
+          application_name: 'svc-writer',
+          ...(await durableCommits(sql)),
+        },
       },
       {
         lock: { lockClass: WRITE_LOCK_CLASS, lockName: schema },
@@ -223,5 +230,22 @@ export class PostgresStore implements Store {
     await this.#group.close();
     await this.#writer.close(CLOSE_TIMEOUT_S);
     await this.#reads.end(CLOSE_TIMEOUT_S);
+  }
+}
+
+/**
+ * The writer's session setting that makes a commit durable before it is acknowledged. A server (or
+ * database, or role) whose synchronous_commit is `off` acknowledges a commit before its WAL is
+ * flushed, and a crash then loses the last acknowledged vouchers and claims: the writer turns it
+ * on for its own session. Any other value (on, local, remote_write, remote_apply) is the
+ * operator's choice and flushes locally; it is kept.
+ */
+async function durableCommits(sql: Sql): Promise<{ synchronous_commit?: string }> {
+  try {
+    const [row] = await sql<{ synchronous_commit: string }[]>`SHOW synchronous_commit`;
+    return row?.synchronous_commit === 'off' ? { synchronous_commit: 'on' } : {};
+  } catch (error) {
+    await sql.end({ timeout: 0 }).catch(() => undefined);
+    throw error;
   }
 }
