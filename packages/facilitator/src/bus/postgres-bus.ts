@@ -14,6 +14,7 @@
 // re-reads the store — so a duplicate or a lost one costs at most a wait's own timeout.
 import postgres from 'postgres';
 import { reconnectBackoff } from '../store/faults.js';
+import { PG_DRIVER_OPTIONS } from '../store/postgres/driver.js';
 import type { Sql } from 'postgres';
 import type { Store, StoredEvent } from '../store/port.js';
 import type { Bus, Unsubscribe } from './port.js';
@@ -64,6 +65,7 @@ export class PostgresBus implements Bus {
   static async open(o: PostgresBusOptions): Promise<PostgresBus> {
     // One connection for NOTIFY; postgres.js opens its own dedicated one for LISTEN.
     const sql = postgres(o.url, {
+      ...PG_DRIVER_OPTIONS,
       max: 1,
       backoff: reconnectBackoff,
       onnotice: () => undefined,

@@ -13,6 +13,7 @@
 // connection (the lease, 10 polls by default): its session never idles that long while it polls.
 import postgres from 'postgres';
 import { reconnectBackoff } from '../store/faults.js';
+import { PG_DRIVER_OPTIONS } from '../store/postgres/driver.js';
 import type { Sql } from 'postgres';
 import type { LeaderWork, Leadership } from './leadership.js';
 
@@ -92,6 +93,7 @@ export class PostgresLeadership implements Leadership {
   /** One connection, never recycled while it works: the lock lives exactly as long as it does. */
   #connection(): Sql {
     this.#sql ??= postgres(this.#url, {
+      ...PG_DRIVER_OPTIONS,
       max: 1,
       idle_timeout: 0,
       max_lifetime: null,

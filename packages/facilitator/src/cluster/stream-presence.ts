@@ -7,6 +7,7 @@
 import postgres from 'postgres';
 import type { Sql } from 'postgres';
 import { randomBytes } from 'node:crypto';
+import { PG_DRIVER_OPTIONS } from '../store/postgres/driver.js';
 
 export interface StreamPresence {
   /** Streams open from `ip` on the other instances. */
@@ -68,6 +69,7 @@ export class PostgresStreamPresence implements StreamPresence {
     onError?: (err: unknown) => void;
   }): Promise<PostgresStreamPresence> {
     const sql = postgres(o.url, {
+      ...PG_DRIVER_OPTIONS,
       max: 1,
       onnotice: () => undefined,
       connection: { application_name: 'svc-presence' },
@@ -104,15 +106,15 @@ export class PostgresStreamPresence implements StreamPresence {
     const gone = [...this.#published].filter((ip) => !local.has(ip));
     await this.#sql.begin(async (tx) => {
       if (gone.length > 0)
-        await tx.unsafe(`DELETE FROM "${this.#table}" WHERE instance = $1 AND ip = ANY($2::text[])`, [
-          this.#instance,
-          gone,
-        ]);
+        await tx.unsafe(
+          `DELETE FROM "${this.#table}" WHERE instance = $1 AND ip IN (SELECT json_array_elements_text($2::text::json))`,
+          [this.#instance, JSON.stringify(gone)],
+        );
       if (ips.length > 0) {
         await tx.unsafe(
-          `INSERT INTO "${this.#table}" (instance, ip, n, seen) SELECT $1, ip, n, now() FROM unnest($2::text[], $3::int[]) AS t(ip, n)
+          `INSERT INTO "${this.#table}" (instance, ip, n, seen) SELECT $1, t.ip, t.n, now() FROM json_to_recordset($2::text::json) AS t(ip text, n integer)
            ON CONFLICT (instance, ip) DO UPDATE SET n = EXCLUDED.n, seen = EXCLUDED.seen`,
-          [this.#instance, ips, counts],
+          [this.#instance, JSON.stringify(ips.map((ip, i) => ({ ip, n: counts[i] })))],
         );
       }
     });

@@ -10,6 +10,7 @@
 import { Redis } from 'ioredis';
 import postgres from 'postgres';
 import { reconnectBackoff } from '../store/faults.js';
+import { PG_DRIVER_OPTIONS } from '../store/postgres/driver.js';
 import { ReplaceablePool } from '../store/postgres/replaceable-pool.js';
 import { RateLimiterMemory, RateLimiterPostgres, RateLimiterRedis, RateLimiterRes } from 'rate-limiter-flexible';
 import type { RateLimiterAbstract } from 'rate-limiter-flexible';
@@ -82,6 +83,7 @@ export async function openLimiters(backend: LimitBackend): Promise<Limiters> {
     case 'postgres': {
       const open = () =>
         postgres(backend.url, {
+          ...PG_DRIVER_OPTIONS,
           max: 4,
           backoff: reconnectBackoff,
           onnotice: () => undefined,

@@ -171,6 +171,12 @@ export interface WriterOptions {
 /** The store's write path: one connection of its own, replaced whenever a batch fails as a whole. */
 export class PostgresWriter {
   #sql: Sql | null = null;
+  /**
+   * Whether the pool's connection is open. postgres.js 3.4 never settles reserve() on a pool with
+   * no open connection when fetch_types is off (upstream #751, #1219), and fetch_types stays off
+   * (driver.ts): a plain query opens the connection first, on a new pool and after it closed.
+   */
+  #connected = false;
 
   constructor(
     private readonly url: string,
@@ -180,10 +186,14 @@ export class PostgresWriter {
 
   /** Applies a batch in one transaction; resolves one outcome per call only after COMMIT succeeded. */
   async run(calls: readonly (readonly WriteOp[])[]): Promise<CallOutcome[]> {
-    const sql = (this.#sql ??= postgres(this.url, { ...this.settings, max: 1 }));
+    const sql = (this.#sql ??= this.#open());
     const run = new BatchRun();
     const timer = setTimeout(() => run.fail(writeStalled(this.o.deadlineMs)), this.o.deadlineMs);
     try {
+      if (!this.#connected) {
+        await run.wait(sql`SELECT 1`.execute());
+        this.#connected = this.#sql === sql;
+      }
       const conn = await run.wait(sql.reserve());
       run.attach(conn);
       const outcomes = await this.#transaction(run, calls);
@@ -217,6 +227,18 @@ export class PostgresWriter {
         `the write transaction ended with ${(done as unknown as { command: string }).command}, not COMMIT`,
       );
     return outcomes;
+  }
+
+  #open(): Sql {
+    const sql: Sql = postgres(this.url, {
+      ...this.settings,
+      max: 1,
+      onclose: () => {
+        if (this.#sql === sql) this.#connected = false;
+      },
+    });
+    this.#connected = false;
+    return sql;
   }
 
   /** Ends the connection without another word on it; the next batch opens a new one. */

@@ -70,7 +70,7 @@ export async function queryEvents(sql: Sql, query: EventQuery): Promise<StoredEv
   const from = byAccount ? sql`event_accounts a JOIN events e ON e.id = a.event_id` : sql`events e`;
   const id = byAccount ? sql`a.event_id` : sql`e.id`;
   const rows = await sql<EventRow[]>`
-    SELECT e.id, e.type, e.source, e.ts, e.channel_id::text AS channel_id, e.account, e.accounts, e.data
+    SELECT e.id, e.type, e.source, e.ts, e.channel_id::text AS channel_id, e.account, array_to_json(e.accounts)::text AS accounts, e.data
     FROM ${from} WHERE true
       ${query.account === undefined ? sql`` : sql`AND a.account = ${query.account}`}
       ${query.after === undefined ? sql`` : sql`AND ${id} > ${query.after}`}

@@ -38,6 +38,7 @@ import type {
   WriteOp,
   WriteResult,
 } from '../port.js';
+import { PG_DRIVER_OPTIONS } from './driver.js';
 import { PostgresWriter } from './postgres-batch.js';
 import { ReplaceablePool } from './replaceable-pool.js';
 import { isStoreUnavailable, reconnectBackoff } from '../faults.js';
@@ -107,6 +108,7 @@ export class PostgresStore implements Store {
     // max_pipeline is a postgres.js 3.4 option its type declarations leave out; a variable
     // (not a literal) passes it through the type check.
     const settings = {
+      ...PG_DRIVER_OPTIONS,
       max: options.max ?? DEFAULT_POOL_SIZE,
       max_pipeline: MAX_PIPELINE,
       backoff: reconnectBackoff,
