@@ -31,7 +31,7 @@ import { drive, send } from './client.js';
 import type { Call, Run } from './client.js';
 import { memoryAtCaps, memoryLines } from './memory.js';
 import { describeSeller, externalSellerCpu, verifyMicros } from './seller.js';
-import { cpuSince, threadCpu } from './threads.js';
+import { cpuSince, processWrites, threadCpu } from './threads.js';
 
 const WORKERS = Number(process.env['BENCH_WORKERS'] ?? 32);
 const SECONDS = Number(process.env['BENCH_SECONDS'] ?? 8);
@@ -199,15 +199,22 @@ async function measure(name: string, pid: number, base: URL, next: (worker: numb
   const start = nowUs();
   const threads = threadCpu(pid);
   const client = process.cpuUsage();
+  const wrote = processWrites(pid);
   const run = await drive(base, WORKERS, SECONDS, next);
   const used = cpuSince(threads, threadCpu(pid));
+  const written = processWrites(pid);
   const clientUsed = process.cpuUsage(client);
   windows.push({ path: name, pid, start, end: nowUs(), requests: run.requests });
   const busiest = [...used].filter(([, t]) => t > 0).sort((a, b) => b[1] - a[1]);
-  if (process.env['BENCH_THREADS'])
+  if (process.env['BENCH_THREADS']) {
     progress(
       `${name} threads, µs per request: ${busiest.map(([k, t]) => `${k} ${(t / run.requests).toFixed(0)}`).join(', ')}`,
     );
+    // The store's WAL and checkpoints: what each request costs the disk (and the kernel's CPU).
+    progress(
+      `${name} writes per request: ${((written.bytes - wrote.bytes) / 1024 / Math.max(1, run.requests)).toFixed(1)} KiB to storage in ${((written.calls - wrote.calls) / Math.max(1, run.requests)).toFixed(1)} write calls`,
+    );
+  }
   const others = busiest.filter(([k]) => k !== 'main').reduce((a, [, t]) => a + t, 0);
 
   const per = (us: number) => us / Math.max(1, run.requests);

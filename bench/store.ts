@@ -1,7 +1,8 @@
 // Store write throughput: accepted vouchers per second (compare-and-set advance + receipt + event,
 // one write() each) with many in flight, so group commit has something to group. Then the SQLite
 // writer's own CPU per voucher by batch size: what one more or one less voucher in a group commit
-// costs (bench/PROFILE.md, "What bounds POST /verify").
+// costs (bench/PROFILE.md, "What bounds POST /verify"); and the pages a voucher's write puts in
+// the WAL, by B-tree (what the writer's CPU and the disk's writes are made of).
 //
 //   node scripts/launch.cjs bench/store.ts [postgres://postgres@127.0.0.1:5432/postgres]
 //
@@ -12,6 +13,7 @@ import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import Database from 'better-sqlite3';
 import postgres from 'postgres';
 import { fromHex, keypairFromSeed, signReceipt } from '@svc/core';
 import { PostgresStore, SqliteStore } from '../packages/facilitator/src/store/index.js';
@@ -159,66 +161,84 @@ async function benchPostgres(vouchers: WriteOp[][][]): Promise<void> {
   }
 }
 
+const WRITER_CHANNELS = 32;
+
+/** A writer on a fresh file with `channels` channels, and the /verify call of each next voucher, round robin. */
+function writerWithChannels(
+  dir: string,
+  channels = WRITER_CHANNELS,
+): { writer: SqliteWriter; file: string; call: () => WriteOp[] } {
+  const payers = Array.from({ length: channels }, (_, i) => keypairFromSeed(new Uint8Array(32).fill(i + 1)).address);
+  const file = path.join(dir, 'facilitator.sqlite');
+  const writer = new SqliteWriter({ file, busyTimeoutMs: 5_000 });
+  writer.migrate();
+  writer.commitBatch(
+    payers.map((payer, i): WriteOp[] => [{ op: 'channel.insert', channel: { ...channel(BigInt(i + 1)), payer } }]),
+  );
+  const last = new Array<bigint>(channels).fill(0n);
+  let n = 0;
+  const call = (): WriteOp[] => {
+    const i = n++ % channels;
+    const id = BigInt(i + 1);
+    const expected = last[i]!;
+    const cumulative = expected + STEP;
+    last[i] = cumulative;
+    const ts = new Date().toISOString();
+    const receipt = stepReceipt(id, payers[i]!, cumulative, randomBytes(32).toString('hex'), ts);
+    return [
+      { op: 'channel.advance', channelId: id, expected, cumulative, signature: receipt.signature, at: ts },
+      { op: 'receipt', receipt },
+      {
+        op: 'event',
+        event: {
+          type: 'voucher.accepted',
+          source: 'facilitator',
+          ts,
+          channelId: id,
+          accounts: [payers[i]!, party],
+          data: { channelId: receipt.channelId, cumulative: receipt.cumulative, receiptId: receipt.id },
+        },
+      },
+      {
+        op: 'idempotency',
+        key: `verify:${Date.now().toString(16).padStart(12, '0')}${randomBytes(16).toString('hex')}`,
+        fingerprint: randomBytes(32).toString('hex'),
+        response: JSON.stringify({ receiptId: receipt.id, remaining: '1000', latencyMs: 1 }),
+        at: ts,
+      },
+    ];
+  };
+  return { writer, file, call };
+}
+
+function batchesOf(call: () => WriteOp[], size: number, count: number): WriteOp[][][] {
+  return Array.from({ length: Math.ceil(count / size) }, () => Array.from({ length: size }, call));
+}
+
+function commitAll(writer: SqliteWriter, batches: readonly WriteOp[][][]): void {
+  for (const batch of batches)
+    if (!writer.commitBatch(batch).every((o) => 'result' in o && o.result.ok)) throw new Error('a voucher failed');
+}
+
 /**
  * The writer thread's work for one batch, on this thread: BEGIN IMMEDIATE, the calls, COMMIT (the
  * WAL's fsync). Each call is the one /verify makes for a voucher with an Idempotency-Key (advance,
  * receipt, event for payer and payee, idempotency record), over 32 channels as in `npm run bench`.
  */
 function writerCpuByBatch(batchSizes: readonly number[]): void {
-  const channels = 32;
-  const payers = Array.from({ length: channels }, (_, i) => keypairFromSeed(new Uint8Array(32).fill(i + 1)).address);
-  console.log('\nthe SQLite writer alone, CPU per voucher by batch size (32 channels, 20,000 vouchers measured):');
+  console.log(
+    `\nthe SQLite writer alone, CPU per voucher by batch size (${WRITER_CHANNELS} channels, 20,000 vouchers measured):`,
+  );
   for (const size of batchSizes) {
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'svc-bench-'));
-    const writer = new SqliteWriter({ file: path.join(dir, 'facilitator.sqlite'), busyTimeoutMs: 5_000 });
+    const { writer, call } = writerWithChannels(dir);
     try {
-      writer.migrate();
-      writer.commitBatch(
-        payers.map((payer, i): WriteOp[] => [{ op: 'channel.insert', channel: { ...channel(BigInt(i + 1)), payer } }]),
-      );
-      const last = new Array<bigint>(channels).fill(0n);
-      let n = 0;
-      const call = (): WriteOp[] => {
-        const i = n++ % channels;
-        const id = BigInt(i + 1);
-        const expected = last[i]!;
-        const cumulative = expected + STEP;
-        last[i] = cumulative;
-        const ts = new Date().toISOString();
-        const receipt = stepReceipt(id, payers[i]!, cumulative, randomBytes(32).toString('hex'), ts);
-        return [
-          { op: 'channel.advance', channelId: id, expected, cumulative, signature: receipt.signature, at: ts },
-          { op: 'receipt', receipt },
-          {
-            op: 'event',
-            event: {
-              type: 'voucher.accepted',
-              source: 'facilitator',
-              ts,
-              channelId: id,
-              accounts: [payers[i]!, party],
-              data: { channelId: receipt.channelId, cumulative: receipt.cumulative, receiptId: receipt.id },
-            },
-          },
-          {
-            op: 'idempotency',
-            key: `verify:${Date.now().toString(16).padStart(12, '0')}${randomBytes(16).toString('hex')}`,
-            fingerprint: randomBytes(32).toString('hex'),
-            response: JSON.stringify({ receiptId: receipt.id, remaining: '1000', latencyMs: 1 }),
-            at: ts,
-          },
-        ];
-      };
-      const batches = (count: number) =>
-        Array.from({ length: Math.ceil(count / size) }, () => Array.from({ length: size }, call));
-      for (const batch of batches(5_000)) writer.commitBatch(batch);
-      const measured = batches(20_000);
+      commitAll(writer, batchesOf(call, size, 5_000));
+      const measured = batchesOf(call, size, 20_000);
       const vouchers = measured.length * size;
       const cpu = process.cpuUsage();
       const start = process.hrtime.bigint();
-      for (const batch of measured) {
-        if (!writer.commitBatch(batch).every((o) => 'result' in o && o.result.ok)) throw new Error('a voucher failed');
-      }
+      commitAll(writer, measured);
       const wallUs = Number(process.hrtime.bigint() - start) / 1e3 / vouchers;
       const used = process.cpuUsage(cpu);
       const us = (t: number) => (t / vouchers).toFixed(0);
@@ -232,6 +252,46 @@ function writerCpuByBatch(batchSizes: readonly number[]): void {
   }
 }
 
+/**
+ * What a voucher's write puts in the WAL: after 20,000 vouchers, the WAL is emptied, 100 batches of
+ * `size` are committed, and each WAL frame (one page written) is named by the B-tree its page
+ * belongs to (SQLite's dbstat table, read before the batches; pages the batches added are "new").
+ */
+function walPagesByTree(size: number, channels: number): void {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'svc-bench-'));
+  const { writer, file, call } = writerWithChannels(dir, channels);
+  const reader = new Database(file);
+  try {
+    commitAll(writer, batchesOf(call, size, 20_000));
+    reader.pragma('wal_checkpoint(TRUNCATE)');
+    const tree = new Map<number, string>();
+    for (const row of reader.prepare('SELECT name, pageno FROM dbstat').all() as { name: string; pageno: number }[])
+      tree.set(row.pageno, row.name);
+    const batches = 100;
+    commitAll(writer, batchesOf(call, size, batches * size));
+    const wal = fs.readFileSync(`${file}-wal`);
+    const pageSize = wal.readUInt32BE(8); // the WAL header (32 bytes), then frames of a 24-byte header and a page
+    const frames = new Map<string, number>();
+    let total = 0;
+    for (let at = 32; at + 24 + pageSize <= wal.length; at += 24 + pageSize) {
+      const name = tree.get(wal.readUInt32BE(at)) ?? 'new pages';
+      frames.set(name, (frames.get(name) ?? 0) + 1);
+      total++;
+    }
+    const per = (n: number) => (n / (batches * size)).toFixed(2);
+    console.log(
+      `\nWAL pages written per voucher, batches of ${size} over ${channels} channels: ${per(total)} pages of ${pageSize} bytes, by B-tree:`,
+    );
+    for (const [name, n] of [...frames].sort((a, b) => b[1] - a[1])) console.log(`  ${name.padEnd(34)} ${per(n)}`);
+  } finally {
+    reader.close();
+    writer.close();
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
+}
+
 await benchSqlite(buildVouchers());
 await benchPostgres(buildVouchers());
 writerCpuByBatch([1, 8, 32, 256]);
+walPagesByTree(8, WRITER_CHANNELS);
+walPagesByTree(8, 256); // more channels than a batch holds vouchers, as in production

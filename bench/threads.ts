@@ -1,6 +1,6 @@
-// CPU time of a process's threads, read from /proc (Linux): what each thread of a server really
-// spent, which a sampling profile cannot tell on a busy machine (a sample lands on whatever the
-// thread was running when it was preempted). Elsewhere the readings are empty.
+// CPU time of a process's threads, and what the process wrote, read from /proc (Linux): what each
+// thread of a server really spent, which a sampling profile cannot tell on a busy machine (a sample
+// lands on whatever the thread was running when it was preempted). Elsewhere the readings are empty.
 import fs from 'node:fs';
 
 const TICK_US = 10_000; // USER_HZ is 100 on Linux
@@ -35,4 +35,15 @@ export function cpuSince(before: Map<string, number>, after: Map<string, number>
   const out = new Map<string, number>();
   for (const [kind, us] of after) out.set(kind, us - (before.get(kind) ?? 0));
   return out;
+}
+
+/** What a process wrote: bytes sent to the storage layer and write system calls (/proc/<pid>/io). */
+export function processWrites(pid: number): { bytes: number; calls: number } {
+  try {
+    const io = fs.readFileSync(`/proc/${pid}/io`, 'utf8');
+    const field = (name: string) => Number(new RegExp(`^${name}: (\\d+)$`, 'm').exec(io)?.[1] ?? 0);
+    return { bytes: field('write_bytes'), calls: field('syscw') };
+  } catch {
+    return { bytes: 0, calls: 0 };
+  }
 }
