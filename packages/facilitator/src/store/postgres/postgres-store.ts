@@ -121,8 +121,10 @@ export class PostgresStore implements Store {
       },
     };
     const sql = postgres(options.url, settings);
+    // The first query also tells the connection works; a failure ends the pool it opened.
+    let durable: { synchronous_commit?: string };
     try {
-      await sql`SELECT 1`;
+      durable = await durableCommits(sql);
     } catch (error) {
       await sql.end({ timeout: 0 });
       throw error;
@@ -136,7 +138,7 @@ export class PostgresStore implements Store {
         connection: {
           ...settings.connection,
           application_name: 'svc-writer',
-          ...(await durableCommits(sql)),
+          ...durable,
         },
       },
       {
@@ -243,11 +245,6 @@ export class PostgresStore implements Store {
  * operator's choice and flushes locally; it is kept.
  */
 async function durableCommits(sql: Sql): Promise<{ synchronous_commit?: string }> {
-  try {
-    const [row] = await sql<{ synchronous_commit: string }[]>`SHOW synchronous_commit`;
-    return row?.synchronous_commit === 'off' ? { synchronous_commit: 'on' } : {};
-  } catch (error) {
-    await sql.end({ timeout: 0 }).catch(() => undefined);
-    throw error;
-  }
+  const [row] = await sql<{ synchronous_commit: string }[]>`SHOW synchronous_commit`;
+  return row?.synchronous_commit === 'off' ? { synchronous_commit: 'on' } : {};
 }
