@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { Passes } from '../src/domain/passes.js';
+import { until } from './helpers/until.js';
 
 describe('Passes', () => {
   it('runs one pass at a time; callers during a pass share one pass that starts after it', async () => {
@@ -49,7 +50,7 @@ describe('Passes', () => {
     const waiting = passes.run(); // during the first pass: gets the next one
     failures[0]!(new Error('the store did not answer'));
     await expect(first).rejects.toThrow('the store did not answer');
-    await until(() => started === 2);
+    await until(() => Promise.resolve(started === 2), 1_000, 1);
     results[1]!();
     await expect(waiting).resolves.toBeUndefined();
 
@@ -66,13 +67,8 @@ describe('Passes', () => {
     expect(settled).toBe(false);
     results[2]!();
     await third;
-    await until(() => started === 4);
+    await until(() => Promise.resolve(started === 4), 1_000, 1);
     results[3]!();
     await expect(later).resolves.toBeUndefined();
   });
 });
-
-async function until(done: () => boolean): Promise<void> {
-  for (let i = 0; i < 100 && !done(); i++) await new Promise((r) => setTimeout(r, 1));
-  expect(done()).toBe(true);
-}
