@@ -7,7 +7,6 @@
 // and claim what is due, and the cut-off one must say on /health that it cannot write.
 import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
-import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -17,50 +16,19 @@ import type { LedgerServer } from '@svc/ledger';
 import { startHarness } from '../helpers/harness.js';
 import type { Harness } from '../helpers/harness.js';
 import { createPgDatabase, pgEnabled } from '../helpers/pg.js';
+import { startPgRelay } from '../helpers/pg-relay.js';
+import type { PgRelay } from '../helpers/pg-relay.js';
 import type { PgDatabase } from '../helpers/pg.js';
 
 const enabled = await pgEnabled();
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
-/** A TCP relay to `target` that can go silent: data is dropped both ways, sockets stay open. */
-async function startRelay(target: URL): Promise<{ url: string; silence(): void; close(): Promise<void> }> {
-  let silent = false;
-  const sockets = new Set<net.Socket>();
-  const server = net.createServer((client) => {
-    const upstream = net.connect(Number(target.port || 5432), target.hostname);
-    for (const s of [client, upstream]) {
-      sockets.add(s);
-      s.on('error', () => undefined);
-      s.on('close', () => sockets.delete(s));
-    }
-    client.on('data', (d) => void (silent || upstream.write(d)));
-    upstream.on('data', (d) => void (silent || client.write(d)));
-    client.on('end', () => void (silent || upstream.end()));
-    upstream.on('end', () => void (silent || client.end()));
-  });
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  const url = new URL(target.toString());
-  url.hostname = '127.0.0.1';
-  url.port = String((server.address() as net.AddressInfo).port);
-  return {
-    url: url.toString(),
-    silence: () => {
-      silent = true;
-      server.close(); // new connections are refused: the path is gone
-    },
-    close: async () => {
-      for (const s of sockets) s.destroy();
-      await new Promise((r) => server.close(r));
-    },
-  };
-}
 
 describe.runIf(enabled)('a leader cut off from its database', () => {
   let db: PgDatabase;
   let ledger: LedgerServer;
   let ledgerDir: string;
   const harnesses: Harness[] = [];
-  let relay: Awaited<ReturnType<typeof startRelay>> | undefined;
+  let relay: PgRelay | undefined;
 
   afterAll(async () => {
     await relay?.close();
@@ -74,7 +42,7 @@ describe.runIf(enabled)('a leader cut off from its database', () => {
     db = await createPgDatabase();
     ledgerDir = fs.mkdtempSync(path.join(os.tmpdir(), 'svc-lead-ledger-'));
     ledger = await startLedgerServer({ port: 0, dataDir: ledgerDir, ledgerSeconds: 1 });
-    relay = await startRelay(new URL(db.url));
+    relay = await startPgRelay(new URL(db.url));
     const env = {
       LEDGER_URL: ledger.url,
       FACILITATOR_SECRET: randomBytes(32).toString('hex'),

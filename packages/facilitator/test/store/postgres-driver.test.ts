@@ -4,60 +4,15 @@
 // (cluster-database-faults, 2026-11-27: "Error: write CONNECTION_DESTROYED" from a timer). The
 // server here answers the connection's start-up and then nothing more — a proxy holds back every
 // later byte — so the pool's read misses its deadline and ReplaceablePool ends it mid-setup.
-import net from 'node:net';
 import postgres from 'postgres';
 import { afterAll, describe, expect, it } from 'vitest';
 import { PG_DRIVER_OPTIONS } from '../../src/store/postgres/driver.js';
 import { PostgresWriter } from '../../src/store/postgres/postgres-batch.js';
 import { ReplaceablePool } from '../../src/store/postgres/replaceable-pool.js';
+import { startPgRelay } from '../helpers/pg-relay.js';
 import { pgEnabled } from '../helpers/pg.js';
 
 const enabled = await pgEnabled();
-
-/** A TCP proxy to the test server that forwards a connection's start-up, up to its first ReadyForQuery, and then holds the server's bytes back. */
-async function startupOnlyProxy(target: { host: string; port: number }): Promise<{ url: string; close(): void }> {
-  const sockets = new Set<net.Socket>();
-  const server = net.createServer((client) => {
-    const upstream = net.connect(target);
-    sockets.add(client).add(upstream);
-    client.pipe(upstream);
-    let pending = Buffer.alloc(0);
-    let ready = false;
-    upstream.on('data', (chunk: Buffer) => {
-      if (ready) return; // held back for good
-      pending = Buffer.concat([pending, chunk]);
-      // Backend messages: a type byte, then a 4-byte length that counts itself.
-      let at = 0;
-      while (pending.length - at >= 5) {
-        const length = pending.readUInt32BE(at + 1);
-        if (pending.length - at < 1 + length) break;
-        const type = String.fromCharCode(pending[at]!);
-        at += 1 + length;
-        if (type === 'Z') {
-          ready = true;
-          break;
-        }
-      }
-      client.write(pending.subarray(0, at));
-      pending = pending.subarray(at);
-    });
-    const end = () => {
-      client.destroy();
-      upstream.destroy();
-    };
-    client.on('error', end).on('close', end);
-    upstream.on('error', end).on('close', end);
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as net.AddressInfo;
-  return {
-    url: `postgres://postgres@127.0.0.1:${port}/postgres`,
-    close() {
-      for (const s of sockets) s.destroy();
-      server.close();
-    },
-  };
-}
 
 describe.runIf(enabled)('the facilitator’s postgres.js pools', () => {
   const stray: unknown[] = [];
@@ -68,7 +23,9 @@ describe.runIf(enabled)('the facilitator’s postgres.js pools', () => {
   });
 
   it('leave no unhandled rejection when a pool is ended while its connection is being set up', async () => {
-    const proxy = await startupOnlyProxy({ host: '127.0.0.1', port: 5432 });
+    const proxy = await startPgRelay(new URL('postgres://postgres@127.0.0.1:5432/postgres'), {
+      holdAfterStartup: true,
+    });
     const open = () => postgres(proxy.url, { ...PG_DRIVER_OPTIONS, max: 1, onnotice: () => undefined });
     const pool = new ReplaceablePool(open(), open, 300);
     try {
@@ -76,13 +33,15 @@ describe.runIf(enabled)('the facilitator’s postgres.js pools', () => {
       await new Promise((r) => setTimeout(r, 300)); // the ended pool's connection is destroyed meanwhile
       expect(stray.map((r) => (r as { code?: string }).code ?? String(r))).toEqual([]);
     } finally {
-      proxy.close();
+      await proxy.close();
       await pool.end(0).catch(() => undefined);
     }
   });
 
   it('nor when the writer’s batch misses its deadline while its connection is being set up', async () => {
-    const proxy = await startupOnlyProxy({ host: '127.0.0.1', port: 5432 });
+    const proxy = await startPgRelay(new URL('postgres://postgres@127.0.0.1:5432/postgres'), {
+      holdAfterStartup: true,
+    });
     const writer = new PostgresWriter(
       proxy.url,
       { ...PG_DRIVER_OPTIONS, onnotice: () => undefined },
@@ -95,7 +54,7 @@ describe.runIf(enabled)('the facilitator’s postgres.js pools', () => {
       await new Promise((r) => setTimeout(r, 300));
       expect(stray.map((r) => (r as { code?: string }).code ?? String(r))).toEqual([]);
     } finally {
-      proxy.close();
+      await proxy.close();
       await writer.close(0).catch(() => undefined);
     }
   });
