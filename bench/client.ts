@@ -60,6 +60,7 @@ export async function drive(
 ): Promise<Run> {
   const agent = new http.Agent({ keepAlive: true, maxSockets: workers });
   const latencies: number[] = [];
+  const pace = Number(process.env['BENCH_RATE'] ?? 0);
   let errors = 0;
   let firstError: string | null = null;
   const t = performance.now();
@@ -67,7 +68,15 @@ export async function drive(
   try {
     await Promise.all(
       Array.from({ length: workers }, async (_, i) => {
-        while (performance.now() < deadline) {
+        for (let k = 0; performance.now() < deadline; k++) {
+          // BENCH_RATE=<n>: worker i's k-th request waits for its slot, so the whole client sends
+          // at most n requests a second (CPU per request compared at a load that leaves idle).
+          if (pace > 0) {
+            const slot = t + ((k * workers + i) * 1000) / pace;
+            const wait = slot - performance.now();
+            if (wait > 0) await new Promise((r) => setTimeout(r, wait));
+            if (performance.now() >= deadline) break;
+          }
           const call = next(i);
           if (!call) break;
           const s = performance.now();
