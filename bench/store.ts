@@ -17,7 +17,8 @@ import Database from 'better-sqlite3';
 import postgres from 'postgres';
 import { fromHex, keypairFromSeed, signReceipt } from '@svc/core';
 import { PostgresStore, SqliteStore } from '../packages/facilitator/src/store/index.js';
-import { SqliteWriter } from '../packages/facilitator/src/store/sqlite/sqlite-writer.js';
+import { SqliteWriter, openConnection } from '../packages/facilitator/src/store/sqlite/sqlite-writer.js';
+import { paddedId } from '../packages/facilitator/src/store/op-checks.js';
 import type { ChannelRecord, Store, WriteOp } from '../packages/facilitator/src/store/index.js';
 
 const CHANNELS = 512;
@@ -290,8 +291,101 @@ function walPagesByTree(size: number, channels: number): void {
   }
 }
 
+/**
+ * What an append-only journal would save the writer (bench/PROFILE.md, "Fifth stop"): a sketch,
+ * not the store's code. Each batch of `size` vouchers commits only the channels' compare-and-set
+ * and one journal row per voucher (its other ops as JSON); every `apply` vouchers, one transaction
+ * writes the journaled ops into the real tables and deletes their journal rows. Against the store's
+ * own writer at the same batch size, over `channels` channels: the two take turns, five rounds of
+ * 6,144 vouchers each (a whole number of applies), and each one's median round is printed.
+ */
+function journalSketch(size: number, apply: number, channels: number): void {
+  const ROUND = 6_144;
+  const plainDir = fs.mkdtempSync(path.join(os.tmpdir(), 'svc-bench-'));
+  const plain = writerWithChannels(plainDir, channels);
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'svc-bench-'));
+  const { writer, file, call } = writerWithChannels(dir, channels);
+  const hot = openConnection({ file, busyTimeoutMs: 5_000 });
+  try {
+    hot.exec('CREATE TABLE journal (seq INTEGER PRIMARY KEY, body TEXT NOT NULL) STRICT');
+    const advance = hot.prepare(`UPDATE channels SET last_accepted = ?, last_signature = ?, vouchers = vouchers + 1,
+      last_voucher_at = ? WHERE id = ? AND last_accepted = ? AND status = 'open'`);
+    const append = hot.prepare('INSERT INTO journal (body) VALUES (?)');
+    const begin = hot.prepare('BEGIN IMMEDIATE');
+    const commit = hot.prepare('COMMIT');
+    const drop = hot.prepare('DELETE FROM journal WHERE seq <= ?');
+    const text = (_: string, v: unknown) => (typeof v === 'bigint' ? v.toString() : v);
+    let pending: WriteOp[][] = [];
+    let last = 0;
+    const applyMs: number[] = [];
+    const journaled = (batches: readonly WriteOp[][][]) => {
+      for (const batch of batches) {
+        begin.run();
+        for (const [first, ...rest] of batch) {
+          const a = first as Extract<WriteOp, { op: 'channel.advance' }>;
+          const moved = advance.run(
+            a.cumulative.toString(),
+            a.signature,
+            a.at,
+            paddedId(a.channelId),
+            a.expected.toString(),
+          );
+          if (moved.changes !== 1) throw new Error('a voucher failed');
+          last = Number(append.run(JSON.stringify(rest, text)).lastInsertRowid);
+          pending.push(rest);
+        }
+        commit.run();
+        if (pending.length < apply) continue;
+        // The sketch applies the ops it still holds (the store would parse them back) and deletes
+        // the journal rows in a second transaction (the store would use the same one).
+        const started = process.hrtime.bigint();
+        if (!writer.commitBatch(pending).every((o) => 'result' in o && o.result.ok)) throw new Error('an apply failed');
+        drop.run(last);
+        applyMs.push(Number(process.hrtime.bigint() - started) / 1e6);
+        pending = [];
+      }
+    };
+    const cpuOf = (run: (batches: readonly WriteOp[][][]) => void, next: () => WriteOp[]): number => {
+      const batches = batchesOf(next, size, ROUND);
+      const cpu = process.cpuUsage();
+      run(batches);
+      const used = process.cpuUsage(cpu);
+      return (used.user + used.system) / ROUND;
+    };
+    const plainRun = (batches: readonly WriteOp[][][]) => commitAll(plain.writer, batches);
+    cpuOf(plainRun, plain.call);
+    cpuOf(journaled, call);
+    const mine: number[] = [];
+    const theirs: number[] = [];
+    for (let round = 0; round < 5; round++) {
+      theirs.push(cpuOf(plainRun, plain.call));
+      mine.push(cpuOf(journaled, call));
+    }
+    const median = (xs: number[]) => xs.sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
+    const [us, store] = [median(mine), median(theirs)];
+    console.log(
+      `  batches of ${size}, applied ${String(apply).padStart(4)} at a time, ${String(channels).padStart(4)} channels: ${us.toFixed(0)} µs per voucher, against ${store.toFixed(0)} µs for the store's writer (${us < store ? '' : '+'}${((us / store - 1) * 100).toFixed(0)} %); each apply holds the write lock ${median(applyMs).toFixed(0)} ms`,
+    );
+  } finally {
+    hot.close();
+    writer.close();
+    plain.writer.close();
+    fs.rmSync(dir, { recursive: true, force: true });
+    fs.rmSync(plainDir, { recursive: true, force: true });
+  }
+}
+
 await benchSqlite(buildVouchers());
 await benchPostgres(buildVouchers());
 writerCpuByBatch([1, 8, 32, 256]);
 walPagesByTree(8, WRITER_CHANNELS);
 walPagesByTree(8, 256); // more channels than a batch holds vouchers, as in production
+console.log(
+  "\nan append-only journal (a sketch): the writer's CPU per voucher, the hot commit plus its share of the apply:",
+);
+for (const [apply, channels] of [
+  [256, 32],
+  [2048, 32],
+  [2048, 4096],
+] as const)
+  journalSketch(8, apply, channels);
