@@ -97,6 +97,9 @@ interface Channel {
 
 type LedgerInfo = Awaited<ReturnType<LocalLedgerClient['info']>>;
 
+/** Channels opened at once: the local ledger refuses more than 128 connections from one address. */
+const OPEN_AT_ONCE = 32;
+
 async function openChannels(
   ledger: LedgerInfo & { client: LocalLedgerClient },
   payee: string,
@@ -104,23 +107,25 @@ async function openChannels(
   price: bigint,
 ): Promise<Channel[]> {
   const ctx = voucherContext(ledger.passphrase, ledger.contracts.channel);
-  return Promise.all(
-    Array.from({ length: count }, async () => {
-      const payer = randomKeypair();
-      const key = randomKeypair();
-      await ledger.client.faucet(payer.address);
-      const { channelId } = await ledger.client.openChannel({
-        payer,
-        payee,
-        deposit: price * BigInt(PER_CHANNEL),
-        voucherKey: key,
-      });
-      const vouchers = Array.from({ length: PER_CHANNEL }, (_, k) =>
-        toHex(ctx.sign(key, channelId, price * BigInt(k + 1))),
-      );
-      return { id: channelId, key, vouchers, next: 0 };
-    }),
-  );
+  const open = async (): Promise<Channel> => {
+    const payer = randomKeypair();
+    const key = randomKeypair();
+    await ledger.client.faucet(payer.address);
+    const { channelId } = await ledger.client.openChannel({
+      payer,
+      payee,
+      deposit: price * BigInt(PER_CHANNEL),
+      voucherKey: key,
+    });
+    const vouchers = Array.from({ length: PER_CHANNEL }, (_, k) =>
+      toHex(ctx.sign(key, channelId, price * BigInt(k + 1))),
+    );
+    return { id: channelId, key, vouchers, next: 0 };
+  };
+  const channels: Channel[] = [];
+  for (let from = 0; from < count; from += OPEN_AT_ONCE)
+    channels.push(...(await Promise.all(Array.from({ length: Math.min(OPEN_AT_ONCE, count - from) }, open))));
+  return channels;
 }
 
 function requirementsFor(info: LedgerInfo, payTo: string, url: string): PaymentRequirements {
