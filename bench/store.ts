@@ -169,7 +169,13 @@ function writerWithChannels(
   dir: string,
   channels = WRITER_CHANNELS,
 ): { writer: SqliteWriter; file: string; call: () => WriteOp[] } {
-  const payers = Array.from({ length: channels }, (_, i) => keypairFromSeed(new Uint8Array(32).fill(i + 1)).address);
+  // A payer per channel: the seed's first four bytes are the channel's number (a filled byte would
+  // repeat after 255 channels).
+  const payers = Array.from({ length: channels }, (_, i) => {
+    const seed = new Uint8Array(32).fill(7);
+    new DataView(seed.buffer).setUint32(0, i + 1);
+    return keypairFromSeed(seed).address;
+  });
   const file = path.join(dir, 'facilitator.sqlite');
   const writer = new SqliteWriter({ file, busyTimeoutMs: 5_000 });
   writer.migrate();
