@@ -27,6 +27,7 @@ import type { Keypair, Payment, PaymentRequired, PaymentRequirements } from '@sv
 import { LocalLedgerClient } from '@svc/sdk';
 import { loadConfig } from '../packages/facilitator/src/config.js';
 import { createFacilitator } from '../packages/facilitator/src/facilitator.js';
+import { mapLimit } from '../scripts/load/channels.js';
 import { drive, send } from './client.js';
 import type { Call, Run } from './client.js';
 import { memoryAtCaps, memoryLines } from './memory.js';
@@ -122,10 +123,7 @@ async function openChannels(
     );
     return { id: channelId, key, vouchers, next: 0 };
   };
-  const channels: Channel[] = [];
-  for (let from = 0; from < count; from += OPEN_AT_ONCE)
-    channels.push(...(await Promise.all(Array.from({ length: Math.min(OPEN_AT_ONCE, count - from) }, open))));
-  return channels;
+  return mapLimit(Array.from({ length: count }), OPEN_AT_ONCE, open);
 }
 
 function requirementsFor(info: LedgerInfo, payTo: string, url: string): PaymentRequirements {
