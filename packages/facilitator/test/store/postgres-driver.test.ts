@@ -10,7 +10,7 @@ import { PG_DRIVER_OPTIONS } from '../../src/store/postgres/driver.js';
 import { PostgresWriter } from '../../src/store/postgres/postgres-batch.js';
 import { ReplaceablePool } from '../../src/store/postgres/replaceable-pool.js';
 import { startPgRelay } from '../helpers/pg-relay.js';
-import { pgEnabled } from '../helpers/pg.js';
+import { pgEnabled, pgTestUrl } from '../helpers/pg.js';
 
 const enabled = await pgEnabled();
 
@@ -23,7 +23,7 @@ describe.runIf(enabled)('the facilitator’s postgres.js pools', () => {
   });
 
   it('leave no unhandled rejection when a pool is ended while its connection is being set up', async () => {
-    const proxy = await startPgRelay(new URL('postgres://postgres@127.0.0.1:5432/postgres'), {
+    const proxy = await startPgRelay(new URL(pgTestUrl()), {
       holdAfterStartup: true,
     });
     const open = () => postgres(proxy.url, { ...PG_DRIVER_OPTIONS, max: 1, onnotice: () => undefined });
@@ -39,7 +39,7 @@ describe.runIf(enabled)('the facilitator’s postgres.js pools', () => {
   });
 
   it('nor when the writer’s batch misses its deadline while its connection is being set up', async () => {
-    const proxy = await startPgRelay(new URL('postgres://postgres@127.0.0.1:5432/postgres'), {
+    const proxy = await startPgRelay(new URL(pgTestUrl()), {
       holdAfterStartup: true,
     });
     const writer = new PostgresWriter(
