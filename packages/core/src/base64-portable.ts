@@ -1,4 +1,4 @@
-// Base64 without Node's Buffer (browsers), for bytes.ts; not part of the package's API.
+// Base64 and hex without Node's Buffer (browsers), for bytes.ts; not part of the package's API.
 
 /** toBase64 without Buffer (browsers); the test holds both to the same text. */
 export function toBase64Portable(bytes: Uint8Array): string {
@@ -15,4 +15,17 @@ export function fromBase64Portable(padded: string): Uint8Array {
   const out = new Uint8Array(bin.length);
   for (let i = 0; i < bin.length; i++) out[i] = bin.charCodeAt(i);
   return out;
+}
+
+const HEX_PAIRS = Array.from({ length: 256 }, (_, b) => b.toString(16).padStart(2, '0'));
+
+/**
+ * toHex without Buffer (browsers); the test holds both to the same text. One join, not `+=`: a
+ * string built of 64 concatenations is kept as a tree of them (~1.9 KB for a signature's 128
+ * characters) until something flattens it.
+ */
+export function toHexPortable(bytes: Uint8Array): string {
+  const pairs = new Array<string>(bytes.length);
+  for (let i = 0; i < bytes.length; i++) pairs[i] = HEX_PAIRS[bytes[i]!]!;
+  return pairs.join('');
 }

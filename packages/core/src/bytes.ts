@@ -1,17 +1,16 @@
-// Byte helpers that work the same in Node and in browsers. Base64 uses Node's Buffer where there
-// is one (every paid answer's PAYMENT-RESPONSE header is base64: ~10× faster than btoa over a
-// string of char codes) and the portable code elsewhere; both give the same text.
-import { fromBase64Portable, toBase64Portable } from './base64-portable.js';
+// Byte helpers that work the same in Node and in browsers. Base64 and hex use Node's Buffer where
+// there is one (every paid answer's PAYMENT-RESPONSE header is base64: ~10× faster than btoa over
+// a string of char codes) and the portable code elsewhere; both give the same text.
+import { fromBase64Portable, toBase64Portable, toHexPortable } from './base64-portable.js';
 
 interface NodeBufferLike {
-  from(bytes: ArrayBufferLike, offset: number, length: number): { toString(encoding: 'base64'): string };
+  from(bytes: ArrayBufferLike, offset: number, length: number): { toString(encoding: 'base64' | 'hex'): string };
   from(text: string, encoding: 'base64'): Uint8Array;
 }
 const NodeBuffer = (globalThis as { Buffer?: NodeBufferLike }).Buffer;
 
 const BASE64_RE = /^[A-Za-z0-9+/]*={0,2}$/;
 
-const HEX_DIGITS = Array.from({ length: 256 }, (_, b) => b.toString(16).padStart(2, '0'));
 // Char code → nibble value, or -1: decoding is on the hot path (every voucher signature).
 const NIBBLE = new Int8Array(128).fill(-1);
 for (let i = 0; i < 16; i++) {
@@ -19,10 +18,10 @@ for (let i = 0; i < 16; i++) {
   NIBBLE['0123456789ABCDEF'.charCodeAt(i)] = i;
 }
 
+/** Lowercase hex, as one flat string (see toHexPortable). */
 export function toHex(bytes: Uint8Array): string {
-  let out = '';
-  for (const b of bytes) out += HEX_DIGITS[b]!;
-  return out;
+  if (NodeBuffer) return NodeBuffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('hex');
+  return toHexPortable(bytes);
 }
 
 /** Decodes hex of an exact byte length (either case); throws on anything else. */
