@@ -16,9 +16,23 @@ export interface Run {
   rate: number;
   p50: number;
   p99: number;
+  /** The measured window, ms: from the end of the lead-in until the last answer. */
+  elapsedMs: number;
+  /** Every measured request's latency, ms, ascending. */
+  latencies: number[];
   /** Answers other than `ok` (and transport errors), with the first one seen. */
   errors: number;
   firstError: string | null;
+  /** BENCH_TRACE only: every measured request's start (ms into the window) and latency, in send order. */
+  timeline?: { at: number[]; ms: number[] };
+}
+
+export interface DriveOptions {
+  /** Seconds of load before the measured window, on the same sockets, its requests not counted. */
+  leadIn?: number;
+  /** Called as the measured window opens (after the lead-in): the caller's CPU snapshot. */
+  onMeasureStart?: () => void;
+  ok?: (status: number) => boolean;
 }
 
 export function send(
@@ -48,23 +62,34 @@ export function send(
 }
 
 /**
- * Runs `workers` loops for `seconds` against `base`; worker i sends `next(i)` until the time is
- * up or `next` returns null (its channel is used up). Latency is per request, send to last byte.
+ * Runs `workers` loops against `base` for `leadIn` + `seconds`; worker i sends `next(i)` until the
+ * time is up or `next` returns null (its channel is used up). Only requests sent after the lead-in
+ * count: the measured window opens with every worker already in flight, not with 32 requests
+ * arriving at once. Latency is per request, send to last byte.
  */
 export async function drive(
   base: URL,
   workers: number,
   seconds: number,
   next: (worker: number) => Call | null,
-  ok = (status: number) => status === 200,
+  options: DriveOptions = {},
 ): Promise<Run> {
+  const ok = options.ok ?? ((status: number) => status === 200);
   const agent = new http.Agent({ keepAlive: true, maxSockets: workers });
   const latencies: number[] = [];
   const pace = Number(process.env['BENCH_RATE'] ?? 0);
+  const timeline = process.env['BENCH_TRACE'] ? { at: [] as number[], ms: [] as number[] } : undefined;
   let errors = 0;
   let firstError: string | null = null;
   const t = performance.now();
-  const deadline = t + seconds * 1000;
+  let measuredFrom = Infinity;
+  const open = () => {
+    measuredFrom = performance.now();
+    options.onMeasureStart?.();
+  };
+  const leadIn = (options.leadIn ?? 0) * 1000;
+  const opening = leadIn > 0 ? setTimeout(open, leadIn) : (open(), undefined);
+  const deadline = t + leadIn + seconds * 1000;
   try {
     await Promise.all(
       Array.from({ length: workers }, async (_, i) => {
@@ -90,21 +115,35 @@ export async function drive(
             errors++;
             firstError ??= String(err);
           }
-          latencies.push(performance.now() - s);
+          if (s < measuredFrom) continue;
+          const took = performance.now() - s;
+          latencies.push(took);
+          timeline?.at.push(s - measuredFrom);
+          timeline?.ms.push(took);
         }
       }),
     );
   } finally {
+    clearTimeout(opening);
     agent.destroy();
   }
-  const elapsed = performance.now() - t;
-  latencies.sort((a, b) => a - b);
+  // Every worker stopped (its channel used up) before the window opened: nothing was measured.
+  const elapsed = measuredFrom === Infinity ? 0 : performance.now() - measuredFrom;
+  return { ...summary(latencies, elapsed), errors, firstError, ...(timeline ? { timeline } : {}) };
+}
+
+/** Rate and percentiles of latencies (ms) measured over `elapsedMs`. */
+export function summary(
+  latencies: number[],
+  elapsedMs: number,
+): Pick<Run, 'requests' | 'rate' | 'p50' | 'p99' | 'elapsedMs' | 'latencies'> {
+  const sorted = [...latencies].sort((a, b) => a - b);
   return {
-    requests: latencies.length,
-    rate: Math.round((latencies.length / elapsed) * 1000),
-    p50: latencies[Math.floor(latencies.length * 0.5)] ?? 0,
-    p99: latencies[Math.floor(latencies.length * 0.99)] ?? 0,
-    errors,
-    firstError,
+    requests: sorted.length,
+    rate: elapsedMs > 0 ? Math.round((sorted.length / elapsedMs) * 1000) : 0,
+    p50: sorted[Math.floor(sorted.length * 0.5)] ?? 0,
+    p99: sorted[Math.floor(sorted.length * 0.99)] ?? 0,
+    elapsedMs,
+    latencies: sorted,
   };
 }

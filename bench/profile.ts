@@ -5,7 +5,7 @@
 //
 // A sample belongs to the stage of the first frame, from the leaf up, that a rule below names;
 // "(idle)" is time the thread waited. Timestamps of V8's profiles and of process.hrtime are both
-// CLOCK_MONOTONIC, so only samples inside a path's measured window count.
+// CLOCK_MONOTONIC, so only samples inside a path's measured windows (its slices) count.
 import fs from 'node:fs';
 import path from 'node:path';
 
@@ -73,7 +73,7 @@ const TOP = process.argv.includes('--top') ? 4 : 0;
 const where = (f: Frame) =>
   `${f.functionName || '(anonymous)'} ${f.url.replace(/^.*node_modules\//, '').replace(/^.*\/packages\//, '')}`;
 
-function summarise(profile: Profile, window: Window, top: Map<string, Map<string, number>>): Map<string, number> {
+function summarise(profile: Profile, slices: Window[], top: Map<string, Map<string, number>>): Map<string, number> {
   const byId = new Map(profile.nodes.map((n) => [n.id, n]));
   const parent = new Map<number, number>();
   for (const n of profile.nodes) for (const c of n.children ?? []) parent.set(c, n.id);
@@ -94,7 +94,7 @@ function summarise(profile: Profile, window: Window, top: Map<string, Map<string
     t += profile.timeDeltas[i]!;
     // A sample stands for the interval up to the next one.
     const span = profile.timeDeltas[i + 1] ?? 0;
-    if (t < window.start || t > window.end) continue;
+    if (!slices.some((w) => t >= w.start && t <= w.end)) continue;
     const stage = stageOfNode(profile.samples[i]!);
     totals.set(stage, (totals.get(stage) ?? 0) + span);
     if (TOP) {
@@ -114,16 +114,24 @@ if (!dir) {
 }
 const windows = JSON.parse(fs.readFileSync(path.join(dir, 'windows.json'), 'utf8')) as Window[];
 const files = fs.readdirSync(dir).filter((f) => f.endsWith('.cpuprofile'));
-for (const w of windows) {
+// A path is measured in slices (bench/run.ts, BENCH_SLICES): its windows are summed.
+const paths = new Map<string, Window[]>();
+for (const w of windows) paths.set(w.path, [...(paths.get(w.path) ?? []), w]);
+for (const [name, slices] of paths) {
+  const w = {
+    pid: slices[0]!.pid,
+    requests: slices.reduce((a, x) => a + x.requests, 0),
+    seconds: slices.reduce((a, x) => a + (x.end - x.start) / 1e6, 0),
+  };
   // CPU.<date>.<time>.<pid>.<thread>.<seq>.cpuprofile
   const mine = files.filter((f) => f.split('.')[3] === String(w.pid)).sort();
   console.log(
-    `\n${w.path}: ${w.requests.toLocaleString('en-US')} paid requests in ${((w.end - w.start) / 1e6).toFixed(1)} s`,
+    `\n${name}: ${w.requests.toLocaleString('en-US')} paid requests in ${w.seconds.toFixed(1)} s (${slices.length} slices)`,
   );
   for (const file of mine) {
     const thread = file.split('.')[4] === '0' ? 'main thread' : `worker thread ${file.split('.')[4]}`;
     const top = new Map<string, Map<string, number>>();
-    const totals = summarise(JSON.parse(fs.readFileSync(path.join(dir, file), 'utf8')) as Profile, w, top);
+    const totals = summarise(JSON.parse(fs.readFileSync(path.join(dir, file), 'utf8')) as Profile, slices, top);
     const all = [...totals.values()].reduce((a, b) => a + b, 0);
     if (all === 0) continue;
     const busy = all - (totals.get('idle (waiting)') ?? 0);

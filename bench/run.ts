@@ -1,7 +1,8 @@
 // npm run bench — prints, from one run on this machine, every figure beside its ceiling:
 //
 //   1. the paid request, one client for all (keep-alive node:http, 32 in flight, each worker
-//      paying its own channel in order), servers in their own process:
+//      paying its own channel in order), servers in their own process, the three paths taking
+//      turns (four slices of 2 s each, measureSideBySide):
 //        ceiling: raw node:http that parses the same /verify body and does one ed25519 verify
 //        svc POST /verify (strict verify, compare-and-set, durable commit, signed stored receipt,
 //          audit event)
@@ -28,7 +29,7 @@ import { LocalLedgerClient } from '@svc/sdk';
 import { loadConfig } from '../packages/facilitator/src/config.js';
 import { createFacilitator } from '../packages/facilitator/src/facilitator.js';
 import { mapLimit } from '../scripts/load/channels.js';
-import { drive, send } from './client.js';
+import { drive, send, summary } from './client.js';
 import type { Call, Run } from './client.js';
 import { memoryAtCaps, memoryLines } from './memory.js';
 import { describeSeller, externalSellerCpu, verifyMicros } from './seller.js';
@@ -37,6 +38,9 @@ import { cpuSince, processWrites, threadCpu } from './threads.js';
 const WORKERS = Number(process.env['BENCH_WORKERS'] ?? 32);
 const SECONDS = Number(process.env['BENCH_SECONDS'] ?? 8);
 const WARMUP_SECONDS = 2;
+/** BENCH_SLICES: each path's measured seconds come in this many slices, the paths taking turns. */
+const SLICES = Math.max(1, Number(process.env['BENCH_SLICES'] ?? 4));
+const LEAD_IN_SECONDS = 0.5;
 const PER_CHANNEL = 2_500;
 const CEILING_N = 20_000;
 const INPROC_CHANNELS = 128;
@@ -139,12 +143,12 @@ function requirementsFor(info: LedgerInfo, payTo: string, url: string): PaymentR
   };
 }
 
-/** The POST /verify body of a channel's next voucher, as a seller's meter sends it. */
-function verifyCalls(channels: Channel[], requirements: PaymentRequirements, resource: string) {
+/** The POST /verify body of a channel's next voucher, as a seller's meter sends it; `repeat`: start over at the end. */
+function verifyCalls(channels: Channel[], requirements: PaymentRequirements, resource: string, repeat = false) {
   const price = BigInt(requirements.amount);
   return (worker: number): Call | null => {
     const ch = channels[worker]!;
-    const k = ch.next++;
+    const k = repeat ? ch.next++ % ch.vouchers.length : ch.next++;
     if (k >= ch.vouchers.length) return null;
     return {
       method: 'POST',
@@ -188,45 +192,150 @@ function paidGets(channels: Channel[], accepted: PaymentRequirements, pathname: 
   };
 }
 
-/** Warms the path up, then measures it; both with the same channels, vouchers in order. */
+/** CPU µs per paid request: the server's main thread, its other threads, the client. */
 interface Measured extends Run {
-  /** CPU µs per paid request: the server's main thread, its other threads, the client. */
   mainUs: number;
   otherUs: number;
   clientUs: number;
 }
 
-async function measure(name: string, pid: number, base: URL, next: (worker: number) => Call | null): Promise<Measured> {
-  const warm = await drive(base, WORKERS, WARMUP_SECONDS, next);
-  if (warm.errors > 0) throw new Error(`warm-up of ${base.href} failed: ${warm.firstError}`);
-  const start = nowUs();
-  const threads = threadCpu(pid);
-  const client = process.cpuUsage();
-  const wrote = processWrites(pid);
-  const run = await drive(base, WORKERS, SECONDS, next);
-  const used = cpuSince(threads, threadCpu(pid));
-  const written = processWrites(pid);
-  const clientUsed = process.cpuUsage(client);
-  windows.push({ path: name, pid, start, end: nowUs(), requests: run.requests });
-  const busiest = [...used].filter(([, t]) => t > 0).sort((a, b) => b[1] - a[1]);
-  if (process.env['BENCH_THREADS']) {
-    progress(
-      `${name} threads, µs per request: ${busiest.map(([k, t]) => `${k} ${(t / run.requests).toFixed(0)}`).join(', ')}`,
-    );
-    // The store's WAL and checkpoints: what each request costs the disk (and the kernel's CPU).
-    progress(
-      `${name} writes per request: ${((written.bytes - wrote.bytes) / 1024 / Math.max(1, run.requests)).toFixed(1)} KiB to storage in ${((written.calls - wrote.calls) / Math.max(1, run.requests)).toFixed(1)} write calls`,
-    );
-  }
-  const others = busiest.filter(([k]) => k !== 'main').reduce((a, [, t]) => a + t, 0);
+/** A path of the side-by-side measurement: a server (its process) and the calls of its workers. */
+interface Side {
+  name: string;
+  pid: number;
+  base: URL;
+  next: (worker: number) => Call | null;
+}
 
-  const per = (us: number) => us / Math.max(1, run.requests);
-  return {
-    ...run,
-    mainUs: per(used.get('main') ?? 0),
-    otherUs: per(others),
-    clientUs: per(clientUsed.user + clientUsed.system),
-  };
+/**
+ * The paths measured side by side, in turns: after each path's warm-up, SLICES rounds in which
+ * every path in turn runs SECONDS / SLICES measured seconds, each after LEAD_IN_SECONDS of load not
+ * counted. A change in the machine's speed during the run (this VM's throughput moves by ±15 %
+ * from one minute to the next) then falls on every path alike, and no window opens with all
+ * workers' requests arriving at once. Each path's figures are the sum of its slices.
+ */
+async function measureSideBySide(sides: Side[]): Promise<Measured[]> {
+  for (const side of sides) {
+    progress(`${side.name}: warming up, ${WORKERS} in flight, ${WARMUP_SECONDS} s`);
+    const warm = await drive(side.base, WORKERS, WARMUP_SECONDS, side.next);
+    if (warm.errors > 0) throw new Error(`warm-up of ${side.base.href} failed: ${warm.firstError}`);
+  }
+  const tallies = sides.map(() => ({
+    latencies: [] as number[],
+    elapsedMs: 0,
+    errors: 0,
+    firstError: null as string | null,
+    threads: new Map<string, number>(),
+    clientUs: 0,
+    written: { bytes: 0, calls: 0 },
+    timeline: { at: [] as number[], ms: [] as number[] },
+    /** CPU µs the other servers (not measured now, idle but for their timers) used meanwhile. */
+    othersUs: 0,
+  }));
+  const processCpu = (pid: number) => [...threadCpu(pid).values()].reduce((a, b) => a + b, 0);
+  for (let slice = 1; slice <= SLICES; slice++) {
+    progress(
+      `slice ${slice} of ${SLICES}: ${sides.map((s) => s.name).join(', ')} in turn, ${SECONDS / SLICES} s each after ${LEAD_IN_SECONDS} s not counted`,
+    );
+    for (const [i, side] of sides.entries()) {
+      const tally = tallies[i]!;
+      let start = 0;
+      let threads = new Map<string, number>();
+      let client = process.cpuUsage();
+      let wrote = { bytes: 0, calls: 0 };
+      const otherPids = [...new Set(sides.map((x) => x.pid))].filter((p) => p !== side.pid);
+      let others = 0;
+      const run = await drive(side.base, WORKERS, SECONDS / SLICES, side.next, {
+        leadIn: LEAD_IN_SECONDS,
+        onMeasureStart: () => {
+          start = nowUs();
+          threads = threadCpu(side.pid);
+          client = process.cpuUsage();
+          wrote = processWrites(side.pid);
+          others = otherPids.reduce((a, p) => a + processCpu(p), 0);
+        },
+      });
+      tally.othersUs += otherPids.reduce((a, p) => a + processCpu(p), 0) - others;
+      for (const [k, t] of cpuSince(threads, threadCpu(side.pid)))
+        tally.threads.set(k, (tally.threads.get(k) ?? 0) + t);
+      const clientUsed = process.cpuUsage(client);
+      tally.clientUs += clientUsed.user + clientUsed.system;
+      const written = processWrites(side.pid);
+      tally.written.bytes += written.bytes - wrote.bytes;
+      tally.written.calls += written.calls - wrote.calls;
+      windows.push({ path: side.name, pid: side.pid, start, end: nowUs(), requests: run.requests });
+      for (const [k, at] of (run.timeline?.at ?? []).entries()) {
+        tally.timeline.at.push(tally.elapsedMs + at);
+        tally.timeline.ms.push(run.timeline!.ms[k]!);
+      }
+      for (const ms of run.latencies) tally.latencies.push(ms);
+      tally.elapsedMs += run.elapsedMs;
+      tally.errors += run.errors;
+      tally.firstError ??= run.firstError;
+    }
+  }
+  return sides.map((side, i) => {
+    const tally = tallies[i]!;
+    const run: Run = {
+      ...summary(tally.latencies, tally.elapsedMs),
+      errors: tally.errors,
+      firstError: tally.firstError,
+    };
+    const per = (us: number) => us / Math.max(1, run.requests);
+    const busiest = [...tally.threads].filter(([, t]) => t > 0).sort((a, b) => b[1] - a[1]);
+    if (process.env['BENCH_THREADS']) {
+      progress(
+        `${side.name} threads, µs per request: ${busiest.map(([k, t]) => `${k} ${per(t).toFixed(0)}`).join(', ')}`,
+      );
+      // The store's WAL and checkpoints: what each request costs the disk (and the kernel's CPU).
+      progress(
+        `${side.name} writes per request: ${(per(tally.written.bytes) / 1024).toFixed(1)} KiB to storage in ${per(tally.written.calls).toFixed(1)} write calls`,
+      );
+    }
+    if (process.env['BENCH_TRACE']) traceTail(side.name, tally.timeline);
+    progress(
+      `${side.name}: the other server used ${(tally.othersUs / tally.elapsedMs / 10).toFixed(1)} % of a core meanwhile (its timers)`,
+    );
+    const others = busiest.filter(([k]) => k !== 'main').reduce((a, [, t]) => a + t, 0);
+    return {
+      ...run,
+      mainUs: per(tally.threads.get('main') ?? 0),
+      otherUs: per(others),
+      clientUs: per(tally.clientUs),
+    };
+  });
+}
+
+/**
+ * BENCH_TRACE=<dir>: writes each path's requests (start ms, latency ms) to <dir>/<path>.tsv and
+ * says whether its slowest 1 % came in episodes: how many of the run's 100 ms windows (by start)
+ * hold 80 % of them, and the busiest three.
+ */
+function traceTail(name: string, timeline: { at: number[]; ms: number[] }): void {
+  const dir = path.resolve(process.env['BENCH_TRACE']!);
+  fs.mkdirSync(dir, { recursive: true });
+  const rows = timeline.at.map((at, i) => `${at.toFixed(2)}\t${timeline.ms[i]!.toFixed(2)}`);
+  fs.writeFileSync(path.join(dir, `${name}.tsv`), `start_ms\tlatency_ms\n${rows.join('\n')}\n`);
+  const sorted = [...timeline.ms].sort((a, b) => a - b);
+  const p99 = sorted[Math.floor(sorted.length * 0.99)] ?? 0;
+  const byWindow = new Map<number, number>();
+  timeline.at.forEach((at, i) => {
+    if (timeline.ms[i]! >= p99) byWindow.set(Math.floor(at / 100), (byWindow.get(Math.floor(at / 100)) ?? 0) + 1);
+  });
+  const slow = [...byWindow.values()].reduce((a, b) => a + b, 0);
+  const busiest = [...byWindow].sort((a, b) => b[1] - a[1]);
+  let held = 0;
+  let windowsFor80 = 0;
+  for (const [, n] of busiest) {
+    if (held >= slow * 0.8) break;
+    held += n;
+    windowsFor80++;
+  }
+  const windows = Math.ceil((timeline.at.at(-1) ?? 0) / 100);
+  const top = busiest.slice(0, 3).map(([w, n]) => `${(w / 10).toFixed(1)} s (${n})`);
+  progress(
+    `${name} tail: p99 ${ms(p99)}; 80 % of the ${slow} requests at or above it started in ${windowsFor80} of ${windows} windows of 100 ms; busiest ${top.join(', ')}; ${path.join(dir, `${name}.tsv`)}`,
+  );
 }
 
 // ---- the raw ceiling's server -------------------------------------------------------------------
@@ -310,27 +419,20 @@ async function paidRequests(): Promise<PaidFigures> {
     const keys = Object.fromEntries(verifyChannels.map((c) => [c.id.toString(), toHex(c.key.publicKey)]));
     await send(agent, ceiling.url, { method: 'POST', path: '/keys', body: JSON.stringify(keys) });
 
-    // The ceiling and /verify get the very same bodies: each starts from the channels' first voucher.
+    // The ceiling and /verify get the very same bodies: each starts from the channels' first voucher
+    // (the ceiling keeps no state, so it starts over when a channel's vouchers run out).
     const snapshot = verifyChannels.map((c) => ({ ...c }));
-    progress(`ceiling: raw node:http, ${WORKERS} in flight, ${SECONDS} s`);
-    const ceilingRun = await measure(
-      'ceiling',
-      ceiling.pid,
-      ceiling.url,
-      verifyCalls(snapshot, requirements, `${childUrl}/bench`),
-    );
-    await ceiling.stop();
-    ceiling = null;
-    progress(`svc POST /verify, ${WORKERS} in flight, ${SECONDS} s`);
-    const verifyRun = await measure(
-      'verify',
-      pid,
-      base,
-      verifyCalls(verifyChannels, requirements, `${childUrl}/bench`),
-    );
-    progress(`svc GET /demo/book through @svc/meter, ${WORKERS} in flight, ${SECONDS} s`);
-    const bookRun = await measure('book', pid, base, paidGets(bookChannels, bookTerms, '/demo/book'));
-    return { ceiling: ceilingRun, verify: verifyRun, book: bookRun };
+    const [ceilingRun, verifyRun, bookRun] = await measureSideBySide([
+      {
+        name: 'ceiling',
+        pid: ceiling.pid,
+        base: ceiling.url,
+        next: verifyCalls(snapshot, requirements, `${childUrl}/bench`, true),
+      },
+      { name: 'verify', pid, base, next: verifyCalls(verifyChannels, requirements, `${childUrl}/bench`) },
+      { name: 'book', pid, base, next: paidGets(bookChannels, bookTerms, '/demo/book') },
+    ]);
+    return { ceiling: ceilingRun!, verify: verifyRun!, book: bookRun! };
   } finally {
     await ceiling?.stop();
     await child?.stop();
@@ -427,7 +529,7 @@ const c = paid.ceiling;
 const line = (what: string, r: Run) =>
   `${what.padEnd(58)} ${fmt(r.rate).padStart(6)}/s  ${ratio(r.rate, c.rate)}   p50 ${ms(r.p50).padStart(8)}  p99 ${ms(r.p99).padStart(8)} (${ratio(r.p99, c.p99)}×)${r.errors ? `  errors ${r.errors}: ${r.firstError}` : ''}`;
 console.log(
-  `The paid request — one client, keep-alive node:http, ${WORKERS} in flight, each worker paying its own channel, ${SECONDS} s each:`,
+  `The paid request — one client, keep-alive node:http, ${WORKERS} in flight, each worker paying its own channel, ${SECONDS} s each in ${SLICES} turns:`,
 );
 console.log(`${'what'.padEnd(58)} ${'paid/s'.padStart(8)} ratio  p50 / p99 (p99 vs the ceiling's)`);
 console.log(line('ceiling: raw node:http, parse + one ed25519 verify', c));
