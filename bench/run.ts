@@ -503,13 +503,8 @@ async function inProcess(): Promise<{ rate: number; p50: number; p99: number; co
     );
     const elapsed = performance.now() - t;
     const used = process.cpuUsage(cpu);
-    latencies.sort((a, b) => a - b);
-    return {
-      rate: rate(latencies.length, elapsed),
-      p50: latencies[Math.floor(latencies.length * 0.5)]!,
-      p99: latencies[Math.floor(latencies.length * 0.99)]!,
-      cores: (used.user + used.system) / 1000 / elapsed,
-    };
+    const run = summary(latencies, elapsed);
+    return { rate: run.rate, p50: run.p50, p99: run.p99, cores: (used.user + used.system) / 1000 / elapsed };
   } finally {
     await f.close();
     fs.rmSync(dataDir, { recursive: true, force: true });
