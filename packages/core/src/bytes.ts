@@ -1,7 +1,7 @@
 // Byte helpers that work the same in Node and in browsers. Base64 and hex use Node's Buffer where
 // there is one (every paid answer's PAYMENT-RESPONSE header is base64: ~10× faster than btoa over
 // a string of char codes) and the portable code elsewhere; both give the same text.
-import { fromBase64Portable, toBase64Portable, toHexPortable } from './base64-portable.js';
+import { fromBase64Portable, toBase64Portable, toHexPortable } from './bytes-portable.js';
 
 interface NodeBufferLike {
   from(bytes: ArrayBufferLike, offset: number, length: number): { toString(encoding: 'base64' | 'hex'): string };

@@ -1,7 +1,7 @@
 // Base64 takes Node's Buffer where there is one and the portable code elsewhere: both must give
 // the same text, accept the same inputs and refuse the same ones.
 import { describe, expect, it } from 'vitest';
-import { fromBase64Portable, toBase64Portable } from '../src/base64-portable.js';
+import { fromBase64Portable, toBase64Portable } from '../src/bytes-portable.js';
 import { fromBase64, randomBytes, toBase64 } from '../src/index.js';
 
 describe('base64', () => {

@@ -4,7 +4,7 @@
 import v8 from 'node:v8';
 import vm from 'node:vm';
 import { describe, expect, it } from 'vitest';
-import { toHexPortable } from '../src/base64-portable.js';
+import { toHexPortable } from '../src/bytes-portable.js';
 import { fromHex, randomBytes, toHex } from '../src/index.js';
 
 /** V8's collector, for this test only: the flag exposes `gc` to contexts made after it is set. */
