@@ -532,8 +532,10 @@ console.log(line('svc POST /verify (verify, CAS, durable commit, receipt)', paid
 console.log(line('svc GET /demo/book through @svc/meter (one process)', paid.book));
 console.log(`goals: /verify ≥ 0.50 with p99 ≤ 2.00×; /demo/book ≥ 0.30\n`);
 const us = (n: number) => `${n.toFixed(0)} µs`.padStart(8);
+/** The cores a path kept busy, its server's threads and the client together. */
+const cores = (r: Measured) => (((r.mainUs + r.otherUs + r.clientUs) * r.rate) / 1e6).toFixed(2);
 console.log(
-  "CPU per paid request (from /proc): the server's main thread, its other threads (threadpool, SQLite writer, V8), the client:",
+  "CPU per paid request (from /proc): the server's main thread, its other threads (threadpool, SQLite writer, V8), the client; and the cores they kept busy between them:",
 );
 for (const [what, r] of [
   ['ceiling', c],
@@ -541,7 +543,7 @@ for (const [what, r] of [
   ['svc GET /demo/book', paid.book],
 ] as const)
   console.log(
-    `  ${what.padEnd(20)} main ${us(r.mainUs)}  other ${us(r.otherUs)}  server ${us(r.mainUs + r.otherUs)} (${ratio(r.mainUs + r.otherUs, c.mainUs + c.otherUs)}×)  client ${us(r.clientUs)}`,
+    `  ${what.padEnd(20)} main ${us(r.mainUs)}  other ${us(r.otherUs)}  server ${us(r.mainUs + r.otherUs)} (${ratio(r.mainUs + r.otherUs, c.mainUs + c.otherUs)}×)  client ${us(r.clientUs)}  cores busy ${cores(r)} of ${os.availableParallelism()}`,
   );
 console.log('');
 
@@ -582,6 +584,9 @@ console.log(
 );
 console.log(
   `| server CPU per paid request: ceiling / \`/verify\` / paid book | ${n(c.mainUs + c.otherUs)} / ${n(paid.verify.mainUs + paid.verify.otherUs)} / ${n(paid.book.mainUs + paid.book.otherUs)} µs | 1.00 / ${ratio(paid.verify.mainUs + paid.verify.otherUs, c.mainUs + c.otherUs)}× / ${ratio(paid.book.mainUs + paid.book.otherUs, c.mainUs + c.otherUs)}× |`,
+);
+console.log(
+  `| cores busy, server and client together: ceiling / \`/verify\` / paid book | ${cores(c)} / ${cores(paid.verify)} / ${cores(paid.book)} of ${os.availableParallelism()} | — |`,
 );
 console.log(
   `| an external Express seller: the meter's own CPU per paid request | ${n(seller.meterCpuUs)} µs | ${(seller.meterCpuUs / seller.verifyUs).toFixed(1)} ed25519 verifies (${n(seller.verifyUs)} µs each) |`,
