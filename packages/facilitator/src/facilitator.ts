@@ -37,6 +37,8 @@ export interface FacilitatorOptions {
   ledger?: Ledger;
   /** How often the ledger watcher polls, in ms (default: about a fifth of a ledger, at most 1 s). */
   watchPollMs?: number;
+  /** Sign receipts on the main thread, not the threadpool (default: on machines of two cores or fewer). */
+  signReceiptsInline?: boolean;
   /** The web console's build to serve at / (default: packages/facilitator/console). */
   consoleDir?: string;
 }
@@ -70,6 +72,7 @@ export async function createFacilitator(options: FacilitatorOptions): Promise<Fa
   const domain = await createDomain(adapters, {
     clock,
     ...(options.watchPollMs !== undefined ? { watchPollMs: options.watchPollMs } : {}),
+    ...(options.signReceiptsInline !== undefined ? { signReceiptsInline: options.signReceiptsInline } : {}),
   });
   await startLatestLedger(domain.services.latestLedger, adapters.store, clock.now());
   const http = await createHttp(adapters, domain, options.consoleDir ? { consoleDir: options.consoleDir } : {});

@@ -2,6 +2,7 @@
 // What HTTP needs from it is `Services` (services.ts); the background work (the watcher, the claim
 // scheduler, the float sampler, leadership) is returned beside it for the start/stop sequence.
 import { randomBytes } from 'node:crypto';
+import os from 'node:os';
 import { formatUnits, seedFromSecret, voucherContext } from '@svc/core';
 import type { ChannelView, SupportedResponse } from '@svc/core';
 import { SoleLeadership } from '../cluster/leadership.js';
@@ -49,6 +50,8 @@ export interface DomainOptions {
   clock: Clock;
   /** How often the ledger watcher polls, in ms (default: about a fifth of a ledger, at most 1 s). */
   watchPollMs?: number;
+  /** Sign receipts on the main thread, not the threadpool (default: on machines of two cores or fewer). */
+  signReceiptsInline?: boolean;
 }
 
 export async function createDomain(a: Adapters, options: DomainOptions): Promise<Domain> {
@@ -72,6 +75,7 @@ export async function createDomain(a: Adapters, options: DomainOptions): Promise
     asset: ledgerInfo.contracts.asset,
     vouchers,
     signer: keys,
+    signReceiptsInline: options.signReceiptsInline ?? os.availableParallelism() <= 2,
     book,
     store,
     events,

@@ -51,7 +51,7 @@ export interface Buyer {
 /** `watchPollMs`: how often the ledger watcher polls (50 ms here; a long one stands for a ledger whose events lag). */
 export async function startHarness(
   env: Record<string, string> = {},
-  options: { clock?: Clock; watchPollMs?: number } = {},
+  options: { clock?: Clock; watchPollMs?: number; signReceiptsInline?: boolean } = {},
 ): Promise<Harness> {
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'svc-test-'));
   const config = loadConfig({
@@ -66,6 +66,7 @@ export async function startHarness(
     config,
     watchPollMs: options.watchPollMs ?? 50,
     ...(options.clock ? { clock: options.clock } : {}),
+    ...(options.signReceiptsInline !== undefined ? { signReceiptsInline: options.signReceiptsInline } : {}),
   });
   // Every answer this facilitator gives the test is checked against its own OpenAPI document.
   const check = installResponseCheck(f.app);
