@@ -2,13 +2,14 @@
 // `svc pay <url>` (pay a metered endpoint as a buyer).
 import fs from 'node:fs';
 import path from 'node:path';
-import { ConfigError, loadConfig } from './config.js';
+import { CONFIG_VARIABLES, ConfigError, loadConfig } from './config.js';
 import { createFacilitator } from './facilitator.js';
 import { CONSOLE_DIST } from './http/console.js';
 
 const USAGE = `usage: svc <command>
 
-  start              run the facilitator (embedded ledger, SQLite, demo seller) — configured by env vars
+  start              run the facilitator (embedded ledger, SQLite, demo seller), configured by
+                     environment variables: svc start --help lists them
   ledger             run a standalone local ledger (PORT, HOST, DATA_DIR, LEDGER_SECONDS)
   pay <url> [n]      pay a metered endpoint n times (default 1) as a buyer using a local wallet
   stream <url>       buy a paid event stream (per token or per second), printing events as they come
@@ -21,6 +22,59 @@ const USAGE = `usage: svc <command>
   SVC_WALLET         the buyer's wallet for pay and stream: its key and open channels
                      (default ~/.svc/wallet.json; created on first use, funded from the local ledger)
 `;
+
+/** The variables `svc ledger` reads (@svc/ledger's ledgerConfigFromEnv). */
+const LEDGER_VARIABLES = ['PORT', 'HOST', 'DATA_DIR', 'LEDGER_SECONDS'] as const;
+
+/** A command line svc does not take: said without a stack trace, exit code 2, as for an unknown command. */
+class UsageError extends Error {}
+
+/** `svc start --help` and `svc ledger --help`: what the command does and the variables it reads. */
+function serverUsage(command: 'start' | 'ledger', variables: readonly string[]): string {
+  const what =
+    command === 'start'
+      ? 'Runs the facilitator: by default with the embedded ledger, SQLite and the demo seller.'
+      : 'Runs a standalone local ledger.';
+  const lines: string[] = [];
+  for (const name of variables) {
+    const last = lines.length - 1;
+    if (last >= 0 && lines[last]!.length + name.length + 2 <= 96) lines[last] += `, ${name}`;
+    else lines.push(`  ${name}`);
+  }
+  return `usage: [VARIABLE=value …] svc ${command}
+
+${what}
+It takes no arguments. It reads these environment variables (the README's configuration table
+gives each one's meaning and default):
+
+${lines.join(',\n')}
+`;
+}
+
+/**
+ * `start` and `ledger` are configured by environment variables only; an argument used to be ignored
+ * (`svc start --help` started a facilitator, `svc start --port 4099` one on port 4020). Returns whether to print the usage instead of running; throws UsageError on anything else,
+ * naming the variable to set when a flag matches one (`--data-dir=/x` → `DATA_DIR=/x svc start`).
+ */
+function helpOnly(command: 'start' | 'ledger', args: readonly string[], variables: readonly string[]): boolean {
+  if (args.length === 0) return false;
+  if (args.length === 1 && ['--help', '-h', 'help'].includes(args[0]!)) return true;
+  const flag = /^--([a-z][a-z0-9-]*)(?:=(.*))?$/i.exec(args[0]!);
+  const name = flag ? flag[1]!.replace(/-/g, '_').toUpperCase() : null;
+  const value = flag ? (flag[2] ?? (args[1]?.startsWith('-') ? undefined : args[1])) : undefined;
+  const hint =
+    name !== null && variables.includes(name)
+      ? ` Set ${name} in the environment instead: ${name}=${shellWord(value ?? '…')} svc ${command}`
+      : '';
+  throw new UsageError(
+    `${command} takes no arguments (got ${JSON.stringify(args.join(' ').slice(0, 200))}): it is configured by environment variables.${hint}\n\n${serverUsage(command, variables)}`,
+  );
+}
+
+/** A value as one word of a POSIX shell command line. */
+function shellWord(value: string): string {
+  return /^[\w@%+=:,./…-]+$/.test(value) ? value : `'${value.replace(/'/g, "'\\''")}'`;
+}
 
 /** The longest a SIGTERM or SIGINT shutdown may take before the process exits regardless. */
 const SHUTDOWN_LIMIT_MS = 10_000;
@@ -79,8 +133,10 @@ async function main(argv: string[]): Promise<void> {
   const [command, ...rest] = argv;
   switch (command) {
     case 'start':
+      if (helpOnly('start', rest, CONFIG_VARIABLES)) return void console.log(serverUsage('start', CONFIG_VARIABLES));
       return start();
     case 'ledger':
+      if (helpOnly('ledger', rest, LEDGER_VARIABLES)) return void console.log(serverUsage('ledger', LEDGER_VARIABLES));
       return ledger();
     case 'pay': {
       const { payCommand } = await import('./cli/pay.js');
@@ -110,5 +166,5 @@ main(process.argv.slice(2)).catch((err: unknown) => {
   // A configuration mistake is the user's to fix: say what is wrong, no stack trace.
   if (err instanceof ConfigError) console.error(`svc: ${err.message}`);
   else console.error(`svc: ${(err as Error).message ?? String(err)}`);
-  process.exitCode = 1;
+  process.exitCode = err instanceof UsageError ? 2 : 1;
 });

@@ -87,6 +87,9 @@ const SCHEMA = z.object({
 
 export type Config = z.infer<typeof SCHEMA> & { DATA_DIR: string };
 
+/** The environment variables the facilitator reads, in the order the schema lists them. */
+export const CONFIG_VARIABLES: readonly string[] = Object.keys(SCHEMA.shape);
+
 export class ConfigError extends Error {
   constructor(message: string) {
     super(message);

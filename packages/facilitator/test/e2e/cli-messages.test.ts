@@ -156,3 +156,62 @@ describe('svc pay and svc stream tell the user what happened', () => {
     expect(charged).toBe(slices * sliceAmount);
   }, 60_000);
 });
+
+// `svc start` and `svc ledger` are configured by environment variables. An argument used to be
+// ignored: `svc start --help` started a facilitator, and `svc start --port 4099` one on port 4020.
+describe('svc start and svc ledger take no arguments', () => {
+  /** Runs svc; a process still running after 20 s (it started a server) is killed: code null. */
+  function ran(args: string[]): Promise<Ran> {
+    const proc = spawnSvc(args, { PORT: '0', DATA_DIR: tmp(), SVC_WALLET: path.join(tmp(), 'wallet.json') });
+    let out = '';
+    proc.stdout!.on('data', (c: Buffer) => (out += c.toString()));
+    proc.stderr!.on('data', (c: Buffer) => (out += c.toString()));
+    const timer = setTimeout(() => proc.kill('SIGKILL'), 20_000);
+    return new Promise((resolve) =>
+      proc.once('close', (code) => {
+        clearTimeout(timer);
+        resolve({ code, out });
+      }),
+    );
+  }
+
+  afterAll(() => {
+    for (const d of dirs) fs.rmSync(d, { recursive: true, force: true });
+  });
+
+  it.each([['start'], ['ledger']])(
+    'svc %s --help prints its usage and the variables it reads, and starts nothing',
+    async (command) => {
+      const out = await ran([command, '--help']);
+      expect(out.code, out.out).toBe(0);
+      expect(out.out).toContain(`svc ${command}`);
+      expect(out.out).toMatch(/PORT/);
+      expect(out.out).toMatch(/DATA_DIR/);
+      expect(out.out).not.toMatch(/listening on/);
+    },
+    30_000,
+  );
+
+  it('svc start --port 4099: refused, with the variable to set instead', async () => {
+    const out = await ran(['start', '--port', '4099']);
+    expect(out.code, out.out).toBe(2);
+    expect(out.out).toContain('PORT=4099 svc start');
+    expect(out.out).not.toMatch(/listening on/);
+    expect(out.out).not.toMatch(/\n\s+at /); // no stack trace
+  }, 30_000);
+
+  it('svc start --data-dir=/x: the same, for a flag written with =', async () => {
+    const out = await ran(['start', '--data-dir=/srv/svc']);
+    expect(out.code, out.out).toBe(2);
+    expect(out.out).toContain('DATA_DIR=/srv/svc svc start');
+  }, 30_000);
+
+  it('svc ledger --seconds 2: refused, and an unknown flag names no variable it does not read', async () => {
+    const out = await ran(['ledger', '--seconds', '2']);
+    expect(out.code, out.out).toBe(2);
+    expect(out.out).toMatch(/svc: ledger takes no arguments/);
+    expect(out.out).not.toMatch(/SECONDS=2/);
+    expect(out.out).toMatch(/LEDGER_SECONDS/);
+    expect(out.out).not.toMatch(/listening on/);
+  }, 30_000);
+});
