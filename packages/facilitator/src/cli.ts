@@ -4,6 +4,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { CONFIG_VARIABLES, ConfigError, loadConfig } from './config.js';
 import { createFacilitator } from './facilitator.js';
+import { UsageError } from './cli/errors.js';
 import { CONSOLE_DIST } from './http/console.js';
 
 const USAGE = `usage: svc <command>
@@ -25,9 +26,6 @@ const USAGE = `usage: svc <command>
 
 /** The variables `svc ledger` reads (@svc/ledger's ledgerConfigFromEnv). */
 const LEDGER_VARIABLES = ['PORT', 'HOST', 'DATA_DIR', 'LEDGER_SECONDS'] as const;
-
-/** A command line svc does not take: said without a stack trace, exit code 2, as for an unknown command. */
-class UsageError extends Error {}
 
 /** `svc start --help` and `svc ledger --help`: what the command does and the variables it reads. */
 function serverUsage(command: 'start' | 'ledger', variables: readonly string[]): string {
@@ -166,5 +164,7 @@ main(process.argv.slice(2)).catch((err: unknown) => {
   // A configuration mistake is the user's to fix: say what is wrong, no stack trace.
   if (err instanceof ConfigError) console.error(`svc: ${err.message}`);
   else console.error(`svc: ${(err as Error).message ?? String(err)}`);
-  process.exitCode = err instanceof UsageError ? 2 : 1;
+  // A command line svc does not take (UsageError, or @svc/meter's seller command's) exits 2.
+  const code = (err as { exitCode?: unknown }).exitCode;
+  process.exitCode = typeof code === 'number' ? code : 1;
 });

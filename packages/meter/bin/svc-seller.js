@@ -4,5 +4,5 @@ import { sellerCommand } from '../dist/seller-cli.js';
 
 sellerCommand(process.argv.slice(2)).catch((err) => {
   console.error(`svc-seller: ${err instanceof Error ? err.message : String(err)}`);
-  process.exit(1);
+  process.exit(typeof err?.exitCode === 'number' ? err.exitCode : 1);
 });

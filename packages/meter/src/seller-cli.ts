@@ -13,6 +13,7 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { parseArgs } from 'node:util';
 import { isAccountAddress, keypairFromSecret, randomKeypair } from '@svc/core';
 import { requestSellerToken } from './seller-token.js';
 
@@ -23,17 +24,39 @@ interface SellerFile {
   secret: string;
 }
 
+const USAGE = 'usage: svc-seller [init | token [--days N]]';
+
+/** A command line the seller's command does not take: its entry points exit 2 (`exitCode`), no stack trace. */
+function usageError(message: string): Error {
+  return Object.assign(new Error(`${message}\n${USAGE}`), { exitCode: 2 });
+}
+
 export async function sellerCommand(args: string[]): Promise<void> {
   const [sub, ...rest] = args;
   const file = process.env['SVC_SELLER'] ?? path.join(os.homedir(), '.svc', 'seller.json');
-  if (sub === 'init') return init(file);
+  if (sub === 'init') {
+    if (rest.length > 0)
+      throw usageError(`init takes no arguments (got ${JSON.stringify(rest.join(' ').slice(0, 200))})`);
+    return init(file);
+  }
   if (sub === undefined) {
     const seller = read(file);
     console.log(`seller ${seller.address} (key in ${file})`);
     return;
   }
-  if (sub === 'token') return token(file, rest);
-  throw new Error(`usage: svc-seller [init | token [--days N]] (unknown ${JSON.stringify(sub)})`);
+  if (sub === 'token') return token(file, tokenDays(rest));
+  throw usageError(`unknown command ${JSON.stringify(sub)}`);
+}
+
+/** `token`'s one flag, read strictly: `--days N` or `--days=N`, nothing else. */
+function tokenDays(args: string[]): string | undefined {
+  try {
+    return parseArgs({ args, options: { days: { type: 'string' } }, strict: true, allowPositionals: false }).values
+      .days;
+  } catch (err) {
+    // parseArgs' first sentence names the word ("Unknown option '--x'"); the rest is about `--`.
+    throw usageError(String((err as Error).message).split('. ')[0]!);
+  }
 }
 
 function init(file: string): void {
@@ -50,9 +73,9 @@ function init(file: string): void {
   console.log(`  next: svc-seller token   (a token for your middleware: svc({ facilitator, payTo, sellerToken }))`);
 }
 
-async function token(file: string, args: string[]): Promise<void> {
+async function token(file: string, daysArg: string | undefined): Promise<void> {
   const seller = read(file);
-  const days = args[0] === '--days' ? Number(args[1]) : undefined;
+  const days = daysArg === undefined ? undefined : Number(daysArg);
   if (days !== undefined && (!Number.isInteger(days) || days < 1 || days > 366))
     throw new Error('--days must be a whole number from 1 to 366');
   const facilitator = process.env['SVC_FACILITATOR'] ?? DEFAULT_FACILITATOR;

@@ -6,13 +6,14 @@ import path from 'node:path';
 import { displayAmount } from '@svc/core';
 import { Wallet, payFetch } from '@svc/sdk';
 import type { ChannelSigner } from '@svc/sdk';
-import { explainFetchError } from './errors.js';
+import { explainFetchError, readArgs } from './errors.js';
 
 const MAX_COUNT = 1_000_000;
+const USAGE = 'usage: svc pay <http(s) url> [count]';
 
 export async function payCommand(args: string[]): Promise<void> {
-  const [url, countArg] = args;
-  if (!url || !/^https?:\/\//.test(url)) throw new Error('usage: svc pay <http(s) url> [count]');
+  const [url, countArg] = readArgs(args, {}, 2, USAGE).positionals;
+  if (!url || !/^https?:\/\//.test(url)) throw new Error(USAGE);
   const count = countArg === undefined ? 1 : Number(countArg);
   if (!Number.isInteger(count) || count < 1 || count > MAX_COUNT)
     throw new Error(`count must be a whole number from 1 to ${MAX_COUNT}`);

@@ -7,7 +7,7 @@ import path from 'node:path';
 import { displayAmount } from '@svc/core';
 import { PaymentError, Wallet, streamPaid } from '@svc/sdk';
 import type { StreamEvent, StreamPaidResult } from '@svc/sdk';
-import { explainFetchError } from './errors.js';
+import { explainFetchError, readArgs } from './errors.js';
 
 const USAGE = 'usage: svc stream <http(s) url> [--post JSON] [--events]';
 
@@ -18,17 +18,17 @@ interface Session {
 }
 
 export async function streamCommand(args: string[]): Promise<void> {
-  const [url, ...rest] = args;
+  const { values, positionals } = readArgs(args, { post: { type: 'string' }, events: { type: 'boolean' } }, 1, USAGE);
+  const url = positionals[0];
   if (!url || !/^https?:\/\//.test(url)) throw new Error(USAGE);
-  const postAt = rest.indexOf('--post');
-  const body = postAt >= 0 ? (rest[postAt + 1] ?? '{}') : undefined;
+  const body = values['post'] as string | undefined;
   if (body !== undefined && !isJson(body))
     throw new Error(
       `--post takes a JSON body, e.g. --post '{"prompt":"hello"}' (got ${JSON.stringify(body.slice(0, 40))})`,
     );
   const file = process.env['SVC_WALLET'] ?? path.join(os.homedir(), '.svc', 'wallet.json');
   const wallet = Wallet.open({ file, log: (line) => console.log(`  ${line}`) });
-  const printer = new Printer(Date.now(), rest.includes('--events'));
+  const printer = new Printer(Date.now(), values['events'] === true);
   const abort = new AbortController();
   process.once('SIGINT', () => abort.abort());
   let run: StreamPaidResult;
