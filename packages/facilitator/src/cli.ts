@@ -51,8 +51,9 @@ ${lines.join(',\n')}
 
 /**
  * `start` and `ledger` are configured by environment variables only; an argument used to be ignored
- * (`svc start --help` started a facilitator, `svc start --port 4099` one on port 4020). Returns whether to print the usage instead of running; throws UsageError on anything else,
- * naming the variable to set when a flag matches one (`--data-dir=/x` → `DATA_DIR=/x svc start`).
+ * (`svc start --help` started a facilitator, `svc start --port 4099` one on port 4020). Returns
+ * whether to print the usage instead of running; throws UsageError on anything else, naming the
+ * variable to set when a flag matches one (`--data-dir=/x` → `DATA_DIR=/x svc start`).
  */
 function helpOnly(command: 'start' | 'ledger', args: readonly string[], variables: readonly string[]): boolean {
   if (args.length === 0) return false;

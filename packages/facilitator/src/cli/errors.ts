@@ -29,6 +29,7 @@ export function readArgs(
   if (extra !== undefined) throw new UsageError(`unexpected argument ${JSON.stringify(extra)}\n${usage}`);
   return parsed as { values: Record<string, string | boolean | undefined>; positionals: string[] };
 }
+
 const WHY: Record<string, string> = {
   ECONNREFUSED: 'the connection was refused (is the server running, on that port?)',
   ENOTFOUND: 'no such host',
