@@ -24,13 +24,24 @@ const tmp = () => {
   return d;
 };
 
-function svc(args: string[], env: Record<string, string> = {}): Promise<Ran> {
+/** Runs svc to its end; with `killAfterMs`, one still running then (it started a server) is killed: code null. */
+function svc(args: string[], env: Record<string, string> = {}, killAfterMs = 0): Promise<Ran> {
   const proc = spawnSvc(args, { SVC_WALLET: path.join(tmp(), 'wallet.json'), ...env });
   let out = '';
   proc.stdout!.on('data', (c: Buffer) => (out += c.toString()));
   proc.stderr!.on('data', (c: Buffer) => (out += c.toString()));
-  return new Promise((resolve) => proc.once('close', (code) => resolve({ code, out })));
+  const timer = killAfterMs > 0 ? setTimeout(() => proc.kill('SIGKILL'), killAfterMs) : undefined;
+  return new Promise((resolve) =>
+    proc.once('close', (code) => {
+      clearTimeout(timer);
+      resolve({ code, out });
+    }),
+  );
 }
+
+afterAll(() => {
+  for (const d of dirs) fs.rmSync(d, { recursive: true, force: true });
+});
 
 async function closedPort(): Promise<number> {
   const server = net.createServer();
@@ -84,7 +95,6 @@ describe('svc pay and svc stream tell the user what happened', () => {
   afterAll(async () => {
     await facilitator?.kill('SIGKILL');
     await new Promise((r) => plain?.close(r));
-    for (const d of dirs) fs.rmSync(d, { recursive: true, force: true });
   });
 
   it('a closed port: names the host and port that refused', async () => {
@@ -160,24 +170,7 @@ describe('svc pay and svc stream tell the user what happened', () => {
 // `svc start` and `svc ledger` are configured by environment variables. An argument used to be
 // ignored: `svc start --help` started a facilitator, and `svc start --port 4099` one on port 4020.
 describe('svc start and svc ledger take no arguments', () => {
-  /** Runs svc; a process still running after 20 s (it started a server) is killed: code null. */
-  function ran(args: string[]): Promise<Ran> {
-    const proc = spawnSvc(args, { PORT: '0', DATA_DIR: tmp(), SVC_WALLET: path.join(tmp(), 'wallet.json') });
-    let out = '';
-    proc.stdout!.on('data', (c: Buffer) => (out += c.toString()));
-    proc.stderr!.on('data', (c: Buffer) => (out += c.toString()));
-    const timer = setTimeout(() => proc.kill('SIGKILL'), 20_000);
-    return new Promise((resolve) =>
-      proc.once('close', (code) => {
-        clearTimeout(timer);
-        resolve({ code, out });
-      }),
-    );
-  }
-
-  afterAll(() => {
-    for (const d of dirs) fs.rmSync(d, { recursive: true, force: true });
-  });
+  const ran = (args: string[]) => svc(args, { PORT: '0', DATA_DIR: tmp() }, 20_000);
 
   it.each([['start'], ['ledger']])(
     'svc %s --help prints its usage and the variables it reads, and starts nothing',
@@ -219,18 +212,6 @@ describe('svc start and svc ledger take no arguments', () => {
 // The buyer's and the seller's commands refused an unknown flag only by accident, if at all:
 // `svc pay <url> 1 --bogus` paid, `svc seller init --bogus` wrote a key.
 describe('svc pay, svc stream and svc seller refuse what they do not take, before doing anything', () => {
-  function ran(args: string[], env: Record<string, string>): Promise<Ran> {
-    const proc = spawnSvc(args, env);
-    let out = '';
-    proc.stdout!.on('data', (c: Buffer) => (out += c.toString()));
-    proc.stderr!.on('data', (c: Buffer) => (out += c.toString()));
-    return new Promise((resolve) => proc.once('close', (code) => resolve({ code, out })));
-  }
-
-  afterAll(() => {
-    for (const d of dirs) fs.rmSync(d, { recursive: true, force: true });
-  });
-
   it.each([
     [['pay', 'http://127.0.0.1:9/book', '1', '--bogus'], '--bogus'],
     [['pay', 'http://127.0.0.1:9/book', '1', '2'], '"2"'],
@@ -238,7 +219,7 @@ describe('svc pay, svc stream and svc seller refuse what they do not take, befor
     [['stream', 'http://127.0.0.1:9/chat', 'extra'], '"extra"'],
   ])('svc %j: exit 2, names %s, opens no wallet', async (args, named) => {
     const wallet = path.join(tmp(), 'wallet.json');
-    const out = await ran(args, { SVC_WALLET: wallet });
+    const out = await svc(args, { SVC_WALLET: wallet });
     expect(out.code, out.out).toBe(2);
     expect(out.out).toContain(named);
     expect(out.out).toMatch(/usage: svc (pay|stream)/);
@@ -250,7 +231,7 @@ describe('svc pay, svc stream and svc seller refuse what they do not take, befor
     'svc %j: exit 2, and no key is written',
     async (args) => {
       const key = path.join(tmp(), 'seller.json');
-      const out = await ran(args, { SVC_SELLER: key, SVC_FACILITATOR: 'http://127.0.0.1:9' });
+      const out = await svc(args, { SVC_SELLER: key, SVC_FACILITATOR: 'http://127.0.0.1:9' });
       expect(out.code, out.out).toBe(2);
       expect(out.out).toMatch(/usage: svc-seller/);
       expect(fs.existsSync(key)).toBe(false);
@@ -259,9 +240,9 @@ describe('svc pay, svc stream and svc seller refuse what they do not take, befor
 
   it('svc seller token --days=400 takes its flag written with =, and checks it', async () => {
     const key = path.join(tmp(), 'seller.json');
-    const init = await ran(['seller', 'init'], { SVC_SELLER: key });
+    const init = await svc(['seller', 'init'], { SVC_SELLER: key });
     expect(init.code, init.out).toBe(0);
-    const out = await ran(['seller', 'token', '--days=400'], {
+    const out = await svc(['seller', 'token', '--days=400'], {
       SVC_SELLER: key,
       SVC_FACILITATOR: 'http://127.0.0.1:9',
     });
