@@ -11,7 +11,7 @@
 //
 // The verifier itself records `voucher.accepted` (in the advance's own write) and
 // `voucher.rejected` (every refusal, stream slices included).
-import { fromHex } from '@svc/core';
+import { fromHex, owedPerPayment } from '@svc/core';
 import type { PaymentRejection, PaymentResponse, SettleSuccess, VoucherContext } from '@svc/core';
 import type { Store, WriteOp } from '../store/port.js';
 import type { Attestations } from './attestations.js';
@@ -140,11 +140,26 @@ export class Payments {
     }
   }
 
-  /** x402 resource servers call /verify, serve, then /settle: the voucher is then already accepted. */
+  /**
+   * x402 resource servers call /verify, serve, then /settle with the same body: the voucher is then
+   * already accepted, for the same terms. Anyone may call /verify (a buyer at a price of 1, say) and
+   * a svc meter never calls /settle, so an accepted voucher confirms only the payment it was: the
+   * same resource, method and request, at a price its amount covers. Anything else falls through to
+   * the verifier, which refuses a voucher it has seen (VOUCHER_NOT_INCREASING).
+   */
   private async acceptedBefore(input: VerifyInput): Promise<PaymentResponse | null> {
     const { payment, requirements } = input;
     const receipt = await this.deps.store.findReceipt(payment.channelId, payment.cumulative);
-    if (!receipt || receipt.payee !== requirements.payTo) return null;
+    if (
+      !receipt ||
+      receipt.payee !== requirements.payTo ||
+      receipt.resource !== input.resource ||
+      receipt.method !== input.method ||
+      receipt.requestHash !== input.requestHash ||
+      receipt.unit !== requirements.unit ||
+      BigInt(receipt.amount) < owedPerPayment(requirements)
+    )
+      return null;
     const channel = await this.deps.book.get(payment.channelId);
     // Knowing a channel id and an amount is not enough: the payload must carry the buyer's signature.
     const signature = fromHex(payment.signature, 64);

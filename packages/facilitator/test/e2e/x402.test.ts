@@ -20,15 +20,27 @@ describe('GET /supported, POST /settle', () => {
   });
   afterAll(() => h.close());
 
-  const settle = async (payload: Parameters<Harness['verify']>[0], headers: Record<string, string> = {}) => {
-    const reqs = h.requirements();
+  /** POST /settle with the body h.verify sends (a resource server sends /settle what it sent /verify). */
+  const settle = async (
+    payload: Parameters<Harness['verify']>[0],
+    headers: Record<string, string> = {},
+    o: { reqs?: ReturnType<Harness['requirements']>; resource?: string; method?: string; requestHash?: string } = {},
+  ) => {
+    const reqs = o.reqs ?? h.requirements();
     const res = await fetch(`${h.url}/settle`, {
       method: 'POST',
       headers: { 'content-type': 'application/json', ...headers },
       body: JSON.stringify({
         x402Version: 2,
-        paymentPayload: { x402Version: 2, accepted: reqs, payload, resource: { url: `${h.url}/r` } },
+        paymentPayload: {
+          x402Version: 2,
+          accepted: reqs,
+          payload,
+          resource: { url: o.resource ?? `${h.url}/test/resource` },
+        },
         paymentRequirements: reqs,
+        method: o.method ?? 'GET',
+        ...(o.requestHash === undefined ? {} : { requestHash: o.requestHash }),
       }),
     });
     expect(res.status).toBe(200);
@@ -117,6 +129,57 @@ describe('GET /supported, POST /settle', () => {
       isValid: true,
       extra: { receipt: { receipt: { unit: 'request', amount: '5000' } } },
     });
+  });
+
+  it('confirms a voucher /verify accepted only for the same terms: resource, method, request and a price it covers', async () => {
+    // Anyone may call /verify (a buyer too), and a svc meter never calls /settle: a voucher /verify
+    // accepted must not become a payment for something else at a seller that only calls /settle.
+    const b = await h.buyer();
+    const cheap = b.signer.sign(1n);
+    expect((await h.verify(cheap, h.requirements({ amount: '1' }))).body['isValid']).toBe(true);
+    expect(await settle(cheap, {}, { reqs: h.requirements({ amount: '900000' }) })).toMatchObject({
+      success: false,
+      errorReason: 'VOUCHER_NOT_INCREASING',
+    });
+    const hash = (c: string) => c.repeat(64);
+    const v = b.signer.sign(5001n);
+    expect((await h.verify(v)).body['isValid']).toBe(true);
+    for (const other of [
+      { resource: `${h.url}/expensive` },
+      { method: 'POST' },
+      { requestHash: hash('a') },
+      { reqs: h.requirements({ amount: '5001' }) },
+    ])
+      expect(await settle(v, {}, other)).toMatchObject({ success: false, errorReason: 'VOUCHER_NOT_INCREASING' });
+    // The same terms (a lower price too: the voucher covers it) confirm it, once.
+    expect(await settle(v, {}, { reqs: h.requirements({ amount: '4000' }) })).toMatchObject({
+      success: true,
+      cumulative: '5001',
+      delta: '5000',
+    });
+    expect(await settle(v)).toMatchObject({ success: false, errorReason: 'VOUCHER_NOT_INCREASING' });
+    // A request hash /verify saw must be the one /settle names.
+    const w = b.signer.sign(10_001n);
+    const res = await fetch(`${h.url}/verify`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({
+        x402Version: 2,
+        paymentPayload: {
+          x402Version: 2,
+          accepted: h.requirements(),
+          payload: w,
+          resource: { url: `${h.url}/test/resource` },
+        },
+        paymentRequirements: h.requirements(),
+        method: 'GET',
+        requestHash: hash('b'),
+      }),
+    });
+    expect(((await res.json()) as { isValid: boolean }).isValid).toBe(true);
+    expect(await settle(w)).toMatchObject({ success: false, errorReason: 'VOUCHER_NOT_INCREASING' });
+    expect(await settle(w, {}, { requestHash: hash('c') })).toMatchObject({ success: false });
+    expect(await settle(w, {}, { requestHash: hash('b') })).toMatchObject({ success: true, cumulative: '10001' });
   });
 
   it('verifies and accepts a voucher /verify never saw', async () => {
