@@ -1,7 +1,7 @@
 // Strict ed25519, the set Soroban's `ed25519_verify` (ed25519-dalek `verify_strict`) accepts and
 // no more (PROTOCOL.md §2, FACTS.md "ed25519 strictness"):
-// - the public key A must decode canonically and must not be of small order (checked once, when
-//   a channel is opened or first cached: isStrictPublicKey);
+// - the public key A must decode canonically and must not be of small order (isStrictPublicKey
+//   when a channel is opened or first cached; and on every verify, cheaply, by its encoding);
 // - R must be canonical and not of small order, and S below the group order L (checked on every
 //   signature, cheaply, before the backend's verify).
 // Node's verify alone accepts the identity key with R = identity and S = 0 for every message.
@@ -10,7 +10,6 @@ import { ed25519Verify, ed25519VerifyAsync } from '#crypto';
 import { equalBytes, fromHex } from './bytes.js';
 
 const L = 2n ** 252n + 27742317777372353535851937790883648493n;
-const P = 2n ** 255n - 19n;
 
 /**
  * The encodings of the eight points of small order, plus the two that set the sign bit on a
@@ -30,17 +29,31 @@ export const SMALL_ORDER_ENCODINGS: readonly Uint8Array[] = [
   'ecffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff',
 ].map((hex) => fromHex(hex, 32));
 
-function littleEndian(bytes: Uint8Array, mask255 = false): bigint {
+function littleEndian(bytes: Uint8Array): bigint {
   let n = 0n;
-  for (let i = bytes.length - 1; i >= 0; i--) {
-    const b = i === bytes.length - 1 && mask255 ? bytes[i]! & 0x7f : bytes[i]!;
-    n = (n << 8n) | BigInt(b);
-  }
+  for (let i = bytes.length - 1; i >= 0; i--) n = (n << 8n) | BigInt(bytes[i]!);
   return n;
 }
 
 function isSmallOrderEncoding(point: Uint8Array): boolean {
   return SMALL_ORDER_ENCODINGS.some((bad) => equalBytes(bad, point));
+}
+
+/** y (the low 255 bits, little-endian) below p = 2^255 − 19: the encoding is canonical. */
+function isCanonicalY(point: Uint8Array): boolean {
+  if ((point[31]! & 0x7f) !== 0x7f) return true;
+  for (let i = 30; i >= 1; i--) if (point[i] !== 0xff) return true;
+  return point[0]! < 0xed;
+}
+
+/**
+ * The cheap check of a public key on every verify: 32 bytes, y canonical, not of small order. A key
+ * that passes but is not on the curve fails the backend's verify. With A of small order, R = [s]B
+ * and S = s verify for every message (A the identity) under a cofactorless verifier such as
+ * node:crypto's, so no caller may skip it.
+ */
+function hasStrictKeyShape(publicKey: Uint8Array): boolean {
+  return publicKey.length === 32 && isCanonicalY(publicKey) && !isSmallOrderEncoding(publicKey);
 }
 
 /** A strictly valid ed25519 public key: canonical, on the curve, not of small order. */
@@ -58,16 +71,15 @@ export function isStrictPublicKey(publicKey: Uint8Array): boolean {
 export function hasStrictSignatureShape(signature: Uint8Array): boolean {
   if (signature.length !== 64) return false;
   const r = signature.subarray(0, 32);
-  if (littleEndian(r, true) >= P || isSmallOrderEncoding(r)) return false;
+  if (!isCanonicalY(r) || isSmallOrderEncoding(r)) return false;
   return littleEndian(signature.subarray(32)) < L;
 }
 
-/**
- * Strict verification. The caller guarantees `publicKey` passed isStrictPublicKey (a channel's
- * voucher key is checked when the channel is opened and again when it is cached).
- */
+/** Strict verification: what the chain's verify_strict accepts, whatever key the caller passes. */
 export function verifyStrict(publicKey: Uint8Array, message: Uint8Array, signature: Uint8Array): boolean {
-  return publicKey.length === 32 && hasStrictSignatureShape(signature) && ed25519Verify(publicKey, message, signature);
+  return (
+    hasStrictKeyShape(publicKey) && hasStrictSignatureShape(signature) && ed25519Verify(publicKey, message, signature)
+  );
 }
 
 /** verifyStrict with the curve work off the calling thread where the backend can (Node). */
@@ -76,6 +88,6 @@ export async function verifyStrictAsync(
   message: Uint8Array,
   signature: Uint8Array,
 ): Promise<boolean> {
-  if (publicKey.length !== 32 || !hasStrictSignatureShape(signature)) return false;
+  if (!hasStrictKeyShape(publicKey) || !hasStrictSignatureShape(signature)) return false;
   return ed25519VerifyAsync(publicKey, message, signature);
 }

@@ -3,14 +3,21 @@ import { describe, expect, it } from 'vitest';
 import { ed25519 } from '@noble/curves/ed25519.js';
 import {
   SMALL_ORDER_ENCODINGS,
+  accountFromPublicKey,
   concatBytes,
   fromHex,
   hasStrictSignatureShape,
   isStrictPublicKey,
   keypairFromSeed,
   networkId,
+  signReceipt,
   toHex,
+  verifyLedgerTx,
+  verifyReceipt,
+  verifyReport,
+  verifySellerTokenRequest,
   verifyStrict,
+  verifyStrictAsync,
   voucherContext,
 } from '@svc/core';
 import * as web from '../src/crypto-web.ts';
@@ -97,6 +104,66 @@ describe('strict ed25519', () => {
     expect(isStrictPublicKey(identity)).toBe(false);
   });
 
+  it('refuses a signature forged for a small-order key, in every verifier that takes the key from its caller', async () => {
+    // With A of small order, R = [s]B and S = s satisfy [S]B = R + [k]A whenever [k]A is the
+    // identity: for every message when A is the identity, for 1 in 2–8 messages otherwise. A
+    // cofactorless verifier (node:crypto) takes them; the chain's verify_strict refuses small-order A.
+    const s = 123456789n;
+    const forged = concatBytes(ed25519.Point.BASE.multiply(s).toBytes(), le(s));
+    expect(hasStrictSignatureShape(forged)).toBe(true); // R is not small: only the key can tell
+    let forgedFor = 0;
+    for (const key of [...SMALL_ORDER_ENCODINGS, le(2n ** 255n - 19n + 1n)]) {
+      const spki = Buffer.concat([Buffer.from('302a300506032b6570032100', 'hex'), key]);
+      let nodeKey;
+      try {
+        nodeKey = crypto.createPublicKey({ key: spki, format: 'der', type: 'spki' });
+      } catch {
+        continue;
+      }
+      for (let n = 1n; n <= 32n; n++) {
+        const msg = local.hash(channelId, n);
+        if (!crypto.verify(null, msg, nodeKey, forged)) continue;
+        forgedFor++;
+        expect(verifyStrict(key, msg, forged)).toBe(false);
+        expect(await verifyStrictAsync(key, msg, forged)).toBe(false);
+      }
+    }
+    expect(forgedFor).toBeGreaterThan(32); // the identity key alone gives 32
+    // The identity key as an account: each signed request of @svc/core, forged.
+    const identity = fromHex('01' + '00'.repeat(31), 32);
+    const account = accountFromPublicKey(identity);
+    const sig = toHex(forged);
+    const pass = vector.networkPassphrase;
+    const tx = { source: account, seq: 1, op: 'transfer', args: { to: account, amount: '1' }, signature: sig };
+    expect(verifyLedgerTx(identity, pass, tx)).toBe(false);
+    expect(verifyReport(identity, pass, { account, tx: 'ab'.repeat(32) }, sig)).toBe(false);
+    const tokenRequest = {
+      network: 'stellar:local',
+      facilitator: 'http://127.0.0.1:4020',
+      payTo: account,
+      ts: '2026-11-27T00:00:00.000Z',
+      expiresAt: '2026-11-28T00:00:00.000Z',
+    };
+    expect(verifySellerTokenRequest(tokenRequest, sig)).toBe(false);
+    const forger = { publicKey: identity, sign: () => forged, signAsync: () => Promise.resolve(forged) };
+    const receipt = signReceipt(forger, {
+      v: 1,
+      network: 'stellar:local',
+      signer: account,
+      channelId: '1',
+      payer: account,
+      payee: account,
+      resource: 'https://seller.example/book',
+      method: 'GET',
+      unit: 'request',
+      amount: '5000',
+      cumulative: '5000',
+      requestHash: null,
+      ts: '2026-11-27T00:00:00.000Z',
+    });
+    expect(verifyReceipt(receipt)).toEqual({ ok: false, reason: 'bad signature' });
+  });
+
   it('refuses every small-order or non-canonical public key, accepts a normal one', () => {
     for (const bad of SMALL_ORDER_ENCODINGS) expect(isStrictPublicKey(bad)).toBe(false);
     const p = 2n ** 255n - 19n;
@@ -142,6 +209,11 @@ describe('strict ed25519', () => {
     expect(verifyStrict(keys.publicKey, msg, malleated)).toBe(false);
     const nonCanonicalR = concatBytes(le(2n ** 255n - 19n + 1n), sig.slice(32));
     expect(hasStrictSignatureShape(nonCanonicalR)).toBe(false);
+    // The range check's edge: y = p and y = p with the sign bit are refused, y = p − 2 is canonical.
+    const p = 2n ** 255n - 19n;
+    expect(hasStrictSignatureShape(concatBytes(le(p), sig.slice(32)))).toBe(false);
+    expect(hasStrictSignatureShape(concatBytes(le(p + 2n ** 255n), sig.slice(32)))).toBe(false);
+    expect(hasStrictSignatureShape(concatBytes(le(p - 2n), sig.slice(32)))).toBe(true);
     expect(verifyStrict(keys.publicKey, msg, sig)).toBe(true);
   });
 });

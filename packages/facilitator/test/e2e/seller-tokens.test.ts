@@ -5,7 +5,8 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { randomKeypair, signSellerTokenRequest } from '@svc/core';
+import { ed25519 } from '@noble/curves/ed25519.js';
+import { accountFromPublicKey, concatBytes, fromHex, randomKeypair, signSellerTokenRequest, toHex } from '@svc/core';
 import { requestSellerToken, svc } from '@svc/meter';
 import { startHarness } from '../helpers/harness.js';
 import type { Harness } from '../helpers/harness.js';
@@ -91,6 +92,23 @@ describe('POST /sellers/:payTo/token', () => {
     const contract = h.f.services.ledgerInfo.contracts.channel;
     expect((await request(contract, body)).status).toBe(400);
     expect((await request(keys.address, { ...body, signature: 'zz' })).status).toBe(400);
+  });
+
+  it('refuses a signature forged for the identity key’s account (a small-order key: R = [s]B, S = s verifies any message)', async () => {
+    const identity = fromHex('01' + '00'.repeat(31), 32);
+    const payTo = accountFromPublicKey(identity);
+    const s = 123456789n;
+    const S = new Uint8Array(32);
+    for (let i = 0, x = s; i < 32; i++, x >>= 8n) S[i] = Number(x & 0xffn);
+    const signature = toHex(concatBytes(ed25519.Point.BASE.multiply(s).toBytes(), S));
+    const now = Date.now();
+    const res = await request(payTo, {
+      ts: new Date(now).toISOString(),
+      expiresAt: new Date(now + DAY).toISOString(),
+      signature,
+    });
+    expect(res.status).toBe(403);
+    expect(await res.json()).not.toHaveProperty('token');
   });
 
   it('caps a token’s life at 366 days', async () => {
