@@ -10,7 +10,7 @@ import { SvcError } from '@svc/core';
 import type { Limiter, Limiters } from '../limits/limiter.js';
 
 export const INTERNAL_HEADER = 'x-svc-internal';
-const EXEMPT = new Set(['GET /events', 'HEAD /events', 'GET /health', 'HEAD /health']);
+const EXEMPT = new Set(['GET /events', 'GET /health', 'HEAD /health']);
 
 export interface IpLimits {
   /**

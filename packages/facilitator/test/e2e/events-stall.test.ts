@@ -150,3 +150,44 @@ describe('event streams whose clients never read', () => {
     await reader.stop();
   });
 });
+
+describe('HEAD /events', () => {
+  let h: Harness;
+  beforeAll(async () => {
+    h = await startHarness({ SSE_MAX_TOTAL: '3', SSE_MAX_PER_IP: '2' });
+  });
+  afterAll(() => h.close());
+
+  /** The head of the answer to `HEAD /events` on a kept-alive socket, or null if none came in 3 s. */
+  function head(url: string): Promise<string | null> {
+    const { port } = new URL(url);
+    return new Promise((resolve) => {
+      const socket = net.connect({ port: Number(port), host: '127.0.0.1', localAddress: '127.0.0.3' }, () => {
+        socket.write('HEAD /events HTTP/1.1\r\nHost: x\r\nAccept: text/event-stream\r\n\r\n');
+      });
+      let text = '';
+      const timer = setTimeout(() => resolve(null), 3000);
+      socket.on('data', (chunk: Buffer) => {
+        text += chunk.toString('latin1');
+        if (text.includes('\r\n\r\n')) {
+          clearTimeout(timer);
+          resolve(text);
+        }
+      });
+      socket.on('error', () => {});
+      sockets.push(socket); // kept open: a slot it held would stay held
+    });
+  }
+
+  it('answers the stream’s headers at once and holds no stream slot', async () => {
+    for (let i = 0; i < 4; i++) {
+      const answer = await head(h.url);
+      expect(answer).toMatch(/^HTTP\/1\.1 200 /);
+      expect(answer).toMatch(/content-type: text\/event-stream/i);
+    }
+    // Four HEADs from one address, past its cap of 2 and the total of 3: a stream is still served.
+    const res = await fetch(`${h.url}/events`);
+    expect(res.status).toBe(200);
+    await res.body?.cancel();
+  });
+});

@@ -8,6 +8,11 @@ import { defineRoute } from '../route.js';
 import type { AnyRoute } from '../route.js';
 
 const SSE_RETRY_SECONDS = 5;
+const STREAM_HEADERS = {
+  'content-type': 'text/event-stream; charset=utf-8',
+  'cache-control': 'no-cache, no-transform',
+  'x-accel-buffering': 'no',
+};
 
 export function eventRoutes(feed: EventFeed): AnyRoute[] {
   return [
@@ -37,16 +42,14 @@ export function eventRoutes(feed: EventFeed): AnyRoute[] {
         const refusal = feed.refusal(request.ip);
         if (refusal)
           throw new SvcError('RATE_LIMITED', `Too many event streams: ${refusal}.`, { retryAfter: SSE_RETRY_SECONDS });
+        // HEAD: the stream's headers, and no stream. (Node drops a HEAD answer's body writes and
+        // never flushes its head, so a stream attached to one would answer nothing and hold a slot.)
+        if (request.method === 'HEAD') return reply.headers(STREAM_HEADERS).code(200).send();
         void reply.hijack();
         const res = reply.raw;
         for (const [name, value] of Object.entries(reply.getHeaders()))
           if (value !== undefined) res.setHeader(name, value);
-        res.writeHead(200, {
-          'content-type': 'text/event-stream; charset=utf-8',
-          'cache-control': 'no-cache, no-transform',
-          connection: 'keep-alive',
-          'x-accel-buffering': 'no',
-        });
+        res.writeHead(200, { ...STREAM_HEADERS, connection: 'keep-alive' });
         res.write(`retry: ${SSE_RETRY_SECONDS * 1000}\n\n`);
         res.socket?.setNoDelay(true);
         await feed.attach(
