@@ -39,7 +39,7 @@ export function errorAnswer(
 ): { status: number; body: ErrorBody; retryAfter: string | null } {
   const svc = toSvcError(error);
   if (svc.code === 'INTERNAL') log.error({ err: error }, 'unhandled error');
-  else if (isStoreUnavailable(error)) log.error({ err: error }, 'the store is unavailable (answered 503)');
+  else if (isStoreFault(error)) log.error({ err: error }, 'the store is unavailable (answered 503)');
   // A 503 always says when to come back (RFC 9110 §10.2.3), like a 429.
   const retryAfter = svc.retryAfter ?? (svc.status === 503 ? UNAVAILABLE_RETRY_AFTER_SECONDS : undefined);
   const status = statusOf(error);
@@ -65,7 +65,7 @@ export function toSvcError(error: unknown): SvcError {
     });
   }
   // Nothing of a failed write was acknowledged (store/faults.ts): the client may send it again.
-  if (isStoreUnavailable(error)) return new SvcError('FACILITATOR_UNAVAILABLE', STORE_UNAVAILABLE_MESSAGE);
+  if (isStoreFault(error)) return new SvcError('FACILITATOR_UNAVAILABLE', STORE_UNAVAILABLE_MESSAGE);
   const status = statusOf(error);
   if (status !== undefined && status >= 400 && status < 500) {
     // Fastify's own refusals: unparsable JSON, body too large, unsupported media type, bad URL, …
@@ -75,6 +75,16 @@ export function toSvcError(error: unknown): SvcError {
     );
   }
   return new SvcError('INTERNAL');
+}
+
+/**
+ * A fault of the store's. An error with a 4xx status is the client's, whatever its code: a client
+ * that leaves mid-body raises Node's "aborted" with ECONNRESET, which is also a lost PostgreSQL
+ * connection's code.
+ */
+function isStoreFault(error: unknown): boolean {
+  const status = statusOf(error);
+  return !(status !== undefined && status >= 400 && status < 500) && isStoreUnavailable(error);
 }
 
 function statusOf(error: unknown): number | undefined {
