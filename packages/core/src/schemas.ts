@@ -10,7 +10,8 @@ export type Unit = (typeof UNITS)[number];
 export const zUnits = z
   .string()
   .regex(/^[0-9]{1,39}$/, 'a decimal string of base units')
-  .refine(isUnits, 'exceeds the i128 range')
+  // zod runs refinements even after the regex failed: say only what is wrong.
+  .refine((v) => !/^[0-9]{1,39}$/.test(v) || isUnits(v), 'exceeds the i128 range')
   .meta({ description: 'Amount in base units of the asset (7 decimals), as a decimal string.', example: '5000' });
 
 export const zChannelId = z

@@ -23,7 +23,7 @@ export const StreamOpenSchema = z
     payTo: zAddress,
     resource: z.string().min(1).max(2048),
     unit: z.enum(['token', 'second']),
-    sliceCost: zUnits,
+    sliceCost: zUnits.refine((v) => !/^0+$/.test(v), 'a slice costs at least 1 base unit'),
     initialCharge: zUnits,
     receiptId: z.string().regex(/^[0-9a-f]{64}$/, 'the first slice’s receipt id'),
   })

@@ -49,6 +49,12 @@ describe('wire schemas never throw on junk', () => {
     expect(zUnits.safeParse('170141183460469231731687303715884105727').success).toBe(true);
     expect(zUnits.safeParse('170141183460469231731687303715884105728').success).toBe(false);
   });
+
+  it('says only what is wrong with an amount: not a decimal string, or past the i128 range', () => {
+    const messages = (v: string) => zUnits.safeParse(v).error?.issues.map((i) => i.message);
+    for (const bad of ['-1', '1e9', '1.5', '']) expect(messages(bad), bad).toEqual(['a decimal string of base units']);
+    expect(messages('170141183460469231731687303715884105728')).toEqual(['exceeds the i128 range']);
+  });
 });
 
 describe('safeParse', () => {

@@ -220,17 +220,26 @@ describe('the session API', () => {
     return ((res.body['extra'] as Record<string, unknown>)['receipt'] as { receipt: { id: string } }).receipt.id;
   }
 
-  async function open(b: Buyer, receiptId: string) {
+  async function open(b: Buyer, receiptId: string, sliceCost = '2000') {
     return post('/streams', {
       channelId: b.channelId.toString(),
       payTo: b.payee,
       resource: `${h.url}/r`,
       unit: 'second',
-      sliceCost: '2000',
+      sliceCost,
       initialCharge: '2000',
       receiptId,
     });
   }
+
+  it('refuses a slice that costs nothing (400), before the receipt is bound', async () => {
+    const b = await h.buyer({ payee: payee.address });
+    const receiptId = await firstSlice(b);
+    const free = await open(b, receiptId, '0');
+    expect(free.status).toBe(400);
+    expect(await free.json()).toMatchObject({ error: 'BAD_REQUEST', message: expect.stringMatching(/sliceCost/) });
+    expect((await open(b, receiptId)).status).toBe(200);
+  });
 
   it('refuses to open without a valid, unbound receipt of the first slice (409)', async () => {
     const b = await h.buyer({ payee: payee.address });
