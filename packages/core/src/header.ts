@@ -1,5 +1,6 @@
 // Header codec: standard base64 of UTF-8 JSON (PROTOCOL.md §3). Decoding never throws: a bad
 // payment header is the reason code PAYMENT_MALFORMED, never a 500.
+import sjson from 'secure-json-parse';
 import type { z } from 'zod';
 import { parseUnits } from './amount.js';
 import { fromBase64, fromUtf8, toBase64, utf8 } from './bytes.js';
@@ -9,6 +10,8 @@ import type { Payment } from './x402.js';
 import { safeParse } from './safe-parse.js';
 
 export const MAX_PAYMENT_HEADER_BYTES = 8 * 1024;
+/** secure-json-parse's message for a __proto__ key or a constructor with a prototype. */
+const FORBIDDEN_PROTOTYPE = 'Object contains forbidden prototype property';
 
 export type Decoded<T> = { ok: true; value: T } | { ok: false; code: 'PAYMENT_MALFORMED'; message: string };
 
@@ -20,11 +23,23 @@ export function encodeJsonHeader(value: unknown): string {
 export function decodeJsonHeader(header: string, maxBytes = MAX_PAYMENT_HEADER_BYTES): Decoded<unknown> {
   if (typeof header !== 'string' || header.length === 0) return malformed('the header is empty');
   if (header.length > maxBytes) return malformed(`the header is larger than ${maxBytes} bytes`);
-  let value: unknown;
+  let text: string;
   try {
-    value = JSON.parse(fromUtf8(fromBase64(header.trim())));
+    text = fromUtf8(fromBase64(header.trim()));
   } catch {
     return malformed('the header is not standard base64 of UTF-8 JSON');
+  }
+  let value: unknown;
+  try {
+    // The facilitator's body parser refuses the prototype-poisoning keys too: a gateway that
+    // forwarded them would get its own /verify refused as a body that is not JSON.
+    value = sjson.parse(text, undefined, { protoAction: 'error', constructorAction: 'error' });
+  } catch (err) {
+    return malformed(
+      (err as Error).message === FORBIDDEN_PROTOTYPE
+        ? 'the JSON has a __proto__ key, or a constructor key with a prototype'
+        : 'the header is not standard base64 of UTF-8 JSON',
+    );
   }
   if (jsonDepth(value) > MAX_JSON_DEPTH) return malformed(`the JSON is nested deeper than ${MAX_JSON_DEPTH} levels`);
   return { ok: true, value };

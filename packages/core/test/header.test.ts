@@ -38,6 +38,21 @@ describe('payment header codec', () => {
     expect(decodePaymentHeader(header)).toMatchObject({ ok: false, code: 'PAYMENT_MALFORMED' });
   });
 
+  it('refuses a __proto__ key, or a constructor with a prototype, anywhere in the JSON (as the facilitator’s body parser does)', () => {
+    const header = (json: string) => toBase64(utf8(json));
+    for (const json of [
+      '{"__proto__":{"isAdmin":true},"x402Version":2}',
+      '{"x402Version":2,"payload":{"a":[{"__proto__":{}}]}}',
+      '{"constructor":{"prototype":{"isAdmin":true}},"x402Version":2}',
+    ]) {
+      const decoded = decodeJsonHeader(header(json));
+      expect(decoded.ok, json).toBe(false);
+      if (!decoded.ok) expect(decoded.message).toMatch(/__proto__|constructor/);
+    }
+    // The words as values, or a constructor key without a prototype, are plain data.
+    expect(decodeJsonHeader(header('{"a":"__proto__","constructor":"x"}')).ok).toBe(true);
+  });
+
   it('accepts standard base64 without padding', () => {
     const full = encodeJsonHeader({ a: 1 });
     expect(full.endsWith('=')).toBe(true);
