@@ -2,6 +2,7 @@
 // `svc pay <url>` (pay a metered endpoint as a buyer).
 import fs from 'node:fs';
 import path from 'node:path';
+import { ledgerConfigFromEnv } from '@svc/ledger';
 import { CONFIG_VARIABLES, ConfigError, loadConfig } from './config.js';
 import { createFacilitator } from './facilitator.js';
 import { UsageError } from './cli/errors.js';
@@ -15,6 +16,7 @@ const USAGE = `usage: svc <command>
   pay <url> [n]      pay a metered endpoint n times (default 1) as a buyer using a local wallet
   stream <url>       buy a paid event stream (per token or per second), printing events as they come
                      [--post JSON] sends a POST with that body (e.g. /demo/chat)
+                     [--events] prints every event, payments included (not a token stream's text)
   seller init        create a seller's key (its payTo address) in SVC_SELLER (default ~/.svc/seller.json)
   seller token       get the seller's token from SVC_FACILITATOR (default http://127.0.0.1:4020),
                      for svc({ facilitator, payTo, sellerToken }) [--days N, at most 366]
@@ -29,19 +31,34 @@ const LEDGER_VARIABLES = ['PORT', 'HOST', 'DATA_DIR', 'LEDGER_SECONDS'] as const
 
 /** `svc start --help` and `svc ledger --help`: what the command does and the variables it reads. */
 function serverUsage(command: 'start' | 'ledger', variables: readonly string[]): string {
-  const what =
-    command === 'start'
-      ? 'Runs the facilitator: by default with the embedded ledger, SQLite and the demo seller.'
-      : 'Runs a standalone local ledger.';
+  if (command === 'ledger') {
+    // The ledger's own defaults, from @svc/ledger itself: not the facilitator's (its PORT is 4021).
+    const d = ledgerConfigFromEnv({});
+    const defaults: Record<string, string> = {
+      PORT: String(d.port),
+      HOST: d.host,
+      DATA_DIR: d.dataDir,
+      LEDGER_SECONDS: String(d.ledgerSeconds),
+    };
+    const width = Math.max(...variables.map((name) => name.length)) + 2;
+    return `usage: [VARIABLE=value …] svc ledger
+
+Runs a standalone local ledger.
+It takes no arguments. It reads these environment variables, shown with their defaults (the
+ledger's own, not the facilitator's):
+
+${variables.map((name) => `  ${name.padEnd(width)}${defaults[name] ?? ''}`.trimEnd()).join('\n')}
+`;
+  }
   const lines: string[] = [];
   for (const name of variables) {
     const last = lines.length - 1;
     if (last >= 0 && lines[last]!.length + name.length + 2 <= 96) lines[last] += `, ${name}`;
     else lines.push(`  ${name}`);
   }
-  return `usage: [VARIABLE=value …] svc ${command}
+  return `usage: [VARIABLE=value …] svc start
 
-${what}
+Runs the facilitator: by default with the embedded ledger, SQLite and the demo seller.
 It takes no arguments. It reads these environment variables (the README's configuration table
 gives each one's meaning and default):
 

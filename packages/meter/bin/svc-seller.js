@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// `svc-seller init | token [--days N]`: a seller's key (its payTo address) and its seller token.
+// `svc-seller [init | token [--days N] | help]`: a seller's key (its payTo address) and its seller token.
 import { sellerCommand } from '../dist/seller-cli.js';
 
 sellerCommand(process.argv.slice(2)).catch((err) => {

@@ -7,6 +7,7 @@
 //   svc-seller token [--days N]     asks the facilitator (SVC_FACILITATOR, default
 //                                   http://127.0.0.1:4020) for a seller token, signed with the key;
 //                                   the middleware takes it as svc({ …, sellerToken })
+//   svc-seller help (--help, -h)    prints the usage
 //
 // The key is the payTo account's: settlements pay it. It stays in its file; only a signature over
 // the token request leaves.
@@ -24,7 +25,19 @@ interface SellerFile {
   secret: string;
 }
 
-const USAGE = 'usage: svc-seller [init | token [--days N]]';
+const USAGE = 'usage: svc-seller [init | token [--days N] | help]';
+
+/** `svc-seller help`: the usage, and what each command does. */
+const HELP = `${USAGE}
+
+  init               create the seller's key (its payTo address) in SVC_SELLER
+                     (default ~/.svc/seller.json, mode 0600) and print the address
+  (no command)       print the address
+  token [--days N]   get a seller token from SVC_FACILITATOR (default ${DEFAULT_FACILITATOR}),
+                     signed with the key, for svc({ facilitator, payTo, sellerToken });
+                     valid N days (default 365, at most 366)
+  help               this text (also --help, -h)
+`;
 
 /** A command line the seller's command does not take: its entry points exit 2 (`exitCode`), no stack trace. */
 function usageError(message: string): Error {
@@ -33,6 +46,12 @@ function usageError(message: string): Error {
 
 export async function sellerCommand(args: string[]): Promise<void> {
   const [sub, ...rest] = args;
+  if (sub === 'help' || sub === '--help' || sub === '-h') {
+    if (rest.length > 0)
+      throw usageError(`${sub} takes no arguments (got ${JSON.stringify(rest.join(' ').slice(0, 200))})`);
+    console.log(HELP);
+    return;
+  }
   const file = process.env['SVC_SELLER'] ?? path.join(os.homedir(), '.svc', 'seller.json');
   if (sub === 'init') {
     if (rest.length > 0)

@@ -1,12 +1,14 @@
 // What `svc pay` and `svc stream` say when something is not as expected (issue 17.7–17.8), run as a
 // user runs them: the real `svc` command against real servers. Each message names what went wrong
 // and what to do — never `fetch failed`, a raw parser error, or a bare status.
+import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import http from 'node:http';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { encodeJsonHeader } from '@svc/core';
 import { spawnSvc, startChild } from '../helpers/process.js';
@@ -37,6 +39,19 @@ function svc(args: string[], env: Record<string, string> = {}, killAfterMs = 0):
       resolve({ code, out });
     }),
   );
+}
+
+/** Runs @svc/meter's own `svc-seller` command (its bin) to its end. */
+function svcSeller(args: string[], env: Record<string, string> = {}): Promise<Ran> {
+  const bin = fileURLToPath(new URL('../../../meter/bin/svc-seller.js', import.meta.url));
+  const proc = spawn(process.execPath, [bin, ...args], {
+    env: { ...process.env, ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let out = '';
+  proc.stdout.on('data', (c: Buffer) => (out += c.toString()));
+  proc.stderr.on('data', (c: Buffer) => (out += c.toString()));
+  return new Promise((resolve) => proc.once('close', (code) => resolve({ code, out })));
 }
 
 afterAll(() => {
@@ -139,6 +154,14 @@ describe('svc pay and svc stream tell the user what happened', () => {
     expect(ran.out).toMatch(/SVC_WALLET/);
   });
 
+  it('svc help gives every flag svc stream takes: --post and --events', async () => {
+    const ran = await svc(['help']);
+    expect(ran.code).toBe(0);
+    const stream = ran.out.slice(ran.out.indexOf('stream <url>'), ran.out.indexOf('seller init'));
+    expect(stream).toMatch(/\[--post JSON\]/);
+    expect(stream).toMatch(/\[--events\]/);
+  });
+
   it('svc stream of the chat shows the answer as it grows, and explains a charge per started slice', async () => {
     const ran = await svc(['stream', `${facilitator.url}/demo/chat`, '--post', '{"prompt":"hello"}']);
     expect(ran.code, ran.out).toBe(0);
@@ -184,6 +207,34 @@ describe('svc start and svc ledger take no arguments', () => {
     },
     30_000,
   );
+
+  it("svc ledger --help gives the ledger's own defaults (PORT 4021, not the facilitator's 4020)", async () => {
+    const out = await ran(['ledger', '--help']);
+    expect(out.code, out.out).toBe(0);
+    expect(out.out).toMatch(/^ {2}PORT +4021$/m);
+    expect(out.out).toMatch(/^ {2}HOST +127\.0\.0\.1$/m);
+    expect(out.out).toMatch(/^ {2}DATA_DIR +\.\/data$/m);
+    expect(out.out).toMatch(/^ {2}LEDGER_SECONDS +5$/m);
+    // The README's configuration table is the facilitator's (PORT 4020): not the ledger's defaults.
+    expect(out.out).not.toMatch(/configuration table/);
+  }, 30_000);
+
+  it("svc start --help: the README's configuration table has a row for every variable it lists", async () => {
+    const out = await ran(['start', '--help']);
+    expect(out.code, out.out).toBe(0);
+    const listed = out.out
+      .slice(out.out.indexOf('\n\n', out.out.indexOf('environment variables')))
+      .match(/\b[A-Z][A-Z0-9_]+\b/g)!;
+    expect(listed).toContain('MCP_ALLOWED_ORIGINS');
+    const readme = fs.readFileSync(fileURLToPath(new URL('../../../../README.md', import.meta.url)), 'utf8');
+    const section = readme.slice(readme.indexOf('## Configuration'), readme.indexOf('## Endpoints'));
+    const rows = section
+      .split('\n')
+      .filter((l) => l.startsWith('| `'))
+      .map((l) => l.split('|')[1]!);
+    const inRows = new Set(rows.flatMap((cell) => [...cell.matchAll(/`([A-Z][A-Z0-9_]+)`/g)].map((m) => m[1]!)));
+    expect(listed.filter((name) => !inRows.has(name))).toEqual([]);
+  }, 30_000);
 
   it('svc start --port 4099: refused, with the variable to set instead', async () => {
     const out = await ran(['start', '--port', '4099']);
@@ -237,6 +288,30 @@ describe('svc pay, svc stream and svc seller refuse what they do not take, befor
       expect(fs.existsSync(key)).toBe(false);
     },
   );
+
+  it.each([['--help'], ['-h'], ['help']])(
+    'svc-seller %s prints its usage and exits 0, writing no key',
+    async (flag) => {
+      const key = path.join(tmp(), 'seller.json');
+      for (const out of [
+        await svcSeller([flag], { SVC_SELLER: key }),
+        await svc(['seller', flag], { SVC_SELLER: key }),
+      ]) {
+        expect(out.code, out.out).toBe(0);
+        expect(out.out).toMatch(/usage: svc-seller/);
+        expect(out.out).toMatch(/token \[--days N\]/);
+        expect(out.out).not.toMatch(/unknown command/);
+      }
+      expect(fs.existsSync(key)).toBe(false);
+    },
+  );
+
+  it('svc-seller --bogus: still exit 2, naming it', async () => {
+    const out = await svcSeller(['--bogus'], { SVC_SELLER: path.join(tmp(), 'seller.json') });
+    expect(out.code, out.out).toBe(2);
+    expect(out.out).toContain('unknown command "--bogus"');
+    expect(out.out).toMatch(/usage: svc-seller/);
+  });
 
   it('svc seller token --days=400 takes its flag written with =, and checks it', async () => {
     const key = path.join(tmp(), 'seller.json');
