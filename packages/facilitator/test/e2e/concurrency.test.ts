@@ -68,6 +68,25 @@ describe('the per-channel voucher limit', () => {
     expect(limited.body).toMatchObject({ error: 'RATE_LIMITED', source: 'facilitator' });
     // Another channel is not affected.
     expect((await h.verify(other.signer.next(5000n))).body['isValid']).toBe(true);
+    // /settle answers the same limit the same way (and its document says so: h.close() checks).
+    const reqs = h.requirements();
+    const settle = await fetch(`${h.url}/settle`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({
+        x402Version: 2,
+        paymentPayload: { x402Version: 2, accepted: reqs, payload: b.signer.sign(35_000n) },
+        paymentRequirements: reqs,
+      }),
+    });
+    expect(settle.status).toBe(429);
+    expect(Number(settle.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
+    const documented = (await (await fetch(`${h.url}/openapi.json`)).json()) as {
+      paths: Record<string, { post: { responses: Record<string, unknown> } }>;
+    };
+    expect(Object.keys(documented.paths['/settle']!.post.responses)).toEqual(
+      expect.arrayContaining(['200', '400', '429', '503']),
+    );
   });
 
   it('replaying an old voucher does not use up the channel’s limit: only a voucher that could advance the channel counts', async () => {

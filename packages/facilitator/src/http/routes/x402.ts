@@ -42,6 +42,16 @@ export interface X402Deps {
   supported: () => SupportedResponse;
 }
 
+/** What /verify and /settle answer when the payment cannot be taken now (both with Retry-After). */
+const REFUSED_FOR_NOW = {
+  429: { description: 'Voucher rate limit of the channel', schema: ErrorBodySchema },
+  503: {
+    description:
+      'Ledger unavailable (LEDGER_UNAVAILABLE), or the store cannot commit (FACILITATOR_UNAVAILABLE): nothing was accepted; Retry-After says when to retry',
+    schema: ErrorBodySchema,
+  },
+} as const;
+
 export function x402Routes(deps: X402Deps): AnyRoute[] {
   return [
     defineRoute({
@@ -71,12 +81,7 @@ export function x402Routes(deps: X402Deps): AnyRoute[] {
           schema: ErrorBodySchema,
         },
         403: { description: 'The seller token is another payTo’s', schema: ErrorBodySchema },
-        429: { description: 'Voucher rate limit of the channel', schema: ErrorBodySchema },
-        503: {
-          description:
-            'Ledger unavailable (LEDGER_UNAVAILABLE), or the store cannot commit (FACILITATOR_UNAVAILABLE): nothing was accepted; Retry-After says when to retry',
-          schema: ErrorBodySchema,
-        },
+        ...REFUSED_FOR_NOW,
       },
       handler: async ({ body, request }) => {
         const attempt = attemptOf(deps, request, body);
@@ -116,6 +121,7 @@ export function x402Routes(deps: X402Deps): AnyRoute[] {
           schema: ErrorBodySchema,
         },
         403: { description: 'The seller token is another payTo’s', schema: ErrorBodySchema },
+        ...REFUSED_FOR_NOW,
       },
       handler: async ({ body, request }) => {
         const attempt = attemptOf(deps, request, body);
