@@ -76,6 +76,9 @@ export async function buildHttp(
     origin: options.corsOrigins === '*' ? '*' : options.corsOrigins.split(',').map((o) => o.trim()),
     exposedHeaders: EXPOSED_HEADERS.split(', '),
     methods: ['GET', 'POST', 'DELETE', 'OPTIONS'],
+    // A plain OPTIONS (no Origin or Access-Control-Request-Method) asks what is allowed: it gets
+    // the same 204 as a preflight, not @fastify/cors's text/plain 400 "Invalid Preflight Request".
+    strictPreflight: false,
   });
   // Security headers on every answer (streams and MCP included: they copy the reply's headers).
   // The API is public and CORS-enabled, hence a cross-origin resource policy; no upgrade of

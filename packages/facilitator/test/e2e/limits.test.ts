@@ -170,6 +170,15 @@ describe('headers and parser-level refusals', () => {
     expect(stranger.headers.get('access-control-allow-origin')).toBeNull();
   });
 
+  it('answers a plain OPTIONS (no preflight headers) with the methods allowed, not a text/plain 400', async () => {
+    for (const headers of [{}, { origin: 'https://shop.example' }]) {
+      const res = await fetch(`${h.url}/verify`, { method: 'OPTIONS', headers });
+      expect(res.status).toBe(204);
+      expect(res.headers.get('access-control-allow-methods')).toContain('POST');
+      expect(await res.text()).toBe('');
+    }
+  });
+
   it('refuses headers over the parser’s limit with 431 and a malformed request with 400, both with the error body', async () => {
     const { port } = new URL(h.url);
     const raw = (request: string) =>
