@@ -1,7 +1,8 @@
 // What /mcp checks itself before the MCP SDK sees a message, so that every failure is the JSON-RPC
 // error the MCP specification (2025-11-25) names, never svc's error body: -32700 for a body that is
 // not JSON, -32600 for one that is not a JSON-RPC message (or a batch the negotiated protocol
-// version no longer has), -32602 for tools/call without a known tool name. The SDK answers the rest.
+// version no longer has), -32602 for tools/call without a known tool name or with arguments that
+// are not an object. The SDK answers the rest.
 import { MAX_JSON_DEPTH, jsonDepth, safeParse } from '@svc/core';
 import { z } from 'zod';
 
@@ -88,7 +89,10 @@ export function checkMessages(
   return { ok: true, messages: Array.isArray(value) ? checked : checked[0]! };
 }
 
-/** tools/call must name a tool this server has: -32602 otherwise (the SDK would answer a tool result). */
+/**
+ * tools/call must name a tool this server has, with arguments that are an object if any: -32602
+ * otherwise (the SDK would answer a tool result, or an internal error).
+ */
 function checkToolCall(m: JsonRpcMessage, tools: readonly string[]): JsonRpcError | null {
   const { method, id, params } = m as { method?: unknown; id?: string | number; params?: Record<string, unknown> };
   if (method !== 'tools/call' || id === undefined) return null;
@@ -101,6 +105,10 @@ function checkToolCall(m: JsonRpcMessage, tools: readonly string[]): JsonRpcErro
       INVALID_PARAMS,
       `Invalid params: unknown tool ${JSON.stringify(name.slice(0, 64))} (tools: ${tools.join(', ')}).`,
     );
+  // The SDK would answer -32603 with zod's issues for arguments of another type.
+  const args = params?.['arguments'];
+  if (args !== undefined && (typeof args !== 'object' || args === null || Array.isArray(args)))
+    return rpcError(id, INVALID_PARAMS, 'Invalid params: tools/call params.arguments must be an object.');
   return null;
 }
 

@@ -254,6 +254,17 @@ describe('POST /mcp', () => {
       JSON.stringify({ jsonrpc: '2.0', id: 8, method: 'tools/call', params: { arguments: {} } }),
     );
     expect(noName).toMatchObject({ status: 200, body: { jsonrpc: '2.0', id: 8, error: { code: -32602 } } });
+    // arguments that are not an object: bad params, said in one line, not an internal error.
+    for (const args of [null, [], 'x', 3]) {
+      const bad = await rpc(
+        JSON.stringify({ jsonrpc: '2.0', id: 9, method: 'tools/call', params: { name: 'svc_stats', arguments: args } }),
+      );
+      expect(bad, JSON.stringify(args)).toMatchObject({
+        status: 200,
+        body: { jsonrpc: '2.0', id: 9, error: { code: -32602, message: expect.stringMatching(/arguments/) } },
+      });
+      expect(JSON.stringify(bad.body)).not.toMatch(/invalid_type|"path"|\\n/);
+    }
     // An id is a string or an integer (MCP): a fractional one is not echoed back as if it were.
     const fractional = await rpc(JSON.stringify({ jsonrpc: '2.0', id: 0.5, method: 'tools/call', params: {} }));
     expect(fractional).toMatchObject({ status: 400, body: { jsonrpc: '2.0', id: null, error: { code: -32600 } } });
