@@ -5,6 +5,7 @@
 // Statuses come from the reason-code table (REASON_STATUS), except the transport-level refusals
 // 413, 414 and 415 (code BAD_REQUEST), which keep their standard HTTP status, as the ledger's do.
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import FindMyWay from 'find-my-way';
 import { LedgerTxRefused, LedgerUnavailable } from '@svc/ledger';
 import { DEFAULT_MESSAGES, SvcError } from '@svc/core';
 import type { ErrorBody } from '@svc/core';
@@ -17,9 +18,28 @@ export const UNAVAILABLE_RETRY_AFTER_SECONDS = 5;
 const STORE_UNAVAILABLE_MESSAGE =
   "The facilitator's database is unavailable right now; send the same request again shortly.";
 
+/** The methods a 405's Allow can name, in the order it names them. */
+const ALLOWABLE = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE'] as const;
+
 export function installErrorHandling(app: FastifyInstance): void {
+  // The routes again, in a router of Fastify's own kind, to tell a path that exists under other
+  // methods (405 with Allow, RFC 9110 §15.5.6) from one that does not (404). CORS's OPTIONS routes
+  // match every path, so OPTIONS is left out.
+  const paths = FindMyWay();
+  app.addHook('onRoute', (route) => {
+    for (const method of [route.method].flat())
+      if (method !== 'OPTIONS' && (ALLOWABLE as readonly string[]).includes(method))
+        paths.on(method as (typeof ALLOWABLE)[number], route.url ?? route.path, () => undefined);
+  });
   app.setNotFoundHandler((request, reply) => {
-    const err = new SvcError('NOT_FOUND', `No route for ${request.method} ${request.url.split('?')[0] ?? ''}.`);
+    const path = request.url.split('?')[0] ?? '';
+    const allowed = ALLOWABLE.filter((method) => paths.find(method, path) !== null);
+    // A route that takes the method and still finds nothing (an unknown asset) is a 404.
+    if (allowed.length > 0 && !(allowed as readonly string[]).includes(request.method)) {
+      const err = new SvcError('BAD_REQUEST', `${request.method} ${path} is not allowed; ${allowed.join(', ')} is.`);
+      return reply.code(405).header('allow', allowed.join(', ')).send(err.toBody());
+    }
+    const err = new SvcError('NOT_FOUND', `No route for ${request.method} ${path}.`);
     return reply.code(404).send(err.toBody());
   });
   app.setErrorHandler((error: FastifyError | Error, request, reply) => sendError(error, request, reply));

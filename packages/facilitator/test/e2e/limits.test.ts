@@ -170,8 +170,33 @@ describe('headers and parser-level refusals', () => {
     expect(stranger.headers.get('access-control-allow-origin')).toBeNull();
   });
 
+  it('answers a method a route does not take with 405, Allow and the error body; an unknown path stays 404', async () => {
+    const cases: [string, string, string][] = [
+      ['PUT', '/verify', 'POST'],
+      ['GET', '/verify', 'POST'],
+      ['DELETE', '/settle', 'POST'],
+      ['POST', '/channels/1', 'GET, HEAD'],
+      ['PATCH', '/streams/ab/wait', 'POST'],
+      ['POST', `/accounts/${h.f.services.keys.address}/ledger`, 'GET, HEAD'],
+      ['PUT', '/streams/ab', 'DELETE'],
+    ];
+    for (const [method, path, allow] of cases) {
+      const res = await fetch(`${h.url}${path}`, { method });
+      expect(res.status, `${method} ${path}`).toBe(405);
+      expect(res.headers.get('allow'), `${method} ${path}`).toBe(allow);
+      expect(await res.json()).toMatchObject({
+        error: 'BAD_REQUEST',
+        source: 'facilitator',
+        message: expect.stringContaining(`${method} ${path.split('?')[0]}`),
+      });
+    }
+    const unknown = await fetch(`${h.url}/nope`, { method: 'PUT' });
+    expect(unknown.status).toBe(404);
+    expect(unknown.headers.get('allow')).toBeNull();
+  });
+
   it('answers a plain OPTIONS (no preflight headers) with the methods allowed, not a text/plain 400', async () => {
-    for (const headers of [{}, { origin: 'https://shop.example' }]) {
+    for (const headers of [{}, { origin: 'https://shop.example' }] as Record<string, string>[]) {
       const res = await fetch(`${h.url}/verify`, { method: 'OPTIONS', headers });
       expect(res.status).toBe(204);
       expect(res.headers.get('access-control-allow-methods')).toContain('POST');
