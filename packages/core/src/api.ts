@@ -4,7 +4,7 @@ import { z } from 'zod';
 import { REASON_STATUS } from './codes.js';
 import type { ReasonCode } from './codes.js';
 import { zAccount, zAddress, zChannelId, zContract, zHex32, zHttpUrl, zNetwork, zUnit, zUnits } from './schemas.js';
-import { PaymentRequirementsSchema, PaymentResponseSchema } from './x402.js';
+import { PaymentRequirementsSchema, PaymentResponseSchema, ReceiptSchema } from './x402.js';
 
 const reasonCodes = Object.keys(REASON_STATUS) as [ReasonCode, ...ReasonCode[]];
 export const zReasonCode = z.enum(reasonCodes);
@@ -59,12 +59,15 @@ export const VerifyEnvelopeSchema = z
 export type VerifyEnvelope = z.infer<typeof VerifyEnvelopeSchema>;
 
 /**
- * A valid payment: the svc receipt (and the attest token) ride in `extra`, which the official x402
- * facilitator client keeps (it drops unknown top-level fields).
+ * A valid payment: the specification's `{ isValid, receipt }`, and the svc envelope of the receipt
+ * (and the attest token) in `extra`, which the official x402 facilitator client keeps (it drops
+ * unknown top-level fields, `receipt` among them).
  */
 export const VerifyValidSchema = z.object({
   isValid: z.literal(true),
   payer: zAddress,
+  /** The signed receipt (the same as `extra.receipt.receipt`); optional to read an older facilitator's answer. */
+  receipt: ReceiptSchema.optional(),
   extra: z.object({
     receipt: PaymentResponseSchema,
     /**

@@ -3,7 +3,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { SupportedResponseSchema, randomKeypair, signLedgerTx, toHex, voucherContext } from '@svc/core';
+import { SupportedResponseSchema, randomKeypair, signLedgerTx, toHex, verifyReceipt, voucherContext } from '@svc/core';
 import { LocalLedger, LedgerUnavailable } from '@svc/ledger';
 import type { Ledger } from '@svc/ledger';
 import { loadConfig } from '../../src/config.js';
@@ -71,6 +71,10 @@ describe('GET /supported, POST /settle', () => {
     const b = await h.buyer();
     const v = b.signer.next(5000n);
     const verified = await h.verify(v);
+    // The spec's answer, { isValid, receipt }: the signed receipt at the top, as under extra.
+    const extra = verified.body['extra'] as { receipt: { receipt: Record<string, unknown> } };
+    expect(verified.body['receipt']).toEqual(extra.receipt.receipt);
+    expect(verifyReceipt(verified.body['receipt'], [h.f.services.keys.address])).toEqual({ ok: true });
     const settled = await settle(v);
     expect(settled).toMatchObject({
       success: true,

@@ -90,7 +90,12 @@ export function x402Routes(deps: X402Deps): AnyRoute[] {
         const outcome = await deps.payments.verify(attempt);
         if (outcome.ok) {
           const attest = outcome.attestToken !== null ? { attestToken: outcome.attestToken } : {};
-          return { isValid: true, payer: outcome.payer, extra: { receipt: outcome.response, ...attest } };
+          return {
+            isValid: true,
+            payer: outcome.payer,
+            receipt: outcome.response.receipt,
+            extra: { receipt: outcome.response, ...attest },
+          };
         }
         throwIfRateLimited(outcome);
         return {
