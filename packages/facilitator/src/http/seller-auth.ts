@@ -7,11 +7,17 @@ import type { SellerTokens } from '../domain/seller-tokens.js';
 
 const NO_TOKEN = 'Send the seller’s token as Authorization: Bearer <token> (get one with `svc seller token`).';
 
+/**
+ * The token of `Authorization: Bearer <token>` (the scheme in any case, RFC 9110 §11.1); null when
+ * the request sends no bearer credential. A bearer credential that is empty or too long is still
+ * one: sellerOf answers it 401, so that a seller learns its credential is wrong rather than being
+ * served as a stranger.
+ */
 export function bearerOf(request: FastifyRequest): string | null {
   const auth = request.headers.authorization;
-  if (typeof auth !== 'string' || !auth.startsWith('Bearer ')) return null;
-  const token = auth.slice(7).trim();
-  return token === '' || token.length > 512 ? null : token;
+  if (typeof auth !== 'string') return null;
+  const scheme = /^bearer(?:[ \t]+|$)/i.exec(auth);
+  return scheme ? auth.slice(scheme[0].length).trim() : null;
 }
 
 /**

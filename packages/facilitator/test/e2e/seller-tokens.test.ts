@@ -111,6 +111,23 @@ describe('POST /sellers/:payTo/token', () => {
     expect(await res.json()).not.toHaveProperty('token');
   });
 
+  it('reads the Bearer scheme in any case, and answers a token sent but too long 401, not as if none were sent', async () => {
+    const seller = randomKeypair();
+    const token = h.sellerToken(seller.address);
+    const b = await h.buyer({ payee: seller.address });
+    const reqs = h.requirements({ payTo: seller.address });
+    for (const scheme of ['Bearer', 'bearer', 'BEARER']) {
+      const res = await h.verify(b.signer.next(5000n), reqs, { authorization: `${scheme} ${token}` });
+      expect(res.body, scheme).toMatchObject({ isValid: true, extra: { attestToken: expect.any(String) } });
+      b.signer.confirm(BigInt((res.body['receipt'] as { cumulative: string }).cumulative));
+    }
+    for (const authorization of [`Bearer ${token}${'x'.repeat(600)}`, 'Bearer ', 'Bearer']) {
+      const res = await h.verify(b.signer.next(5000n), reqs, { authorization });
+      expect(res.status, authorization.slice(0, 20)).toBe(401);
+      expect(res.body).toMatchObject({ error: 'UNAUTHORIZED' });
+    }
+  });
+
   it('caps a token’s life at 366 days', async () => {
     const { keys, body } = signed(randomKeypair(), { expires: Date.now() + 5 * 365 * DAY });
     const minted = (await (await request(keys.address, body)).json()) as { expiresAt: string };
