@@ -297,4 +297,31 @@ describe('GET /discovery/resources', () => {
     expect(unknown.status).toBe(400);
     expect(unknown.body.error).toBe('BAD_REQUEST');
   });
+
+  it('reads every whole-number query parameter as plain decimal digits: no hex, exponent, spaces or repeats', async () => {
+    const address = h.f.services.keys.address;
+    const bad: [string, string][] = [
+      ['/discovery/resources?limit=0x10', 'limit must be a whole number from 1 to 200'],
+      ['/discovery/resources?limit=%201', 'limit must be a whole number from 1 to 200'],
+      ['/discovery/resources?offset=1e3', 'offset must be a whole number from 0 to 1000000'],
+      ['/receipts?limit=1e2', 'limit must be a whole number from 1 to 200'],
+      ['/receipts?limit=1&limit=1', 'limit must be a whole number from 1 to 200'],
+      [`/accounts/${address}/ledger?limit=2.0`, 'limit must be a whole number from 1 to 200'],
+      ['/float?history=1e2', 'history must be a whole number from 1 to 500'],
+      [`/sellers/${address}/revenue?days=0x1`, 'days must be a whole number from 1 to 365'],
+    ];
+    for (const [path, message] of bad) {
+      const res = await fetch(`${h.url}${path}`);
+      expect(res.status, path).toBe(400);
+      expect(((await res.json()) as { message: string }).message, path).toContain(message);
+    }
+    for (const path of [
+      '/discovery/resources?limit=10&offset=0',
+      '/receipts?limit=10',
+      `/accounts/${address}/ledger?limit=10`,
+      '/float?history=10',
+      `/sellers/${address}/revenue?days=7`,
+    ])
+      expect((await fetch(`${h.url}${path}`)).status, path).toBe(200);
+  });
 });

@@ -2,6 +2,7 @@
 // the account's own ledger of events, newest first, paged with an opaque cursor.
 import { AccountLedgerPageSchema, AccountSchema, ErrorBodySchema, formatUnits, zAddress } from '@svc/core';
 import { z } from 'zod';
+import { zQueryInt } from '../query.js';
 import type { Services } from '../../services.js';
 import { ChannelListing } from '../channel-listing.js';
 import { decodeCursor, encodeCursor } from '../cursor.js';
@@ -16,12 +17,8 @@ export const PAGE_DEFAULT = 50;
 export const PAGE_MAX = 200;
 const TAGS = ['accounts'];
 
-export const zPageLimit = z.coerce
-  .number()
-  .int('limit must be a whole number')
-  .min(1, 'limit must be at least 1')
-  .max(PAGE_MAX, `limit must be at most ${PAGE_MAX}`)
-  .default(PAGE_DEFAULT);
+/** A page's `limit` (its value is the digits: Number() it). */
+export const zPageLimit = zQueryInt('limit', 1, PAGE_MAX, PAGE_DEFAULT);
 
 export function accountRoutes(deps: AccountDeps, listing: ChannelListing): AnyRoute[] {
   return [
@@ -86,13 +83,13 @@ export function accountRoutes(deps: AccountDeps, listing: ChannelListing): AnyRo
         const events = await deps.store.events({
           account: params.address,
           order: 'desc',
-          limit: query.limit,
+          limit: Number(query.limit),
           ...(before !== undefined ? { before } : {}),
         });
         const last = events.at(-1);
         return {
           events: events.map(eventView),
-          nextCursor: events.length === query.limit && last ? encodeCursor(last.id) : null,
+          nextCursor: events.length === Number(query.limit) && last ? encodeCursor(last.id) : null,
         };
       },
     }),

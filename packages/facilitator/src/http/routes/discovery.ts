@@ -3,6 +3,7 @@
 // listed once a verified payment for it went through this facilitator.
 import { DiscoveryResponseSchema, ErrorBodySchema, zAddress } from '@svc/core';
 import { z } from 'zod';
+import { zQueryInt } from '../query.js';
 import { discoveryItem } from '../../domain/catalog.js';
 import type { Services } from '../../services.js';
 import { defineRoute } from '../route.js';
@@ -18,13 +19,7 @@ const DiscoveryQuery = z.strictObject(
   {
     payTo: zAddress.optional().meta({ description: 'Only the listings of this seller.' }),
     limit: zPageLimit.meta({ description: 'Listings per page, 1 to 200 (default 50).' }),
-    offset: z.coerce
-      .number()
-      .int('offset must be a whole number')
-      .min(0, 'offset must be at least 0')
-      .max(DISCOVERY_OFFSET_MAX, `offset must be at most ${DISCOVERY_OFFSET_MAX}`)
-      .default(0)
-      .meta({ description: 'Listings to skip.' }),
+    offset: zQueryInt('offset', 0, DISCOVERY_OFFSET_MAX, 0).meta({ description: 'Listings to skip.' }),
   },
   {
     error: (issue) =>
@@ -48,15 +43,13 @@ export function discoveryRoutes(deps: DiscoveryDeps): AnyRoute[] {
         400: { description: 'Bad query', schema: ErrorBodySchema },
       },
       handler: async ({ query }) => {
-        const page = await deps.store.listCatalog({
-          ...(query.payTo ? { payTo: query.payTo } : {}),
-          limit: query.limit,
-          offset: query.offset,
-        });
+        const limit = Number(query.limit);
+        const offset = Number(query.offset);
+        const page = await deps.store.listCatalog({ ...(query.payTo ? { payTo: query.payTo } : {}), limit, offset });
         return {
           x402Version: 2,
           items: page.items.map(discoveryItem),
-          pagination: { limit: query.limit, offset: query.offset, total: page.total },
+          pagination: { limit, offset, total: page.total },
         };
       },
     }),

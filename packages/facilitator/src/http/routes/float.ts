@@ -13,6 +13,7 @@ import {
 } from '@svc/core';
 import type { CreditLine, PoolPosition, PoolState } from '@svc/ledger';
 import { z } from 'zod';
+import { zQueryInt } from '../query.js';
 import { FLOAT_HISTORY_MAX } from '../../domain/float-history.js';
 import type { Services } from '../../services.js';
 import { defineRoute } from '../route.js';
@@ -23,18 +24,13 @@ export type FloatDeps = Pick<Services, 'config' | 'floatHistory' | 'ledger' | 'l
 
 const TAGS = ['float'];
 export const FLOAT_HISTORY_DEFAULT = 200;
-const HISTORY_MESSAGE = `history must be a whole number from 1 to ${FLOAT_HISTORY_MAX}`;
 
 const FloatQuery = z.strictObject(
   {
-    history: z
-      .string({ error: HISTORY_MESSAGE })
-      .refine((v) => /^[0-9]{1,3}$/.test(v) && Number(v) >= 1 && Number(v) <= FLOAT_HISTORY_MAX, HISTORY_MESSAGE)
-      .default(String(FLOAT_HISTORY_DEFAULT))
-      .meta({
-        description: `Samples of history, newest last (1 to ${FLOAT_HISTORY_MAX}, default ${FLOAT_HISTORY_DEFAULT}).`,
-        example: '200',
-      }),
+    history: zQueryInt('history', 1, FLOAT_HISTORY_MAX, FLOAT_HISTORY_DEFAULT).meta({
+      description: `Samples of history, newest last (1 to ${FLOAT_HISTORY_MAX}, default ${FLOAT_HISTORY_DEFAULT}).`,
+      example: '200',
+    }),
   },
   {
     error: (issue) =>

@@ -47,7 +47,7 @@ export function receiptRoutes(deps: ReceiptDeps): AnyRoute[] {
       handler: async ({ query }) => {
         const before = decodeCursor(query.cursor);
         const page = await deps.store.listReceipts({
-          limit: query.limit,
+          limit: Number(query.limit),
           ...(query.payee ? { payee: query.payee } : {}),
           ...(query.channelId ? { channelId: BigInt(query.channelId) } : {}),
           ...(before !== undefined ? { before } : {}),
@@ -55,7 +55,7 @@ export function receiptRoutes(deps: ReceiptDeps): AnyRoute[] {
         const last = page.at(-1);
         return {
           receipts: page.map((r) => r.receipt),
-          nextCursor: page.length === query.limit && last ? encodeCursor(last.position) : null,
+          nextCursor: page.length === Number(query.limit) && last ? encodeCursor(last.position) : null,
         };
       },
     }),

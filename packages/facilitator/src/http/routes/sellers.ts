@@ -15,6 +15,7 @@ import {
 } from '@svc/core';
 import type { RevenueReport } from '@svc/core';
 import { z } from 'zod';
+import { zQueryInt } from '../query.js';
 import { REVENUE_EVENT_TYPES, RevenueTally, revenueWindow, settlementsCsv } from '../../domain/revenue.js';
 import type { Services } from '../../services.js';
 import { defineRoute } from '../route.js';
@@ -25,7 +26,6 @@ export type SellerDeps = Pick<Services, 'clock' | 'config' | 'keys' | 'ledgerInf
 
 const TAGS = ['sellers'];
 const PAGE = 1000;
-const DAYS_MESSAGE = 'days must be a whole number from 1 to 365';
 /** A token request's ts may be this far from the facilitator's clock (a replay is only good that long). */
 const TOKEN_REQUEST_SKEW_MS = 5 * 60_000;
 
@@ -37,14 +37,10 @@ const RevenueQuery = z.strictObject(
       .enum(['hour', 'day'], { error: 'bucket must be "hour" or "day"' })
       .default('day')
       .meta({ description: 'Width of a time-series bucket, on UTC boundaries.' }),
-    days: z
-      .string({ error: DAYS_MESSAGE })
-      .refine((v) => /^[0-9]{1,3}$/.test(v) && Number(v) >= 1 && Number(v) <= 365, DAYS_MESSAGE)
-      .default('30')
-      .meta({
-        description: 'Window of the time series, revenue by resource and settlement list, in days (1 to 365).',
-        example: '30',
-      }),
+    days: zQueryInt('days', 1, 365, 30).meta({
+      description: 'Window of the time series, revenue by resource and settlement list, in days (1 to 365).',
+      example: '30',
+    }),
   },
   {
     error: (issue) =>
