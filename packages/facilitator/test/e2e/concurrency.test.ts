@@ -69,16 +69,7 @@ describe('the per-channel voucher limit', () => {
     // Another channel is not affected.
     expect((await h.verify(other.signer.next(5000n))).body['isValid']).toBe(true);
     // /settle answers the same limit the same way (and its document says so: h.close() checks).
-    const reqs = h.requirements();
-    const settle = await fetch(`${h.url}/settle`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({
-        x402Version: 2,
-        paymentPayload: { x402Version: 2, accepted: reqs, payload: b.signer.sign(35_000n) },
-        paymentRequirements: reqs,
-      }),
-    });
+    const settle = await h.settle(b.signer.sign(35_000n));
     expect(settle.status).toBe(429);
     expect(Number(settle.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
     const documented = (await (await fetch(`${h.url}/openapi.json`)).json()) as {

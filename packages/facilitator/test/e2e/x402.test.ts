@@ -13,6 +13,14 @@ import { startHarness } from '../helpers/harness.js';
 import { installResponseCheck } from '../helpers/openapi-check.js';
 import type { Harness } from '../helpers/harness.js';
 
+/** What a /settle (or /verify) body says besides the voucher; by default what h.verify sends. */
+interface CallOptions {
+  reqs?: ReturnType<Harness['requirements']>;
+  resource?: string;
+  method?: string;
+  requestHash?: string;
+}
+
 describe('GET /supported, POST /settle', () => {
   let h: Harness;
   beforeAll(async () => {
@@ -20,14 +28,15 @@ describe('GET /supported, POST /settle', () => {
   });
   afterAll(() => h.close());
 
-  /** POST /settle with the body h.verify sends (a resource server sends /settle what it sent /verify). */
-  const settle = async (
+  /** POST /settle (or /verify) with the body h.verify sends: a resource server sends /settle what it sent /verify. */
+  const call = async (
+    route: '/settle' | '/verify',
     payload: Parameters<Harness['verify']>[0],
     headers: Record<string, string> = {},
-    o: { reqs?: ReturnType<Harness['requirements']>; resource?: string; method?: string; requestHash?: string } = {},
+    o: CallOptions = {},
   ) => {
     const reqs = o.reqs ?? h.requirements();
-    const res = await fetch(`${h.url}/settle`, {
+    const res = await fetch(`${h.url}${route}`, {
       method: 'POST',
       headers: { 'content-type': 'application/json', ...headers },
       body: JSON.stringify({
@@ -46,6 +55,11 @@ describe('GET /supported, POST /settle', () => {
     expect(res.status).toBe(200);
     return (await res.json()) as Record<string, unknown>;
   };
+  const settle = (
+    payload: Parameters<Harness['verify']>[0],
+    headers: Record<string, string> = {},
+    o: CallOptions = {},
+  ) => call('/settle', payload, headers, o);
 
   it('lists the channel scheme for x402 v2 and v1 with the asset, contract and receipt signer', async () => {
     const body = SupportedResponseSchema.parse(await (await fetch(`${h.url}/supported`)).json());
@@ -164,23 +178,7 @@ describe('GET /supported, POST /settle', () => {
     expect(await settle(v)).toMatchObject({ success: false, errorReason: 'VOUCHER_NOT_INCREASING' });
     // A request hash /verify saw must be the one /settle names.
     const w = b.signer.sign(10_001n);
-    const res = await fetch(`${h.url}/verify`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({
-        x402Version: 2,
-        paymentPayload: {
-          x402Version: 2,
-          accepted: h.requirements(),
-          payload: w,
-          resource: { url: `${h.url}/test/resource` },
-        },
-        paymentRequirements: h.requirements(),
-        method: 'GET',
-        requestHash: hash('b'),
-      }),
-    });
-    expect(((await res.json()) as { isValid: boolean }).isValid).toBe(true);
+    expect(await call('/verify', w, {}, { requestHash: hash('b') })).toMatchObject({ isValid: true });
     expect(await settle(w)).toMatchObject({ success: false, errorReason: 'VOUCHER_NOT_INCREASING' });
     expect(await settle(w, {}, { requestHash: hash('c') })).toMatchObject({ success: false });
     expect(await settle(w, {}, { requestHash: hash('b') })).toMatchObject({ success: true, cumulative: '10001' });

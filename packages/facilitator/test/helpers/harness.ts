@@ -37,6 +37,12 @@ export interface Harness {
     requirements?: PaymentRequirements,
     headers?: Record<string, string>,
   ): Promise<{ status: number; body: Record<string, unknown>; headers: Headers }>;
+  /** POST /settle with the body `verify` sends. */
+  settle(
+    payload: ChannelPayload,
+    requirements?: PaymentRequirements,
+    headers?: Record<string, string>,
+  ): Promise<{ status: number; body: Record<string, unknown>; headers: Headers }>;
   close(): Promise<void>;
 }
 
@@ -98,6 +104,26 @@ export async function startHarness(
     };
   };
 
+  /** A /verify or /settle request for a voucher, as a resource server sends it. */
+  async function pay(
+    route: string,
+    payload: ChannelPayload,
+    reqs: PaymentRequirements,
+    headers: Record<string, string>,
+  ) {
+    const res = await fetch(`${url}${route}`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', ...headers },
+      body: JSON.stringify({
+        x402Version: 2,
+        paymentPayload: { x402Version: 2, accepted: reqs, payload, resource: { url: `${url}/test/resource` } },
+        paymentRequirements: reqs,
+        method: 'GET',
+      }),
+    });
+    return { status: res.status, body: (await res.json()) as Record<string, unknown>, headers: res.headers };
+  }
+
   return {
     url,
     f,
@@ -123,19 +149,8 @@ export async function startHarness(
     sellerToken(payTo) {
       return f.services.sellerTokens.mint(payTo, Date.now() + 86_400_000).token;
     },
-    async verify(payload, reqs = requirements(), headers = {}) {
-      const res = await fetch(`${url}/verify`, {
-        method: 'POST',
-        headers: { 'content-type': 'application/json', ...headers },
-        body: JSON.stringify({
-          x402Version: 2,
-          paymentPayload: { x402Version: 2, accepted: reqs, payload, resource: { url: `${url}/test/resource` } },
-          paymentRequirements: reqs,
-          method: 'GET',
-        }),
-      });
-      return { status: res.status, body: (await res.json()) as Record<string, unknown>, headers: res.headers };
-    },
+    verify: (payload, reqs = requirements(), headers = {}) => pay('/verify', payload, reqs, headers),
+    settle: (payload, reqs = requirements(), headers = {}) => pay('/settle', payload, reqs, headers),
     async close() {
       await f.close();
       fs.rmSync(dataDir, { recursive: true, force: true });
