@@ -23,6 +23,8 @@ export interface ChannelSignerOptions {
   asset: string;
   /** The last cumulative the facilitator accepted (0 for a new channel). */
   cumulative?: bigint;
+  /** The highest cumulative ever signed for the channel (default: `cumulative`). */
+  signed?: bigint;
 }
 
 export interface SignerState {
@@ -35,6 +37,8 @@ export interface SignerState {
   network: string;
   payee: string;
   asset: string;
+  /** The highest cumulative ever signed (absent in files written before it was kept: `cumulative`). */
+  signed?: string;
 }
 
 export class ChannelSigner {
@@ -45,6 +49,8 @@ export class ChannelSigner {
   readonly channelContract: string;
   private depositValue: bigint;
   private accepted: bigint;
+  private signedMax: bigint;
+  private readonly signedListeners: (() => void)[] = [];
   private readonly voucherKey: Keypair;
   private readonly context: VoucherContext;
   private lock: Promise<unknown> = Promise.resolve();
@@ -57,6 +63,7 @@ export class ChannelSigner {
     this.channelContract = o.channelContract;
     this.depositValue = o.deposit;
     this.accepted = o.cumulative ?? 0n;
+    this.signedMax = o.signed !== undefined && o.signed > this.accepted ? o.signed : this.accepted;
     this.voucherKey = o.voucherKey;
     this.context = voucherContext(o.networkPassphrase, o.channelContract);
     if (this.accepted > this.depositValue) throw new ChannelLimitError('cumulative exceeds the deposit');
@@ -65,6 +72,19 @@ export class ChannelSigner {
   /** The last cumulative the facilitator accepted, as far as this signer knows. */
   get cumulative(): bigint {
     return this.accepted;
+  }
+
+  /**
+   * The highest cumulative this signer has signed. No facilitator can have accepted more, so no
+   * account of the channel that says it did is believed (confirm()).
+   */
+  get signed(): bigint {
+    return this.signedMax;
+  }
+
+  /** Runs `listener` each time the signer signs above its highest, before the voucher is returned. */
+  onSigned(listener: () => void): void {
+    this.signedListeners.push(listener);
   }
 
   get deposit(): bigint {
@@ -83,6 +103,10 @@ export class ChannelSigner {
       );
     }
     if (cumulative <= 0n) throw new ChannelLimitError('a voucher must be for a positive cumulative amount');
+    if (cumulative > this.signedMax) {
+      this.signedMax = cumulative;
+      for (const listener of this.signedListeners) listener();
+    }
     return {
       channelId: this.channelId.toString(),
       cumulative: formatUnits(cumulative),
@@ -96,8 +120,16 @@ export class ChannelSigner {
     return this.sign(this.accepted + amount);
   }
 
-  /** Records that the facilitator accepted `cumulative` (never moves backwards). */
+  /**
+   * Records that the facilitator accepted `cumulative` (never moves backwards). More than this
+   * signer ever signed cannot have been accepted: that account is refused (ChannelLimitError), so
+   * that a seller or facilitator saying so cannot make the next voucher pay for it.
+   */
   confirm(cumulative: bigint): void {
+    if (cumulative > this.signedMax)
+      throw new ChannelLimitError(
+        `channel ${this.channelId}: ${cumulative} is said to be accepted, but this signer never signed more than ${this.signedMax}`,
+      );
     if (cumulative > this.accepted) this.accepted = cumulative;
   }
 
@@ -119,6 +151,7 @@ export class ChannelSigner {
       channelId: this.channelId.toString(),
       deposit: this.depositValue.toString(),
       cumulative: this.accepted.toString(),
+      signed: this.signedMax.toString(),
       voucherSecret: this.voucherKey.secret(),
       networkPassphrase: this.context.networkPassphrase,
       channelContract: this.channelContract,
@@ -133,6 +166,7 @@ export class ChannelSigner {
       channelId: BigInt(s.channelId),
       deposit: BigInt(s.deposit),
       cumulative: BigInt(s.cumulative),
+      ...(s.signed === undefined ? {} : { signed: BigInt(s.signed) }),
       voucherKey: keypairFromSecret(s.voucherSecret),
       networkPassphrase: s.networkPassphrase,
       channelContract: s.channelContract,

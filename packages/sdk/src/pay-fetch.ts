@@ -66,15 +66,18 @@ export async function payFetch(
   const signer = typeof options.signer === 'function' ? await options.signer(accept) : options.signer;
   checkChannelFits(signer, accept);
   return signer.exclusive(async () => {
-    let res = await payOnce(doFetch, url, init, terms, accept, signer, owed);
-    if (res.status === 402 && rejectionCode(res) === 'VOUCHER_NOT_INCREASING') {
-      // Our books were behind the facilitator's (a lost answer, another device): catch up, once.
-      await resync(doFetch, accept, signer);
-      res = await payOnce(doFetch, url, init, terms, accept, signer, owed);
+    let paid = await payOnce(doFetch, url, init, terms, accept, signer, owed);
+    const code = paid.res.status === 402 ? rejectionCode(paid.res) : null;
+    if (code === 'VOUCHER_NOT_INCREASING' || code === 'VOUCHER_UNDERPAID') {
+      // Our books were behind the facilitator's (a lost answer, a wallet file saved before its
+      // last payment): catch up, once, but never past what this signer itself signed.
+      await resync(doFetch, accept, signer, paid.res);
+      paid = await payOnce(doFetch, url, init, terms, accept, signer, owed);
     }
+    const { res, cumulative } = paid;
     if (!res.ok) return withPayment(res, null);
-    const payment = await checkReceipt(res, accept, signer, options, doFetch);
-    signer.confirm(BigInt(payment.cumulative));
+    const payment = await checkReceipt(res, accept, signer, cumulative, options, doFetch);
+    signer.confirm(cumulative);
     return withPayment(res, payment);
   });
 }
@@ -87,12 +90,12 @@ async function payOnce(
   accept: PaymentRequirements,
   signer: ChannelSigner,
   owed: bigint,
-): Promise<Response> {
+): Promise<{ res: Response; cumulative: bigint }> {
   const payload = signer.next(owed);
   const header = encodeJsonHeader({ x402Version: 2, accepted: accept, payload, resource: terms.resource });
   const headers = new Headers(init.headers);
   headers.set('PAYMENT-SIGNATURE', header);
-  return doFetch(url, { ...init, headers });
+  return { res: await doFetch(url, { ...init, headers }), cumulative: BigInt(payload.cumulative) };
 }
 
 /** The x402 v2 terms of a 402: the PAYMENT-REQUIRED header, else the JSON body. */
@@ -152,16 +155,35 @@ function rejectionCode(res: Response): string | null {
   return typeof body?.error === 'string' ? body.error : null;
 }
 
-async function resync(doFetch: typeof fetch, accept: PaymentRequirements, signer: ChannelSigner): Promise<void> {
+/**
+ * Catches the books up with the channel as the terms' facilitator shows it. The seller names that
+ * facilitator, so its word is believed only up to what this signer has itself signed: no voucher
+ * above that exists, and one that pays for more than the price must not be signed.
+ */
+async function resync(
+  doFetch: typeof fetch,
+  accept: PaymentRequirements,
+  signer: ChannelSigner,
+  refused: Response,
+): Promise<void> {
   const res = await doFetch(`${accept.extra.facilitator}/channels/${signer.channelId}`);
   const view = safeParse(ChannelViewSchema, await res.json().catch(() => null));
-  if (view.success) signer.confirm(BigInt(view.data.lastAccepted));
+  if (!view.success) return;
+  const accepted = BigInt(view.data.lastAccepted);
+  if (accepted > signer.signed)
+    throw new PaymentError(
+      `${accept.extra.facilitator} says channel ${signer.channelId} accepted ${accepted}, but this signer never signed more than ${signer.signed}: not paying on that account (if another process pays from this channel, it must share its books)`,
+      'RESYNC_REFUSED',
+      refused,
+    );
+  signer.confirm(accepted);
 }
 
 async function checkReceipt(
   res: Response,
   accept: PaymentRequirements,
   signer: ChannelSigner,
+  signed: bigint,
   options: PayFetchOptions,
   doFetch: typeof fetch,
 ): Promise<PaymentResponse> {
@@ -173,12 +195,13 @@ async function checkReceipt(
   const check = verifyReceipt(payment.receipt, trusted);
   if (!check.ok) throw new PaymentError(`the receipt does not verify: ${check.reason}`, 'BAD_RECEIPT', res);
   const r = payment.receipt;
-  if (
-    r.channelId !== signer.channelId.toString() ||
-    r.payee !== accept.payTo ||
-    BigInt(r.cumulative) > signer.deposit
-  ) {
-    throw new PaymentError('the receipt is for another channel, payee or amount', 'BAD_RECEIPT', res);
+  // The receipt of this payment names the voucher just signed: another cumulative is not its receipt.
+  if (r.channelId !== signer.channelId.toString() || r.payee !== accept.payTo || BigInt(r.cumulative) !== signed) {
+    throw new PaymentError(
+      `the receipt is for another channel, payee or amount (this payment signed ${signed})`,
+      'BAD_RECEIPT',
+      res,
+    );
   }
   return payment;
 }

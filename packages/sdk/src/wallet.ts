@@ -32,7 +32,9 @@ export class Wallet {
     readonly buyer: Keypair,
     private readonly signers: ChannelSigner[],
     private readonly options: WalletOptions,
-  ) {}
+  ) {
+    for (const signer of signers) this.keep(signer);
+  }
 
   static open(options: WalletOptions = {}): Wallet {
     if (options.file && fs.existsSync(options.file)) {
@@ -65,7 +67,7 @@ export class Wallet {
     return this.open(terms, owed * count, ledger);
   }
 
-  /** Persists what the signers know (call after paying). */
+  /** Persists what the signers know (also done each time a signer signs above its highest). */
   save(): void {
     if (!this.options.file) return;
     const data: WalletFile = { version: 1, buyer: this.buyer.secret(), channels: this.signers.map((s) => s.toState()) };
@@ -100,8 +102,17 @@ export class Wallet {
       asset: info.contracts.asset,
     });
     this.signers.push(signer);
+    this.keep(signer);
     this.save();
     return signer;
+  }
+
+  /**
+   * Writes the file each time a signer signs above its highest, before the voucher leaves: a later
+   * run knows what was signed, and believes no account of the channel above it.
+   */
+  private keep(signer: ChannelSigner): void {
+    signer.onSigned(() => this.save());
   }
 
   private forget(signer: ChannelSigner): void {

@@ -42,6 +42,28 @@ describe('ChannelSigner', () => {
     expect(s.remaining).toBe(5000n);
   });
 
+  it('believes no account of the channel above what it has signed, and keeps that bound in its state', () => {
+    const { s } = signer();
+    const seen: bigint[] = [];
+    s.onSigned(() => seen.push(s.signed));
+    s.next(5000n);
+    s.next(5000n); // the same voucher again: not a new highest
+    expect(seen).toEqual([5000n]);
+    expect(() => s.confirm(5001n)).toThrow(ChannelLimitError);
+    expect(s.cumulative).toBe(0n);
+    s.confirm(5000n);
+    expect(s.next(1000n).cumulative).toBe('6000');
+    const copy = ChannelSigner.fromState(
+      JSON.parse(JSON.stringify(s.toState())) as ReturnType<ChannelSigner['toState']>,
+    );
+    expect(copy.signed).toBe(6000n);
+    expect(copy.cumulative).toBe(5000n);
+    copy.confirm(6000n);
+    // A state written before `signed` was kept: bounded by its cumulative.
+    const { signed: _signed, ...old } = s.toState();
+    expect(ChannelSigner.fromState(old).signed).toBe(5000n);
+  });
+
   it('refuses to exceed the deposit, a zero amount, or a start above the deposit', () => {
     const { s } = signer(10_000n, 9_000n);
     expect(() => s.next(1001n)).toThrow(ChannelLimitError);

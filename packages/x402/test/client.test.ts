@@ -191,13 +191,15 @@ describe('bookkeeping through onPaymentResponse', () => {
     expect(second.payload['cumulative']).toBe(first.payload['cumulative']);
   });
 
-  it('resyncs from the facilitator on VOUCHER_NOT_INCREASING and asks for a retry', async () => {
+  it('resyncs from the facilitator on VOUCHER_NOT_INCREASING and asks for a retry, up to what it signed', async () => {
     const urls: string[] = [];
+    let claimed = '25000';
     const fakeFetch = ((url: string) => {
       urls.push(url);
-      return Promise.resolve(new Response(JSON.stringify(view('25000'))));
+      return Promise.resolve(new Response(JSON.stringify(view(claimed))));
     }) as unknown as typeof fetch;
     const { signer, pay, respond } = setup(fakeFetch);
+    const rejected = (error: string) => ({ x402Version: 2, error, resource: { url: 'http://x/r' }, accepts: [] });
     const view = (lastAccepted: string) => ({
       id: '7',
       network: 'stellar:local',
@@ -221,7 +223,18 @@ describe('bookkeeping through onPaymentResponse', () => {
       closedAt: null,
       refunded: null,
     });
-    const rejected = (error: string) => ({ x402Version: 2, error, resource: { url: 'http://x/r' }, accepts: [] });
+    // A facilitator (which the seller names) saying more was accepted than was ever signed: no
+    // recovery, and the books stay, so that the next voucher does not pay for it.
+    claimed = '50000';
+    const lied = await pay();
+    expect(
+      await respond({ paymentPayload: lied, paymentRequired: rejected('VOUCHER_NOT_INCREASING') }),
+    ).toBeUndefined();
+    expect(urls).toEqual(['http://127.0.0.1:9/channels/7']);
+    expect(signer.cumulative).toBe(0n);
+    urls.length = 0;
+    claimed = '25000';
+    signer.sign(25_000n); // a voucher whose answer was lost: the facilitator may have accepted it
     const first = await pay();
     expect(await respond({ paymentPayload: first, paymentRequired: rejected('VOUCHER_NOT_INCREASING') })).toEqual({
       recovered: true,

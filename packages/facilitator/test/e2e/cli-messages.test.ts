@@ -137,7 +137,7 @@ describe('svc pay and svc stream tell the user what happened', () => {
   it('svc stream of a POST-only stream without --post: hints at --post', async () => {
     const ran = await svc(['stream', `${facilitator.url}/demo/chat`]);
     expect(ran.code).toBe(1);
-    expect(ran.out).toMatch(/404/);
+    expect(ran.out).toMatch(/405/); // the route takes POST only
     expect(ran.out).toMatch(/--post/);
   });
 
