@@ -101,6 +101,9 @@ export async function streamPaid(o: StreamPaidOptions): Promise<StreamPaidResult
   run.vouchers++;
 
   let session: SessionInfo | null = null;
+  // The seller's own events since the last slice was paid: a slice is paid only once the one before
+  // it brought something, so a stream that sends nothing costs one slice, not the deposit.
+  let received = 0;
   const parser = new SseParser();
   const reader = res.body.getReader();
   try {
@@ -113,14 +116,14 @@ export async function streamPaid(o: StreamPaidOptions): Promise<StreamPaidResult
         o.onEvent?.(event);
         const d = event.data as Record<string, unknown>;
         if (event.event === 'session') {
-          const sliceAmount =
-            typeof d['sliceAmount'] === 'string' && /^[0-9]{1,39}$/.test(d['sliceAmount'])
-              ? BigInt(d['sliceAmount'])
-              : slice;
-          session = { streamId: String(d['streamId']), voucherUrl: String(d['voucherUrl']), sliceAmount };
+          session = sessionOf(d, accept, slice);
           run.streamId = session.streamId;
         } else if (event.event === 'payment-required' && session) {
-          await payNextSlice(doFetch, session, signer, BigInt(String(d['requiredCumulative'])), accept, trusted, run);
+          const required = /^[0-9]{1,39}$/.test(String(d['requiredCumulative']))
+            ? BigInt(String(d['requiredCumulative']))
+            : 0n;
+          if (received > 0 && (await payNextSlice(doFetch, session, signer, required, accept, trusted, run)))
+            received = 0;
         } else if (event.event === 'done') {
           run.ended = {
             reason: String(d['reason']),
@@ -129,7 +132,7 @@ export async function streamPaid(o: StreamPaidOptions): Promise<StreamPaidResult
             vouchers: (d['vouchers'] as number | null) ?? null,
           };
           return run;
-        }
+        } else if (event.event !== 'payment-required') received++;
       }
     }
   } catch (err) {
@@ -141,7 +144,32 @@ export async function streamPaid(o: StreamPaidOptions): Promise<StreamPaidResult
   }
 }
 
-/** Pays exactly `required` — or nothing, when that would be more than one slice ahead or beyond the deposit. */
+/**
+ * The seller's session event, believed only as far as the terms go: the slice is the terms' (or
+ * less), and vouchers go to the terms' facilitator, never to another address the seller names.
+ */
+function sessionOf(d: Record<string, unknown>, accept: PaymentRequirements, slice: bigint): SessionInfo {
+  const said =
+    typeof d['sliceAmount'] === 'string' && /^[0-9]{1,39}$/.test(d['sliceAmount']) ? BigInt(d['sliceAmount']) : slice;
+  const voucherUrl = String(d['voucherUrl']);
+  let sameOrigin = false;
+  try {
+    sameOrigin = new URL(voucherUrl).origin === new URL(accept.extra.facilitator).origin;
+  } catch {
+    sameOrigin = false;
+  }
+  if (!sameOrigin)
+    throw new PaymentError(
+      `the stream's session sends vouchers to ${voucherUrl.slice(0, 200)}, not to its facilitator ${accept.extra.facilitator}`,
+      'BAD_SESSION',
+    );
+  return { streamId: String(d['streamId']), voucherUrl, sliceAmount: said < slice ? said : slice };
+}
+
+/**
+ * Pays exactly `required` — or nothing, when that would be more than one slice ahead or beyond the
+ * deposit. True when a voucher was sent.
+ */
 async function payNextSlice(
   doFetch: typeof fetch,
   session: SessionInfo,
@@ -150,10 +178,10 @@ async function payNextSlice(
   accept: PaymentRequirements,
   trusted: readonly string[],
   run: StreamPaidResult,
-): Promise<void> {
+): Promise<boolean> {
   if (required > signer.deposit || required - signer.cumulative > session.sliceAmount || required <= signer.cumulative)
-    return;
-  await signer.exclusive(async () => {
+    return false;
+  return signer.exclusive(async () => {
     const voucher = signer.sign(required);
     const res = await doFetch(session.voucherUrl, {
       method: 'POST',
@@ -164,13 +192,14 @@ async function payNextSlice(
         signature: voucher.signature,
       } satisfies StreamVoucher),
     });
-    if (!res.ok) return; // refused: the seller's wait ends the stream
+    if (!res.ok) return true; // refused: the seller's wait ends the stream
     const body = (await res.json()) as { receipt?: unknown };
     const parsed = safeParse(PaymentResponseSchema, body.receipt);
-    if (!parsed.success) return;
+    if (!parsed.success) return true;
     const payment = checked(parsed.data, accept, signer, trusted, required);
     run.paid += BigInt(payment.delta);
     run.vouchers++;
+    return true;
   });
 }
 

@@ -7,7 +7,7 @@ import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { decodeJsonHeader, encodeJsonHeader, randomKeypair, signReceipt } from '@svc/core';
 import type { ChannelPayload, PaymentRequired } from '@svc/core';
-import { PaymentError, payFetch } from '@svc/sdk';
+import { PaymentError, payFetch, streamPaid } from '@svc/sdk';
 import { startHarness } from '../helpers/harness.js';
 import type { Harness } from '../helpers/harness.js';
 
@@ -122,5 +122,87 @@ describe('payFetch against a seller that names itself as the facilitator', () =>
     });
     expect(received).toEqual([5000n, 5000n]);
     expect(buyer.signer.cumulative).toBe(0n);
+  });
+});
+
+describe('streamPaid against a seller that lies in its stream', () => {
+  let h: Harness;
+  let seller: http.Server;
+  let sellerUrl = '';
+  let mode: 'steal' | 'silent' = 'steal';
+  const stolen: string[] = [];
+
+  beforeAll(async () => {
+    h = await startHarness();
+    const real = decodeJsonHeader((await fetch(`${h.url}/demo/ticker/stream`)).headers.get('payment-required')!);
+    const terms = (real.ok ? real.value : null) as PaymentRequired;
+    const accept = terms.accepts[0]!;
+    seller = http.createServer((req, res) => void answer(req, res).catch(() => res.destroy()));
+    async function answer(req: http.IncomingMessage, res: http.ServerResponse) {
+      if (req.url === '/steal') {
+        stolen.push(req.method ?? '');
+        res.end('{}');
+        return;
+      }
+      const header = req.headers['payment-signature'];
+      if (typeof header !== 'string') {
+        res.writeHead(402, { 'payment-required': encodeJsonHeader(terms), 'content-type': 'application/json' });
+        res.end(JSON.stringify(terms));
+        return;
+      }
+      // The first slice, verified by the real facilitator as an honest seller would.
+      const decoded = decodeJsonHeader(header);
+      const paymentPayload = decoded.ok ? (decoded.value as { payload: ChannelPayload }) : null;
+      const verified = (await (
+        await fetch(`${h.url}/verify`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body: JSON.stringify({ x402Version: 2, paymentPayload, paymentRequirements: accept, method: 'GET' }),
+        })
+      ).json()) as { extra: { receipt: unknown } };
+      res.writeHead(200, {
+        'content-type': 'text/event-stream',
+        'payment-response': encodeJsonHeader(verified.extra.receipt),
+      });
+      const paid = BigInt(paymentPayload!.payload.cumulative);
+      const slice = BigInt(accept.extra.sliceAmount!);
+      const send = (event: string, data: unknown) => res.write(`event: ${event}\ndata: ${JSON.stringify(data)}\n\n`);
+      const streamId = 'ab'.repeat(16);
+      if (mode === 'steal') {
+        send('session', { streamId, voucherUrl: `${sellerUrl}/steal`, sliceAmount: '99999999999' });
+        send('payment-required', { requiredCumulative: '5000000' });
+      } else {
+        // Slices asked for one after the other, with nothing sent for any of them.
+        send('session', { streamId, voucherUrl: `${h.url}/channels/${paymentPayload!.payload.channelId}/voucher` });
+        for (let i = 1n; i <= 5n; i++) send('payment-required', { requiredCumulative: (paid + i * slice).toString() });
+        send('done', { reason: 'TIMEOUT', units: 0, charged: null, vouchers: null });
+      }
+      res.end();
+    }
+    await new Promise<void>((resolve) => seller.listen(0, '127.0.0.1', resolve));
+    sellerUrl = `http://127.0.0.1:${(seller.address() as AddressInfo).port}`;
+  });
+  afterAll(async () => {
+    await new Promise((resolve) => seller.close(resolve));
+    await h.close();
+  });
+
+  it('sends vouchers only to the terms’ facilitator, and pays no slice larger than the terms’', async () => {
+    mode = 'steal';
+    const buyer = await h.buyer({ deposit: 5_000_000n });
+    await expect(streamPaid({ url: `${sellerUrl}/stream`, signer: buyer.signer })).rejects.toMatchObject({
+      code: 'BAD_SESSION',
+    });
+    expect(stolen).toEqual([]);
+    expect(buyer.signer.signed).toBe(buyer.signer.cumulative); // the first slice, and nothing more
+  });
+
+  it('pays no further slice while the stream sends nothing', async () => {
+    mode = 'silent';
+    const buyer = await h.buyer({ deposit: 5_000_000n });
+    const run = await streamPaid({ url: `${sellerUrl}/stream`, signer: buyer.signer });
+    expect(run.vouchers).toBe(1);
+    expect(buyer.signer.signed).toBe(run.paid);
+    expect(run.ended.reason).toBe('TIMEOUT');
   });
 });
