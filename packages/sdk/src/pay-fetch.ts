@@ -75,7 +75,10 @@ export async function payFetch(
       paid = await payOnce(doFetch, url, init, terms, accept, signer, owed);
     }
     const { res, cumulative } = paid;
-    if (!res.ok) return withPayment(res, null);
+    // A seller whose handler failed after its gate took the payment still answers with the receipt:
+    // the payment stands, and the books follow it.
+    if (!res.ok && !res.headers.has('payment-response') && !res.headers.has('x-payment-response'))
+      return withPayment(res, null);
     const payment = await checkReceipt(res, accept, signer, cumulative, options, doFetch);
     signer.confirm(cumulative);
     return withPayment(res, payment);

@@ -11,7 +11,7 @@ import { PaymentError, payFetch, streamPaid } from '@svc/sdk';
 import { startHarness } from '../helpers/harness.js';
 import type { Harness } from '../helpers/harness.js';
 
-type Mode = 'not-increasing' | 'own-receipt';
+type Mode = 'not-increasing' | 'own-receipt' | 'fails-after-payment';
 
 describe('payFetch against a seller that names itself as the facilitator', () => {
   let h: Harness;
@@ -53,6 +53,21 @@ describe('payFetch against a seller that names itself as the facilitator', () =>
       const decoded = decodeJsonHeader(header);
       const payload = (decoded.ok ? (decoded.value as { payload: ChannelPayload }).payload : null)!;
       received.push(BigInt(payload.cumulative));
+      if (mode === 'fails-after-payment') {
+        // An honest gate (the real facilitator accepts the voucher), then a handler that throws.
+        const real = terms!.accepts[0]!;
+        const paymentPayload = decoded.ok ? decoded.value : null;
+        const verified = (await (
+          await fetch(`${h.url}/verify`, {
+            method: 'POST',
+            headers: { 'content-type': 'application/json' },
+            body: JSON.stringify({ x402Version: 2, paymentPayload, paymentRequirements: real, method: 'GET' }),
+          })
+        ).json()) as { extra: { receipt: unknown } };
+        res.writeHead(500, { 'payment-response': encodeJsonHeader(verified.extra.receipt) });
+        res.end('the handler failed');
+        return;
+      }
       if (mode === 'not-increasing') {
         const refused = { ...mine, error: 'VOUCHER_NOT_INCREASING' };
         res.writeHead(402, { 'payment-required': encodeJsonHeader(refused), 'content-type': 'application/json' });
@@ -109,6 +124,21 @@ describe('payFetch against a seller that names itself as the facilitator', () =>
     expect(received.length).toBeGreaterThan(0);
     expect(received.every((c) => c <= 5000n)).toBe(true);
     expect(buyer.signer.cumulative).toBe(0n);
+  });
+
+  it('returns the receipt of a payment taken before the handler failed, and keeps its books by it', async () => {
+    mode = 'fails-after-payment';
+    received.length = 0;
+    const buyer = await h.buyer({ deposit: 5_000_000n });
+    // The seller's terms name the real facilitator here: its receipts verify.
+    const res = await payFetch(
+      `${sellerUrl}/paid`,
+      {},
+      { signer: buyer.signer, trustedSigners: [h.f.services.keys.address] },
+    );
+    expect(res.status).toBe(500);
+    expect(res.payment?.receipt.cumulative).toBe('5000');
+    expect(buyer.signer.cumulative).toBe(5000n);
   });
 
   it('refuses a receipt for a cumulative it did not sign, and keeps its books', async () => {
