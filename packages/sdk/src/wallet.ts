@@ -8,6 +8,7 @@ import type { Keypair, PaymentRequirements } from '@svc/core';
 import { ChannelSigner } from './channel-signer.js';
 import type { SignerState } from './channel-signer.js';
 import { LocalLedgerClient } from './ledger-client.js';
+import { PaymentError } from './pay-fetch.js';
 
 export interface WalletOptions {
   /** Where to keep the wallet; in memory only when omitted. */
@@ -15,8 +16,17 @@ export interface WalletOptions {
   fetch?: typeof fetch;
   /** The ledger's base URL; defaults to `<facilitator>/ledger` from the terms. */
   ledgerUrl?: string;
-  /** How much to deposit into a new channel (default: the seller's minimum deposit). */
+  /**
+   * How much to deposit into a new channel: at least the seller's minimum deposit
+   * (`extra.minDeposit`) and what the payment needs (default: that minimum).
+   */
   deposit?: (terms: PaymentRequirements) => bigint;
+  /**
+   * The most a new channel may lock up. The seller sets its minimum deposit, and the deposit is
+   * what a buyer can lose to it: a channel that would need more is not opened (PaymentError
+   * `DEPOSIT_ABOVE_LIMIT`). Unset: no limit.
+   */
+  maxDeposit?: bigint;
   /** Called with a line of progress (opening a channel, using the faucet). */
   log?: (line: string) => void;
 }
@@ -82,6 +92,11 @@ export class Wallet {
     const minimum = BigInt(terms.extra.minDeposit);
     const wanted = this.options.deposit?.(terms) ?? minimum;
     const deposit = [wanted, minimum, needed].reduce((a, b) => (a > b ? a : b));
+    if (this.options.maxDeposit !== undefined && deposit > this.options.maxDeposit)
+      throw new PaymentError(
+        `a channel to ${terms.payTo} needs a deposit of ${deposit} (the seller's minimum is ${minimum}), above this wallet's limit of ${this.options.maxDeposit}`,
+        'DEPOSIT_ABOVE_LIMIT',
+      );
     if ((await ledger.balance(this.buyer.address)) < deposit) {
       this.options.log?.(`funding ${this.buyer.address} from the faucet`);
       await ledger.faucet(this.buyer.address);

@@ -7,7 +7,7 @@ import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { decodeJsonHeader, encodeJsonHeader, randomKeypair, signReceipt } from '@svc/core';
 import type { ChannelPayload, PaymentRequired } from '@svc/core';
-import { PaymentError, payFetch, streamPaid } from '@svc/sdk';
+import { PaymentError, Wallet, payFetch, streamPaid } from '@svc/sdk';
 import { startHarness } from '../helpers/harness.js';
 import type { Harness } from '../helpers/harness.js';
 
@@ -139,6 +139,16 @@ describe('payFetch against a seller that names itself as the facilitator', () =>
     expect(res.status).toBe(500);
     expect(res.payment?.receipt.cumulative).toBe('5000');
     expect(buyer.signer.cumulative).toBe(5000n);
+  });
+
+  it('opens no channel above the wallet’s maxDeposit, whatever minimum deposit the seller asks', async () => {
+    const real = decodeJsonHeader((await fetch(`${h.url}/demo/book`)).headers.get('payment-required')!);
+    const accept = (real.ok ? (real.value as PaymentRequired) : null)!.accepts[0]!;
+    const greedy = { ...accept, extra: { ...accept.extra, minDeposit: '100000000000' } };
+    const wallet = Wallet.open({ ledgerUrl: `${h.url}/ledger`, maxDeposit: 10_000_000n });
+    await expect(wallet.signerFor(greedy)).rejects.toMatchObject({ code: 'DEPOSIT_ABOVE_LIMIT' });
+    expect(wallet.channels).toHaveLength(0);
+    expect((await wallet.signerFor(accept)).deposit).toBe(BigInt(accept.extra.minDeposit));
   });
 
   it('refuses a receipt for a cumulative it did not sign, and keeps its books', async () => {
