@@ -194,7 +194,17 @@ async function checkReceipt(
   const decoded = header ? decodeJsonHeader(header, 64 * 1024) : null;
   const payment = readPaymentResponse(decoded?.ok ? decoded.value : null);
   if (!payment) throw new PaymentError('the paid response carries no readable PAYMENT-RESPONSE', 'BAD_RECEIPT', res);
-  const trusted = options.trustedSigners ?? (await facilitatorSigners(doFetch, accept.extra.facilitator));
+  let trusted: readonly string[];
+  try {
+    trusted = options.trustedSigners ?? (await facilitatorSigners(doFetch, accept.extra.facilitator));
+  } catch (err) {
+    // The seller answered (and was paid): the answer goes with the error, to be read or retried.
+    throw new PaymentError(
+      `the receipt cannot be checked: ${accept.extra.facilitator}/supported did not give the receipt signers (${(err as Error).message})`,
+      'FACILITATOR_UNREADABLE',
+      res,
+    );
+  }
   const check = verifyReceipt(payment.receipt, trusted);
   if (!check.ok) throw new PaymentError(`the receipt does not verify: ${check.reason}`, 'BAD_RECEIPT', res);
   const r = payment.receipt;
@@ -215,8 +225,9 @@ export function facilitatorSigners(doFetch: typeof fetch, facilitator: string): 
   if (!pending) {
     pending = (async () => {
       const res = await doFetch(`${facilitator}/supported`);
-      const supported = SupportedResponseSchema.parse(await res.json());
-      return Object.values(supported.signers).flat();
+      const supported = safeParse(SupportedResponseSchema, await res.json().catch(() => null));
+      if (!supported.success) throw new Error(`HTTP ${res.status}, not the x402 /supported answer`);
+      return Object.values(supported.data.signers).flat();
     })();
     pending.catch(() => signerCache.delete(facilitator));
     signerCache.set(facilitator, pending);

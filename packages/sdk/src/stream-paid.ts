@@ -76,7 +76,15 @@ export async function streamPaid(o: StreamPaidOptions): Promise<StreamPaidResult
     throw new PaymentError('the seller offers no `channel` stream (token or second) terms', 'NO_STREAM_TERMS', first);
   const slice = BigInt(accept.extra.sliceAmount);
   const signer = typeof o.signer === 'function' ? await o.signer(accept) : o.signer;
-  const trusted = o.trustedSigners ?? (await facilitatorSigners(doFetch, accept.extra.facilitator));
+  const trusted =
+    o.trustedSigners ??
+    (await facilitatorSigners(doFetch, accept.extra.facilitator).catch((err: unknown) => {
+      throw new PaymentError(
+        `${accept.extra.facilitator}/supported did not give the receipt signers (${(err as Error).message})`,
+        'FACILITATOR_UNREADABLE',
+        first,
+      );
+    }));
   const run: StreamPaidResult = {
     streamId: null,
     events: [],

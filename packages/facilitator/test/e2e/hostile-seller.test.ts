@@ -11,7 +11,7 @@ import { PaymentError, Wallet, payFetch, streamPaid } from '@svc/sdk';
 import { startHarness } from '../helpers/harness.js';
 import type { Harness } from '../helpers/harness.js';
 
-type Mode = 'not-increasing' | 'own-receipt' | 'fails-after-payment';
+type Mode = 'not-increasing' | 'own-receipt' | 'fails-after-payment' | 'unreadable-supported';
 
 describe('payFetch against a seller that names itself as the facilitator', () => {
   let h: Harness;
@@ -28,7 +28,8 @@ describe('payFetch against a seller that names itself as the facilitator', () =>
     const terms = real.ok ? (real.value as PaymentRequired) : null;
     seller = http.createServer((req, res) => void answer(req, res).catch(() => res.destroy()));
     async function answer(req: http.IncomingMessage, res: http.ServerResponse) {
-      const accept = { ...terms!.accepts[0]!, extra: { ...terms!.accepts[0]!.extra, facilitator: sellerUrl } };
+      const facilitator = mode === 'unreadable-supported' ? `${sellerUrl}/broken` : sellerUrl;
+      const accept = { ...terms!.accepts[0]!, extra: { ...terms!.accepts[0]!.extra, facilitator } };
       const mine = { ...terms!, accepts: [accept] };
       if (req.url?.startsWith('/channels/')) {
         // The channel as the real facilitator shows it, but with nearly all of it "accepted".
@@ -36,6 +37,11 @@ describe('payFetch against a seller that names itself as the facilitator', () =>
         const lastAccepted = (BigInt(view['deposit']!) - 5000n).toString();
         res.setHeader('content-type', 'application/json');
         res.end(JSON.stringify({ ...view, lastAccepted }));
+        return;
+      }
+      if (req.url === '/broken/supported') {
+        res.writeHead(200, { 'content-type': 'text/html' });
+        res.end('<html>not an x402 facilitator</html>');
         return;
       }
       if (req.url === '/supported') {
@@ -53,7 +59,7 @@ describe('payFetch against a seller that names itself as the facilitator', () =>
       const decoded = decodeJsonHeader(header);
       const payload = (decoded.ok ? (decoded.value as { payload: ChannelPayload }).payload : null)!;
       received.push(BigInt(payload.cumulative));
-      if (mode === 'fails-after-payment') {
+      if (mode === 'fails-after-payment' || mode === 'unreadable-supported') {
         // An honest gate (the real facilitator accepts the voucher), then a handler that throws.
         const real = terms!.accepts[0]!;
         const paymentPayload = decoded.ok ? decoded.value : null;
@@ -64,8 +70,9 @@ describe('payFetch against a seller that names itself as the facilitator', () =>
             body: JSON.stringify({ x402Version: 2, paymentPayload, paymentRequirements: real, method: 'GET' }),
           })
         ).json()) as { extra: { receipt: unknown } };
-        res.writeHead(500, { 'payment-response': encodeJsonHeader(verified.extra.receipt) });
-        res.end('the handler failed');
+        const status = mode === 'fails-after-payment' ? 500 : 200;
+        res.writeHead(status, { 'payment-response': encodeJsonHeader(verified.extra.receipt) });
+        res.end(status === 500 ? 'the handler failed' : 'served');
         return;
       }
       if (mode === 'not-increasing') {
@@ -149,6 +156,14 @@ describe('payFetch against a seller that names itself as the facilitator', () =>
     await expect(wallet.signerFor(greedy)).rejects.toMatchObject({ code: 'DEPOSIT_ABOVE_LIMIT' });
     expect(wallet.channels).toHaveLength(0);
     expect((await wallet.signerFor(accept)).deposit).toBe(BigInt(accept.extra.minDeposit));
+  });
+
+  it('says the receipt cannot be checked when the facilitator’s /supported is unreadable, with the answer attached', async () => {
+    mode = 'unreadable-supported';
+    const buyer = await h.buyer({ deposit: 5_000_000n });
+    const error = await payFetch(`${sellerUrl}/paid`, {}, { signer: buyer.signer }).catch((e: unknown) => e);
+    expect(error).toMatchObject({ name: 'PaymentError', code: 'FACILITATOR_UNREADABLE' });
+    expect(await (error as PaymentError).response?.text()).toBe('served');
   });
 
   it('refuses a receipt for a cumulative it did not sign, and keeps its books', async () => {
