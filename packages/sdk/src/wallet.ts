@@ -38,6 +38,9 @@ interface WalletFile {
 }
 
 export class Wallet {
+  /** signerFor, one call at a time: calls at once would each open a channel, racing on the ledger. */
+  private choosing: Promise<unknown> = Promise.resolve();
+
   private constructor(
     readonly buyer: Keypair,
     private readonly signers: ChannelSigner[],
@@ -65,7 +68,13 @@ export class Wallet {
   }
 
   /** A channel able to pay these terms `count` times, opening one if none fits. */
-  async signerFor(terms: PaymentRequirements, count = 1n): Promise<ChannelSigner> {
+  signerFor(terms: PaymentRequirements, count = 1n): Promise<ChannelSigner> {
+    const chosen = this.choosing.then(() => this.choose(terms, count));
+    this.choosing = chosen.catch(() => undefined);
+    return chosen;
+  }
+
+  private async choose(terms: PaymentRequirements, count: bigint): Promise<ChannelSigner> {
     const owed = owedPerPayment(terms);
     const ledger = this.ledgerFor(terms);
     for (const signer of this.signers) {
