@@ -89,11 +89,33 @@ export class Wallet {
   /** Persists what the signers know (also done each time a signer signs above its highest). */
   save(): void {
     if (!this.options.file) return;
-    const data: WalletFile = { version: 1, buyer: this.buyer.secret(), channels: this.signers.map((s) => s.toState()) };
+    const mine = this.signers.map((s) => s.toState());
+    const data: WalletFile = {
+      version: 1,
+      buyer: this.buyer.secret(),
+      channels: [...mine, ...this.othersOnDisk(mine)],
+    };
     fs.mkdirSync(path.dirname(this.options.file), { recursive: true });
     const tmp = `${this.options.file}.${process.pid}.tmp`;
     fs.writeFileSync(tmp, `${JSON.stringify(data, null, 2)}\n`, { mode: 0o600 });
     fs.renameSync(tmp, this.options.file);
+  }
+
+  /**
+   * Channels the file holds that this wallet does not: another process using the same file opened
+   * them. They are written back as they are, never dropped (their voucher keys are in no other place).
+   */
+  private othersOnDisk(mine: SignerState[]): SignerState[] {
+    let disk: WalletFile;
+    try {
+      disk = JSON.parse(fs.readFileSync(this.options.file!, 'utf8')) as WalletFile;
+    } catch {
+      return [];
+    }
+    if (disk.buyer !== this.buyer.secret() || !Array.isArray(disk.channels)) return [];
+    const key = (c: SignerState) => `${c.network} ${c.channelContract} ${c.channelId}`;
+    const known = new Set(mine.map(key));
+    return disk.channels.filter((c) => !known.has(key(c)));
   }
 
   private async open(terms: PaymentRequirements, needed: bigint, ledger: LocalLedgerClient): Promise<ChannelSigner> {

@@ -1,5 +1,10 @@
 // The buyer's Wallet used as an agent uses it: many requests at once from one wallet.
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { decodeJsonHeader } from '@svc/core';
+import type { PaymentRequired } from '@svc/core';
 import { Wallet, payFetch } from '@svc/sdk';
 import { startHarness } from '../helpers/harness.js';
 import type { Harness } from '../helpers/harness.js';
@@ -21,5 +26,31 @@ describe('a Wallet paying several requests at once', () => {
     expect(answers.map((r) => r.status)).toEqual([200, 200, 200, 200, 200, 200]);
     expect(wallet.channels).toHaveLength(1);
     expect(wallet.channels[0]!.cumulative).toBe(30_000n);
+  });
+});
+
+describe('two Wallets on one file (two processes of one buyer)', () => {
+  let h: Harness;
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'svc-wallet-'));
+  beforeAll(async () => {
+    h = await startHarness();
+  });
+  afterAll(async () => {
+    await h.close();
+    fs.rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('keeps the channels each opened: a save does not drop the other’s', async () => {
+    const file = path.join(dir, 'wallet.json');
+    const first = Wallet.open({ file, ledgerUrl: `${h.url}/ledger` });
+    const second = Wallet.open({ file, ledgerUrl: `${h.url}/ledger` });
+    expect(second.buyer.address).toBe(first.buyer.address);
+    const terms = decodeJsonHeader((await fetch(`${h.url}/demo/book`)).headers.get('payment-required')!);
+    const accept = (terms.ok ? (terms.value as PaymentRequired) : null)!.accepts[0]!;
+    const a = await first.signerFor(accept);
+    const b = await second.signerFor(accept);
+    expect(b.channelId).not.toBe(a.channelId);
+    const saved = Wallet.open({ file, ledgerUrl: `${h.url}/ledger` }).channels.map((c) => c.channelId);
+    expect(saved.sort()).toEqual([a.channelId, b.channelId].sort());
   });
 });
