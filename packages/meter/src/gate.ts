@@ -4,6 +4,7 @@
 // Seller-side behaviour (spec "Endpoints", 1–4 and 6): no payment → 402 PAYMENT_REQUIRED with the
 // terms in the body and PAYMENT-REQUIRED; a payment present but rejected → 402 with the reason
 // code and the same accepts; a valid payment → the receipt (PAYMENT-RESPONSE) and on to the handler.
+// A HEAD request gets the terms and is never charged.
 import { DEFAULT_MESSAGES, decodePayment, decodeJsonHeader, encodeJsonHeader, requestHash } from '@svc/core';
 import type { ErrorBody, PaymentRequired, PaymentResponse, VerifyRequest } from '@svc/core';
 import type { FacilitatorClient } from './facilitator-client.js';
@@ -57,6 +58,9 @@ export class Gate {
     const terms = (error: string, source: 'gateway' | 'facilitator', message: string) =>
       payment402(paymentRequired({ error, source, message, resourceUrl, requirements, bazaar, options: this.options }));
 
+    // A HEAD answer has no body to pay for: it gets the terms, and its payment is never taken.
+    if (req.method.toUpperCase() === 'HEAD')
+      return terms('PAYMENT_REQUIRED', 'gateway', 'A HEAD request is not charged; send the payment with GET.');
     const v2Header = req.header('payment-signature');
     const header = v2Header ?? req.header('x-payment');
     if (header === undefined) return terms('PAYMENT_REQUIRED', 'gateway', DEFAULT_MESSAGES.PAYMENT_REQUIRED);

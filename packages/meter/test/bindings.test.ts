@@ -11,7 +11,8 @@ import type { FastifyInstance } from 'fastify';
 import { Hono } from 'hono';
 import { serve } from '@hono/node-server';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { randomKeypair, requestHash, sha256, toHex, utf8 } from '@svc/core';
+import { decodeJsonHeader, encodeJsonHeader, randomKeypair, requestHash, sha256, toHex, utf8 } from '@svc/core';
+import type { PaymentRequired } from '@svc/core';
 import { nodeMeter, svc } from '@svc/meter';
 import type { SvcClient } from '@svc/meter';
 import { fastifyMeter } from '@svc/meter/fastify';
@@ -188,6 +189,22 @@ describe('the meter’s bindings: node:http, Express, Fastify and Hono alike', (
         want[`${name} ${q}`] = { status: 200, answer: { asked: q }, requestHash: expected(q) };
     }
     expect(seen).toEqual(want);
+  });
+
+  it.each(names)('%s: a HEAD with a valid payment is answered 402 with the terms, and not charged', async (name) => {
+    const unpaid = await fetch(`${urls[name]}/stream`);
+    expect(unpaid.status).toBe(402);
+    const decoded = decodeJsonHeader(unpaid.headers.get('payment-required')!);
+    const terms = (decoded.ok ? decoded.value : null) as PaymentRequired;
+    const before = (await (await fetch(`${h.url}/channels/${signer.channelId}`)).json()) as { lastAccepted: string };
+    const payload = signer.sign(BigInt(before.lastAccepted) + 5000n); // a voucher that would be accepted
+    const header = encodeJsonHeader({ x402Version: 2, accepted: terms.accepts[0], payload, resource: terms.resource });
+    const head = await fetch(`${urls[name]}/stream`, { method: 'HEAD', headers: { 'payment-signature': header } });
+    expect(head.status).toBe(402);
+    expect(head.headers.get('payment-required')).toBeTruthy();
+    expect(head.headers.get('payment-response')).toBeNull();
+    const after = (await (await fetch(`${h.url}/channels/${signer.channelId}`)).json()) as { lastAccepted: string };
+    expect(after.lastAccepted).toBe(before.lastAccepted);
   });
 
   it.each(names)(
