@@ -27,13 +27,29 @@ export function originOf(protocol: string, host: string | undefined): string {
   return `${protocol}://${host ?? 'localhost'}`;
 }
 
+let warnedParsedBody = false;
+
 /**
  * The body bytes for the receipt's requestHash: the first candidate that is bytes or text. A parsed
- * body (an object) is not the bytes the buyer sent, so it counts as none.
+ * body (an object) is not the bytes the buyer sent, so it counts as none, and the seller is told
+ * once per process how to keep the bytes.
  */
 export function bodyBytes(...candidates: unknown[]): Uint8Array | string | null {
   for (const c of candidates) if (typeof c === 'string' || c instanceof Uint8Array) return c;
+  if (!warnedParsedBody && candidates.some(isParsedBody)) {
+    warnedParsedBody = true;
+    console.warn(
+      '@svc/meter: a request body arrived parsed, without its bytes, so the receipt’s requestHash covers no body. ' +
+        'Keep the raw body as req.rawBody: express.json({ verify: (req, _res, buf) => { req.rawBody = buf } }), ' +
+        'or request.rawBody in Fastify (the README’s “Selling”).',
+    );
+  }
   return null;
+}
+
+/** A body a parser made of the bytes: an object with something in it (a GET's `{}` is no body). */
+function isParsedBody(c: unknown): boolean {
+  return typeof c === 'object' && c !== null && Object.keys(c).length > 0;
 }
 
 // Duck-typed: runtimes and polyfills bring their own Headers classes.

@@ -10,7 +10,7 @@ import Fastify from 'fastify';
 import type { FastifyInstance } from 'fastify';
 import { Hono } from 'hono';
 import { serve } from '@hono/node-server';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { decodeJsonHeader, encodeJsonHeader, randomKeypair, requestHash, sha256, toHex, utf8 } from '@svc/core';
 import type { PaymentRequired } from '@svc/core';
 import { nodeMeter, svc } from '@svc/meter';
@@ -189,6 +189,32 @@ describe('the meter’s bindings: node:http, Express, Fastify and Hono alike', (
         want[`${name} ${q}`] = { status: 200, answer: { asked: q }, requestHash: expected(q) };
     }
     expect(seen).toEqual(want);
+  });
+
+  it('warns once when a body arrived parsed, without its bytes: the requestHash then covers no body', async () => {
+    const app = express();
+    app.use(express.json()); // no `verify`: the raw bytes are gone
+    const client = svc({ facilitator: h.url, payTo: signer.payee, publicUrl: PUBLIC });
+    app.post('/plain', client.meter(perRequest), (req, res) => void res.json(req.body));
+    const server = http.createServer(app);
+    const url = await listen(server);
+    const warn = vi.spyOn(console, 'warn').mockImplementation(() => undefined);
+    try {
+      for (const q of ['one', 'two']) {
+        const res = await payFetch(
+          `${url}/plain`,
+          { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ q }) },
+          { signer },
+        );
+        expect(res.status).toBe(200);
+        expect(res.payment?.receipt.requestHash).toBe(requestHash('POST', `${PUBLIC}/plain`, null));
+      }
+      expect(warn).toHaveBeenCalledTimes(1);
+      expect(String(warn.mock.calls[0]![0])).toMatch(/requestHash covers no body.*rawBody/s);
+    } finally {
+      warn.mockRestore();
+      await new Promise<void>((r) => server.close(() => r()));
+    }
   });
 
   it.each(names)('%s: a HEAD with a valid payment is answered 402 with the terms, and not charged', async (name) => {

@@ -142,7 +142,10 @@ function installJsonParser(app: FastifyInstance): void {
   const parse = app.getDefaultJsonParser('error', 'error');
   app.removeContentTypeParser('application/json');
   app.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body, done) => {
-    void parse(request, typeof body === 'string' ? body : body.toString('utf8'), (err, value) => {
+    const text = typeof body === 'string' ? body : body.toString('utf8');
+    // The bytes as sent, for the demo seller's meter: its receipts' requestHash covers the body.
+    (request as { rawBody?: string }).rawBody = text;
+    void parse(request, text, (err, value) => {
       if (err) return done(err, undefined);
       if (jsonDepth(value) > MAX_JSON_DEPTH)
         return done(

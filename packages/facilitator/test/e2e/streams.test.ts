@@ -4,7 +4,7 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import express from 'express';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { encodeJsonHeader, randomKeypair } from '@svc/core';
+import { encodeJsonHeader, randomKeypair, requestHash } from '@svc/core';
 import type { Keypair } from '@svc/core';
 import type { PaymentRequirements } from '@svc/core';
 import { svc } from '@svc/meter';
@@ -406,6 +406,13 @@ describe('the demo seller streams with the public meter API', () => {
     expect(run.ended).toMatchObject({ reason: 'done', units, charged: (slices * 20n * 200n).toString() });
     expect(run.paid).toBe(slices * 20n * 200n);
     expect(tokens.map((t) => (t.data as { text: string }).text).join('')).toMatch(/^A payment channel is a deposit/);
+    // The first slice's receipt covers the prompt that was posted (the demo's meter gets its bytes).
+    const listed = (await (await fetch(`${h.url}/receipts?channelId=${b.channelId}&limit=200`)).json()) as {
+      receipts: { requestHash: string | null }[];
+    };
+    expect(listed.receipts.at(-1)!.requestHash).toBe(
+      requestHash('POST', `${h.url}/demo/chat`, '{"prompt":"what is a channel?"}'),
+    );
   });
 
   it('GET /demo/ticker/stream ticks once a second, 1000 per second in slices of 2 s', async () => {
