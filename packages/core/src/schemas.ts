@@ -7,11 +7,13 @@ import { isAccountAddress, isAddress, isContractAddress } from './strkey.js';
 export const UNITS = ['request', 'token', 'second'] as const;
 export type Unit = (typeof UNITS)[number];
 
+const UNITS_DIGITS = /^[0-9]{1,39}$/;
+
 export const zUnits = z
   .string()
-  .regex(/^[0-9]{1,39}$/, 'a decimal string of base units')
+  .regex(UNITS_DIGITS, 'a decimal string of base units')
   // zod runs refinements even after the regex failed: say only what is wrong.
-  .refine((v) => !/^[0-9]{1,39}$/.test(v) || isUnits(v), 'exceeds the i128 range')
+  .refine((v) => !UNITS_DIGITS.test(v) || isUnits(v), 'exceeds the i128 range')
   .meta({ description: 'Amount in base units of the asset (7 decimals), as a decimal string.', example: '5000' });
 
 export const zChannelId = z

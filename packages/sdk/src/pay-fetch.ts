@@ -194,17 +194,8 @@ async function checkReceipt(
   const decoded = header ? decodeJsonHeader(header, 64 * 1024) : null;
   const payment = readPaymentResponse(decoded?.ok ? decoded.value : null);
   if (!payment) throw new PaymentError('the paid response carries no readable PAYMENT-RESPONSE', 'BAD_RECEIPT', res);
-  let trusted: readonly string[];
-  try {
-    trusted = options.trustedSigners ?? (await facilitatorSigners(doFetch, accept.extra.facilitator));
-  } catch (err) {
-    // The seller answered (and was paid): the answer goes with the error, to be read or retried.
-    throw new PaymentError(
-      `the receipt cannot be checked: ${accept.extra.facilitator}/supported did not give the receipt signers (${(err as Error).message})`,
-      'FACILITATOR_UNREADABLE',
-      res,
-    );
-  }
+  // The seller answered (and was paid): the answer goes with an error, to be read or retried.
+  const trusted = options.trustedSigners ?? (await trustedSigners(doFetch, accept.extra.facilitator, res));
   const check = verifyReceipt(payment.receipt, trusted);
   if (!check.ok) throw new PaymentError(`the receipt does not verify: ${check.reason}`, 'BAD_RECEIPT', res);
   const r = payment.receipt;
@@ -217,6 +208,26 @@ async function checkReceipt(
     );
   }
   return payment;
+}
+
+/**
+ * The receipt signers to trust for `facilitator`, or PaymentError FACILITATOR_UNREADABLE (with
+ * `res`, the seller's answer, attached) when its /supported cannot be read.
+ */
+export async function trustedSigners(
+  doFetch: typeof fetch,
+  facilitator: string,
+  res: Response,
+): Promise<readonly string[]> {
+  try {
+    return await facilitatorSigners(doFetch, facilitator);
+  } catch (err) {
+    throw new PaymentError(
+      `the receipt cannot be checked: ${facilitator}/supported did not give the receipt signers (${(err as Error).message})`,
+      'FACILITATOR_UNREADABLE',
+      res,
+    );
+  }
 }
 
 /** The facilitator's published receipt signers (GET /supported), cached per facilitator. */

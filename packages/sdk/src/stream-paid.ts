@@ -9,6 +9,7 @@ import {
   decodeJsonHeader,
   encodeJsonHeader,
   globalFetch,
+  isUnits,
   PaymentResponseSchema,
   readPaymentResponse,
   safeParse,
@@ -16,7 +17,7 @@ import {
 } from '@svc/core';
 import type { PaymentRequirements, PaymentResponse, StreamVoucher } from '@svc/core';
 import type { ChannelSigner } from './channel-signer.js';
-import { PaymentError, facilitatorSigners, readTerms } from './pay-fetch.js';
+import { PaymentError, readTerms, trustedSigners } from './pay-fetch.js';
 import { SseParser } from './sse.js';
 
 export interface StreamEvent {
@@ -76,15 +77,7 @@ export async function streamPaid(o: StreamPaidOptions): Promise<StreamPaidResult
     throw new PaymentError('the seller offers no `channel` stream (token or second) terms', 'NO_STREAM_TERMS', first);
   const slice = BigInt(accept.extra.sliceAmount);
   const signer = typeof o.signer === 'function' ? await o.signer(accept) : o.signer;
-  const trusted =
-    o.trustedSigners ??
-    (await facilitatorSigners(doFetch, accept.extra.facilitator).catch((err: unknown) => {
-      throw new PaymentError(
-        `${accept.extra.facilitator}/supported did not give the receipt signers (${(err as Error).message})`,
-        'FACILITATOR_UNREADABLE',
-        first,
-      );
-    }));
+  const trusted = o.trustedSigners ?? (await trustedSigners(doFetch, accept.extra.facilitator, first));
   const run: StreamPaidResult = {
     streamId: null,
     events: [],
@@ -127,9 +120,7 @@ export async function streamPaid(o: StreamPaidOptions): Promise<StreamPaidResult
           session = sessionOf(d, accept, slice);
           run.streamId = session.streamId;
         } else if (event.event === 'payment-required' && session) {
-          const required = /^[0-9]{1,39}$/.test(String(d['requiredCumulative']))
-            ? BigInt(String(d['requiredCumulative']))
-            : 0n;
+          const required = isUnits(d['requiredCumulative']) ? BigInt(d['requiredCumulative']) : 0n;
           if (received > 0 && (await payNextSlice(doFetch, session, signer, required, accept, trusted, run)))
             received = 0;
         } else if (event.event === 'done') {
@@ -157,8 +148,7 @@ export async function streamPaid(o: StreamPaidOptions): Promise<StreamPaidResult
  * less), and vouchers go to the terms' facilitator, never to another address the seller names.
  */
 function sessionOf(d: Record<string, unknown>, accept: PaymentRequirements, slice: bigint): SessionInfo {
-  const said =
-    typeof d['sliceAmount'] === 'string' && /^[0-9]{1,39}$/.test(d['sliceAmount']) ? BigInt(d['sliceAmount']) : slice;
+  const said = isUnits(d['sliceAmount']) ? BigInt(d['sliceAmount']) : slice;
   const voucherUrl = String(d['voucherUrl']);
   let sameOrigin = false;
   try {

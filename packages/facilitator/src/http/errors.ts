@@ -3,7 +3,7 @@
 // Retry-After; an unexpected error is a 500 INTERNAL whose details stay in the log, never in the
 // response.
 // Statuses come from the reason-code table (REASON_STATUS), except the transport-level refusals
-// 413, 414 and 415 (code BAD_REQUEST), which keep their standard HTTP status, as the ledger's do.
+// 405, 413, 414 and 415 (code BAD_REQUEST), which keep their standard HTTP status, as the ledger's do.
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import FindMyWay from 'find-my-way';
 import { LedgerTxRefused, LedgerUnavailable } from '@svc/ledger';
@@ -87,7 +87,7 @@ export function toSvcError(error: unknown): SvcError {
   // Nothing of a failed write was acknowledged (store/faults.ts): the client may send it again.
   if (isStoreFault(error)) return new SvcError('FACILITATOR_UNAVAILABLE', STORE_UNAVAILABLE_MESSAGE);
   const status = statusOf(error);
-  if (status !== undefined && status >= 400 && status < 500) {
+  if (isClientStatus(status)) {
     // Fastify's own refusals: unparsable JSON, body too large, unsupported media type, bad URL, …
     return new SvcError(
       status === 429 ? 'RATE_LIMITED' : 'BAD_REQUEST',
@@ -103,8 +103,11 @@ export function toSvcError(error: unknown): SvcError {
  * connection's code.
  */
 function isStoreFault(error: unknown): boolean {
-  const status = statusOf(error);
-  return !(status !== undefined && status >= 400 && status < 500) && isStoreUnavailable(error);
+  return !isClientStatus(statusOf(error)) && isStoreUnavailable(error);
+}
+
+function isClientStatus(status: number | undefined): status is number {
+  return status !== undefined && status >= 400 && status < 500;
 }
 
 function statusOf(error: unknown): number | undefined {

@@ -11,6 +11,16 @@ import { PaymentError, Wallet, payFetch, streamPaid } from '@svc/sdk';
 import { startHarness } from '../helpers/harness.js';
 import type { Harness } from '../helpers/harness.js';
 
+/** What an honest gate does with a payment: /verify at the real facilitator; the receipt it returns. */
+async function verifiedAt(h: Harness, paymentPayload: unknown, paymentRequirements: unknown): Promise<unknown> {
+  const res = await fetch(`${h.url}/verify`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ x402Version: 2, paymentPayload, paymentRequirements, method: 'GET' }),
+  });
+  return ((await res.json()) as { extra: { receipt: unknown } }).extra.receipt;
+}
+
 type Mode = 'not-increasing' | 'own-receipt' | 'fails-after-payment' | 'unreadable-supported';
 
 describe('payFetch against a seller that names itself as the facilitator', () => {
@@ -61,17 +71,9 @@ describe('payFetch against a seller that names itself as the facilitator', () =>
       received.push(BigInt(payload.cumulative));
       if (mode === 'fails-after-payment' || mode === 'unreadable-supported') {
         // An honest gate (the real facilitator accepts the voucher), then a handler that throws.
-        const real = terms!.accepts[0]!;
-        const paymentPayload = decoded.ok ? decoded.value : null;
-        const verified = (await (
-          await fetch(`${h.url}/verify`, {
-            method: 'POST',
-            headers: { 'content-type': 'application/json' },
-            body: JSON.stringify({ x402Version: 2, paymentPayload, paymentRequirements: real, method: 'GET' }),
-          })
-        ).json()) as { extra: { receipt: unknown } };
+        const receipt = await verifiedAt(h, decoded.ok ? decoded.value : null, terms!.accepts[0]!);
         const status = mode === 'fails-after-payment' ? 500 : 200;
-        res.writeHead(status, { 'payment-response': encodeJsonHeader(verified.extra.receipt) });
+        res.writeHead(status, { 'payment-response': encodeJsonHeader(receipt) });
         res.end(status === 500 ? 'the handler failed' : 'served');
         return;
       }
@@ -208,16 +210,10 @@ describe('streamPaid against a seller that lies in its stream', () => {
       // The first slice, verified by the real facilitator as an honest seller would.
       const decoded = decodeJsonHeader(header);
       const paymentPayload = decoded.ok ? (decoded.value as { payload: ChannelPayload }) : null;
-      const verified = (await (
-        await fetch(`${h.url}/verify`, {
-          method: 'POST',
-          headers: { 'content-type': 'application/json' },
-          body: JSON.stringify({ x402Version: 2, paymentPayload, paymentRequirements: accept, method: 'GET' }),
-        })
-      ).json()) as { extra: { receipt: unknown } };
+      const receipt = await verifiedAt(h, paymentPayload, accept);
       res.writeHead(200, {
         'content-type': 'text/event-stream',
-        'payment-response': encodeJsonHeader(verified.extra.receipt),
+        'payment-response': encodeJsonHeader(receipt),
       });
       const paid = BigInt(paymentPayload!.payload.cumulative);
       const slice = BigInt(accept.extra.sliceAmount!);
