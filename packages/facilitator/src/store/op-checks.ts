@@ -28,6 +28,15 @@ const ISO_MS_RE = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
 export const MAX_COUNTED_PAYERS = 1_000;
 
 /** Decimal text of a channel id, zero-padded so text order is numeric order (SQLite keys). */
+/**
+ * A channel as stored: what the ledger shows claimed is the floor of what was accepted (a store
+ * that lost or never saw the vouchers behind a claim must not take them again), and the signature
+ * of a voucher below that floor no longer names `lastAccepted`.
+ */
+export function flooredChannel(c: ChannelRecord): ChannelRecord {
+  return c.claimed > c.lastAccepted ? { ...c, lastAccepted: c.claimed, lastSignature: null } : c;
+}
+
 export function paddedId(id: bigint): string {
   return id.toString().padStart(CHANNEL_ID_DIGITS, '0');
 }

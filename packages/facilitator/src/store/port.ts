@@ -139,7 +139,10 @@ export interface CatalogQuery {
 }
 
 export type WriteOp =
-  /** Insert a channel first seen on the ledger; no effect when the id is already stored. */
+  /**
+   * Insert a channel first seen on the ledger; no effect when the id is already stored. Its
+   * lastAccepted is at least its claimed (the ledger is the floor; lastSignature null if raised).
+   */
   | { op: 'channel.insert'; channel: ChannelRecord }
   /**
    * The compare-and-set advance: lastAccepted := cumulative, lastSignature := signature,
@@ -150,6 +153,9 @@ export type WriteOp =
   /**
    * Ledger facts about a channel, applied monotonically: deposit and expiryLedger only grow,
    * claimed := max(claimed, value), a closed channel never reopens. Missing channel: no effect.
+   * What the ledger shows claimed is the floor of what was accepted: when claimed rises above
+   * lastAccepted (a store that lost the vouchers behind a claim), lastAccepted := claimed and
+   * lastSignature := null, so that no voucher at or below it is accepted again.
    */
   | {
       op: 'channel.ledger';
@@ -159,7 +165,10 @@ export type WriteOp =
       claimed?: bigint;
       closed?: { at: string; refunded: bigint };
     }
-  /** A confirmed claim: claimed := max(claimed, cumulative), vouchersClaimed := max(…, vouchersCovered). */
+  /**
+   * A confirmed claim: claimed := max(claimed, cumulative), vouchersClaimed := max(…, vouchersCovered);
+   * lastAccepted is raised to claimed as for channel.ledger.
+   */
   | { op: 'channel.claimed'; channelId: bigint; cumulative: bigint; vouchersClaimed: number }
   | { op: 'event'; event: NewEvent }
   /** A receipt exactly as issued (stored once; a second copy of the same id is ignored). */

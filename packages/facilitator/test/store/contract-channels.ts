@@ -155,6 +155,7 @@ export const channelSection: Section = (ctx) => {
           deposit: 3_000n,
           expiryLedger: 300,
           claimed: 400n,
+          lastAccepted: 400n,
           status: 'closed',
           closedAt: iso(50),
           refunded: 1_600n,
@@ -188,6 +189,54 @@ export const channelSection: Section = (ctx) => {
       expect(await store.write([{ op: 'channel.claimed', channelId: 2n, cumulative: 1n, vouchersClaimed: 1 }])).toEqual(
         { ok: true, events: [] },
       );
+    });
+
+    it('keeps what the ledger shows claimed as the floor of what was accepted, on insert, ledger facts and claims', async () => {
+      const { store } = ctx();
+      // A store that lost the vouchers behind a claim: inserted from the ledger with claimed above lastAccepted.
+      await store.write([{ op: 'channel.insert', channel: channel(1n, { claimed: 50_000n, lastAccepted: 20_000n }) }]);
+      expect(await store.getChannel(1n)).toMatchObject({
+        claimed: 50_000n,
+        lastAccepted: 50_000n,
+        lastSignature: null,
+      });
+      const advance = (channelId: bigint, expected: bigint, cumulative: bigint): WriteOp => ({
+        op: 'channel.advance',
+        channelId,
+        expected,
+        cumulative,
+        signature: sig(cumulative),
+        at: iso(9),
+      });
+      expect(await store.write([advance(1n, 20_000n, 30_000n)])).toEqual({ ok: false, reason: 'conflict', op: 0 });
+      // Ledger facts and claims above what was accepted raise it, and drop the signature it no longer matches.
+      await store.write([{ op: 'channel.insert', channel: channel(2n) }]);
+      await store.write([advance(2n, 0n, 20_000n)]);
+      await store.write([{ op: 'channel.ledger', channelId: 2n, claimed: 50_000n }]);
+      expect(await store.getChannel(2n)).toMatchObject({
+        claimed: 50_000n,
+        lastAccepted: 50_000n,
+        lastSignature: null,
+      });
+      expect(await store.write([advance(2n, 20_000n, 30_000n)])).toEqual({ ok: false, reason: 'conflict', op: 0 });
+      expect(await store.write([advance(2n, 50_000n, 55_000n)])).toEqual({ ok: true, events: [] });
+      await store.write([{ op: 'channel.insert', channel: channel(3n) }]);
+      await store.write([advance(3n, 0n, 10_000n)]);
+      await store.write([{ op: 'channel.claimed', channelId: 3n, cumulative: 40_000n, vouchersClaimed: 1 }]);
+      expect(await store.getChannel(3n)).toMatchObject({
+        claimed: 40_000n,
+        lastAccepted: 40_000n,
+        lastSignature: null,
+      });
+      // A claim at or below what was accepted changes neither the amount nor its signature.
+      await store.write([advance(3n, 40_000n, 45_000n)]);
+      await store.write([{ op: 'channel.ledger', channelId: 3n, claimed: 45_000n }]);
+      await store.write([{ op: 'channel.claimed', channelId: 3n, cumulative: 42_000n, vouchersClaimed: 1 }]);
+      expect(await store.getChannel(3n)).toMatchObject({
+        claimed: 45_000n,
+        lastAccepted: 45_000n,
+        lastSignature: sig(45_000n),
+      });
     });
 
     it('lists channels newest first (createdAt, then id), filtered by payer, payee and status', async () => {

@@ -11,6 +11,7 @@ import {
   MAX_COUNTED_PAYERS,
   catalogJsonText,
   distinctAccounts,
+  flooredChannel,
   eventDataText,
   receiptChannelId,
   receiptCumulative,
@@ -31,7 +32,8 @@ function issue<T extends Row[]>(query: PendingQuery<T>, read: (rows: RowList<T>)
 
 const OK = (): StepResult => 'ok';
 
-function insertChannel(sql: Sql, c: ChannelRecord): Promise<StepResult> {
+function insertChannel(sql: Sql, channel: ChannelRecord): Promise<StepResult> {
+  const c = flooredChannel(channel);
   return issue(
     sql`
       INSERT INTO channels (id, network, channel_contract, payer, payee, asset, voucher_key, deposit, claimed, last_accepted,
@@ -58,6 +60,8 @@ function advance(sql: Sql, op: Op<'channel.advance'>): Promise<StepResult> {
 }
 
 // GREATEST ignores NULL, so an absent field leaves the column as it is; the first close is final.
+// The ledger's claimed amount is the floor of what was accepted (op-checks.ts flooredChannel); every
+// right-hand side reads the row as it was before the UPDATE.
 function ledger(sql: Sql, op: Op<'channel.ledger'>): Promise<StepResult> {
   const closing = op.closed !== undefined;
   return issue(
@@ -66,6 +70,8 @@ function ledger(sql: Sql, op: Op<'channel.ledger'>): Promise<StepResult> {
         deposit = GREATEST(deposit, ${text(op.deposit)}::numeric),
         expiry_ledger = GREATEST(expiry_ledger, ${op.expiryLedger ?? null}::bigint),
         claimed = GREATEST(claimed, ${text(op.claimed)}::numeric),
+        last_accepted = GREATEST(last_accepted, ${text(op.claimed)}::numeric),
+        last_signature = CASE WHEN ${text(op.claimed)}::numeric > last_accepted THEN NULL ELSE last_signature END,
         closed_at = CASE WHEN ${closing}::boolean AND status = 'open' THEN ${op.closed?.at ?? null} ELSE closed_at END,
         refunded = CASE WHEN ${closing}::boolean AND status = 'open' THEN ${text(op.closed?.refunded)}::numeric ELSE refunded END,
         status = CASE WHEN ${closing}::boolean THEN 'closed' ELSE status END
@@ -78,6 +84,8 @@ function claimed(sql: Sql, op: Op<'channel.claimed'>): Promise<StepResult> {
   return issue(
     sql`
       UPDATE channels SET claimed = GREATEST(claimed, ${text(op.cumulative)}::numeric),
+        last_accepted = GREATEST(last_accepted, ${text(op.cumulative)}::numeric),
+        last_signature = CASE WHEN ${text(op.cumulative)}::numeric > last_accepted THEN NULL ELSE last_signature END,
         vouchers_claimed = GREATEST(vouchers_claimed, ${op.vouchersClaimed}::bigint)
       WHERE id = ${text(op.channelId)}::numeric`,
     OK,

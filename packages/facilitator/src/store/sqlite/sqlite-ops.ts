@@ -11,6 +11,7 @@ import {
   catalogJsonText,
   distinctAccounts,
   eventDataText,
+  flooredChannel,
   paddedId,
   receiptChannelId,
   receiptCumulative,
@@ -47,9 +48,11 @@ ON CONFLICT (id) DO NOTHING`;
 const ADVANCE = `UPDATE channels SET last_accepted = ?, last_signature = ?, vouchers = vouchers + 1, last_voucher_at = ?
 WHERE id = ? AND last_accepted = ? AND status = 'open'`;
 const SELECT_LEDGER_FIELDS =
-  'SELECT deposit, claimed, expiry_ledger, status, closed_at, refunded, vouchers_claimed FROM channels WHERE id = ?';
+  'SELECT deposit, claimed, last_accepted, expiry_ledger, status, closed_at, refunded, vouchers_claimed FROM channels WHERE id = ?';
 const UPDATE_LEDGER_FIELDS = `UPDATE channels SET deposit = ?, claimed = ?, expiry_ledger = ?, status = ?, closed_at = ?, refunded = ?,
   vouchers_claimed = ? WHERE id = ?`;
+// The ledger's claimed amount is the floor of what was accepted (op-checks.ts flooredChannel).
+const RAISE_TO_CLAIMED = 'UPDATE channels SET last_accepted = claimed, last_signature = NULL WHERE id = ?';
 const INSERT_EVENT =
   'INSERT INTO events (type, source, ts, channel_id, account, accounts, data) VALUES (?, ?, ?, ?, ?, ?, ?)';
 const INSERT_EVENT_ACCOUNT = 'INSERT INTO event_accounts (account, event_id) VALUES (?, ?)';
@@ -131,7 +134,8 @@ function applyClaimed(f: LedgerFields, op: ClaimedOp): LedgerFields {
   };
 }
 
-function insertChannel(stmts: StatementCache, c: ChannelRecord): void {
+function insertChannel(stmts: StatementCache, channel: ChannelRecord): void {
+  const c = flooredChannel(channel);
   stmts.get(INSERT_CHANNEL).run({
     ...c,
     id: paddedId(c.id),
@@ -152,6 +156,7 @@ function updateLedgerFields(stmts: StatementCache, channelId: bigint, patch: (f:
   const id = paddedId(channelId);
   const row = stmts.get(SELECT_LEDGER_FIELDS).get(id) as Record<string, string | number | null> | undefined;
   if (!row) return;
+  const lastAccepted = toBigint(row.last_accepted, 'last_accepted');
   const f = patch({
     deposit: toBigint(row.deposit, 'deposit'),
     claimed: toBigint(row.claimed, 'claimed'),
@@ -174,6 +179,7 @@ function updateLedgerFields(stmts: StatementCache, channelId: bigint, patch: (f:
       f.vouchersClaimed,
       id,
     );
+  if (f.claimed > lastAccepted) stmts.get(RAISE_TO_CLAIMED).run(id);
 }
 
 function insertEvent(stmts: StatementCache, op: Extract<WriteOp, { op: 'event' }>): StoredEvent {
