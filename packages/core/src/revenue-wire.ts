@@ -39,7 +39,11 @@ export const RevenueReportSchema = z
     asOf: zIsoTime,
     totals: z
       .object({
-        earned: zUnits.meta({ description: 'Sum of accepted vouchers, all time.' }),
+        earned: zUnits.meta({ description: 'Sum of accepted vouchers, all time (restored included).' }),
+        restored: zUnits.meta({
+          description:
+            'Part of earned: what claims on the ledger settled beyond the accepted vouchers on record — vouchers whose records a lost or restored store no longer holds, or a voucher the payee claimed without passing it through /verify.',
+        }),
         settled: zUnits.meta({ description: 'Sum claimed on the ledger, all time.' }),
         receivable: zUnits.meta({ description: 'What open channels owe: earned − settled − lost.' }),
         lost: zUnits.meta({

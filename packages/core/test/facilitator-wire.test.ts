@@ -96,6 +96,7 @@ const REVENUE: RevenueReport = {
   asOf: T,
   totals: {
     earned: '15000',
+    restored: '0',
     settled: '10000',
     receivable: '5000',
     lost: '0',

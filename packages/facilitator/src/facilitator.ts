@@ -29,6 +29,8 @@ export { channelView } from './composition/domain.js';
 
 /** How often the ledger's time is kept in the store, for a restart while the ledger is down. */
 const LEDGER_TIME_SAVE_MS = 10_000;
+/** How often the data directory's mark of the store's last event is brought up to date. */
+const HIGH_WATER_EVERY_MS = 2_000;
 
 export interface FacilitatorOptions {
   config: Config;
@@ -112,6 +114,10 @@ function lifecycle(a: Adapters, domain: Domain, http: Http, clock: Clock): Step[
     { stop: () => a.limiters.close() },
     { stop: () => store.close() },
     { stop: () => bus.close() },
+    // Whether the store is older than this data directory has seen: then no stored record stands
+    // in for the ledger until the two are reconciled (domain/reconciler.ts).
+    { start: () => domain.reconciler.prepare() },
+    { start: () => domain.mark.start(HIGH_WATER_EVERY_MS), stop: () => domain.mark.stop() },
     {
       // Catch up with the ledger before serving, so no channel state is stale at the first voucher
       // (on a shared database the leader's watcher keeps the store current instead). A ledger that
@@ -124,6 +130,12 @@ function lifecycle(a: Adapters, domain: Domain, http: Http, clock: Clock): Step[
             log.warn({ err }, 'could not catch up with the ledger before serving; the watcher keeps trying'),
           );
       },
+    },
+    {
+      // Every open channel compared with the ledger, in the background; a channel's first voucher
+      // reads the ledger itself meanwhile (domain/channel-book.ts).
+      start: () => domain.reconciler.start(),
+      stop: () => domain.reconciler.stop(),
     },
     {
       // Every instance reads the ledger's time (the verifier's expiry check), and keeps the reading

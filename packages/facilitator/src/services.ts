@@ -23,6 +23,7 @@ import type { EventLog } from './domain/event-log.js';
 import type { CatalogRecorder } from './domain/catalog-recorder.js';
 import type { Demo } from './demo/demo.js';
 import type { FloatHistory } from './domain/float-history.js';
+import type { Reconciler } from './domain/reconciler.js';
 import type { ChannelRecord, Store } from './store/port.js';
 
 export interface Services {
@@ -31,6 +32,8 @@ export interface Services {
   store: Store;
   /** Whether this instance can write to its store (/health). */
   storeHealth: StoreHealth;
+  /** Reconciling the store with the ledger, from the start (/health). */
+  reconciler: Reconciler;
   ledger: Ledger;
   ledgerInfo: LedgerInfo;
   latestLedger: LatestLedger;

@@ -125,6 +125,37 @@ describe('bucketing', () => {
     expect(r.byResource).toEqual([{ resource: '', earned: '300', payments: 1 }]);
   });
 
+  it('counts what a claim settled beyond the vouchers on record as earned (restored), so the totals still add up', () => {
+    // A store put back to an older copy: it holds the vouchers up to 20000, the ledger paid out 50000.
+    const voucher = (ts: string, cum: bigint, delta: bigint) =>
+      event('voucher.accepted', ts, {
+        channelId: 'restored',
+        payer: PAYER,
+        payee: SELLER,
+        cumulative: cum.toString(),
+        delta: delta.toString(),
+        unit: 'request',
+        resource: 'http://seller.test/book',
+        latencyMs: 1,
+        receiptId: `r${nextId}`,
+      });
+    const r = tally([
+      voucher('2025-03-10T10:00:00.000Z', 20_000n, 20_000n),
+      claimed('2025-03-10T11:00:00.000Z', 'restored', 50_000n, 50_000n),
+      voucher('2025-03-10T12:00:00.000Z', 55_000n, 5_000n),
+    ]).report(NOW, null);
+    expect(r.totals).toMatchObject({
+      earned: '55000',
+      restored: '30000',
+      settled: '50000',
+      receivable: '5000',
+      lost: '0',
+      payments: 2,
+    });
+    expect(r.window).toMatchObject({ earned: '55000', settled: '50000' });
+    expect(r.receivables.total).toBe('5000');
+  });
+
   it('counts events outside the window in the totals only', () => {
     const r = tally([
       accepted('2025-03-01T10:00:00.000Z', 700n),

@@ -3,6 +3,7 @@
 // scheduler, the float sampler, leadership) is returned beside it for the start/stop sequence.
 import { randomBytes } from 'node:crypto';
 import os from 'node:os';
+import path from 'node:path';
 import { formatUnits, seedFromSecret, voucherContext } from '@svc/core';
 import type { ChannelView, SupportedResponse } from '@svc/core';
 import { SoleLeadership } from '../cluster/leadership.js';
@@ -18,12 +19,14 @@ import { Claimer } from '../domain/claimer.js';
 import type { Clock } from '../domain/clock.js';
 import { EventLog } from '../domain/event-log.js';
 import { FloatHistory } from '../domain/float-history.js';
+import { HIGH_WATER_FILE, HighWater } from '../domain/high-water.js';
 import { LatencyWindow } from '../domain/latency.js';
 import { LatestLedger } from '../domain/latest-ledger.js';
 import { LedgerWatcher } from '../domain/ledger-watcher.js';
 import { ManualClaims } from '../domain/manual-claims.js';
 import { Openings } from '../domain/openings.js';
 import { Payments } from '../domain/payments.js';
+import { Reconciler } from '../domain/reconciler.js';
 import { SellerTokens } from '../domain/seller-tokens.js';
 import { Stats } from '../domain/stats.js';
 import { StreamSessions } from '../domain/streams.js';
@@ -38,6 +41,10 @@ import { BoundAddress } from './bound-address.js';
 export interface Domain {
   services: Services;
   address: BoundAddress;
+  /** The data directory's mark of the newest store it has seen (domain/high-water.ts). */
+  mark: HighWater;
+  /** Reconciles the store with the ledger from the start (domain/reconciler.ts). */
+  reconciler: Reconciler;
   watcher: LedgerWatcher;
   scheduler: ClaimScheduler;
   floatHistory: FloatHistory;
@@ -45,6 +52,9 @@ export interface Domain {
   /** How often the watcher and the latest-ledger reading poll the ledger, in ms. */
   pollMs: number;
 }
+
+/** How soon a reconciliation that found the ledger silent tries again. */
+const RECONCILE_RETRY_MS = 1_000;
 
 export interface DomainOptions {
   clock: Clock;
@@ -63,7 +73,20 @@ export async function createDomain(a: Adapters, options: DomainOptions): Promise
   const vouchers = voucherContext(ledgerInfo.passphrase, ledgerInfo.contracts.channel);
   const channelSource = { network: ledgerInfo.network, channelContract: ledgerInfo.contracts.channel };
   const openings = new Openings(ledger, store, events, channelSource);
-  const book = new ChannelBook(store, ledger, channelSource, clock, openings);
+  // The ledger is the floor of what was paid: a store older than it is brought up to it (reconciler.ts).
+  const mark = new HighWater(path.join(config.DATA_DIR, HIGH_WATER_FILE), store, log);
+  const reconciler = new Reconciler({
+    store,
+    ledger,
+    // The book is built on the reconciler (whether the store may stand in for the ledger), and the
+    // reconciler drops the book's copy of a channel it brings up to the ledger.
+    book: { invalidate: (id) => book.invalidate(id) },
+    mark,
+    clock,
+    log,
+    retryMs: RECONCILE_RETRY_MS,
+  });
+  const book = new ChannelBook(store, ledger, channelSource, clock, openings, reconciler);
   const latency = new LatencyWindow();
   const claimer = new Claimer({ ledger, store, book, events, keys, clock });
   const accounts = new AccountBook(ledger);
@@ -158,7 +181,7 @@ export async function createDomain(a: Adapters, options: DomainOptions): Promise
     accounts,
     latestLedger,
     openings,
-    { pollMs },
+    { pollMs, onClaimAbove: (id, accepted, claimed) => reconciler.claimAbove(id, accepted, claimed) },
     log,
   );
   const scheduler = new ClaimScheduler(
@@ -191,6 +214,7 @@ export async function createDomain(a: Adapters, options: DomainOptions): Promise
     clock,
     store,
     storeHealth: a.storeHealth,
+    reconciler,
     ledger,
     ledgerInfo,
     latestLedger,
@@ -220,7 +244,7 @@ export async function createDomain(a: Adapters, options: DomainOptions): Promise
     supported,
     channelView: (record) => channelView(record, latestLedger.currentLedger),
   };
-  return { services, address, watcher, scheduler, floatHistory, leadership, pollMs };
+  return { services, address, mark, reconciler, watcher, scheduler, floatHistory, leadership, pollMs };
 }
 
 /** GET /supported: the kinds this facilitator handles, with what a seller needs to build terms. */

@@ -2,10 +2,19 @@
 // memory; a miss loads it from the store, then from the ledger (a channel the facilitator has not
 // seen yet), and records it with its opening. The store stays authoritative: the compare-and-set of an advance
 // runs there, and a lost race reloads the channel.
+//
+// The ledger is the floor of what was paid: a miss that finds the channel in the store reads the
+// ledger too, and a store behind it (lost, or put back to an older copy) is brought up to what the
+// ledger shows before any voucher is judged — nothing at or below the ledger's claimed amount is
+// accepted again. When the ledger cannot be read, the stored record stands in for it only while
+// the store is trusted (StoreTrust: not known to be older than what this facilitator has seen, or
+// reconciled since); otherwise the miss fails with LedgerUnavailable (503, try again shortly).
 import { fromHex, isStrictPublicKey } from '@svc/core';
+import { LedgerUnavailable } from '@svc/ledger';
 import type { Ledger } from '@svc/ledger';
 import type { ChannelRecord, Store } from '../store/port.js';
 import type { Clock } from './clock.js';
+import { ledgerFloorOp, ledgerIsAhead } from './ledger-facts.js';
 import type { Openings } from './openings.js';
 
 const MAX_CACHED = 100_000;
@@ -24,6 +33,13 @@ export interface ChannelSource {
   channelContract: string;
 }
 
+/** Whether a stored record may stand in for the ledger's when the ledger cannot be read. */
+export interface StoreTrust {
+  storeTrusted(): boolean;
+}
+
+const ALWAYS_TRUSTED: StoreTrust = { storeTrusted: () => true };
+
 export class ChannelBook {
   private readonly cache = new Map<bigint, CachedChannel>();
   private readonly misses = new Map<bigint, number>();
@@ -35,6 +51,7 @@ export class ChannelBook {
     private readonly source: ChannelSource,
     private readonly clock: Clock,
     private readonly openings: Openings,
+    private readonly trust: StoreTrust = ALWAYS_TRUSTED,
   ) {}
 
   /** The channel, or null when neither the store nor the ledger knows it. May throw LedgerUnavailable. */
@@ -80,7 +97,7 @@ export class ChannelBook {
 
   private async load(id: bigint): Promise<CachedChannel | null> {
     const stored = await this.store.getChannel(id);
-    if (stored) return this.remember(stored);
+    if (stored) return this.remember(await this.floored(stored));
     const onLedger = await this.ledger.getChannel(id);
     if (!onLedger) {
       if (this.misses.size >= MAX_MISSES) this.misses.clear();
@@ -119,6 +136,25 @@ export class ChannelBook {
     // Another instance may have inserted it first: the store's copy wins.
     const settled = await this.store.getChannel(id);
     return settled ? this.remember(settled) : null;
+  }
+
+  /** The stored record, brought up to what the ledger shows (see the header). */
+  private async floored(stored: ChannelRecord): Promise<ChannelRecord> {
+    let onLedger;
+    try {
+      onLedger = await this.ledger.getChannel(stored.id);
+    } catch (err) {
+      if (err instanceof LedgerUnavailable && !this.trust.storeTrusted())
+        throw new LedgerUnavailable(
+          `The facilitator is reconciling its store with the ledger, which does not answer: channel ${stored.id} cannot be judged yet.`,
+          { cause: err },
+        );
+      if (err instanceof LedgerUnavailable) return stored;
+      throw err;
+    }
+    if (!onLedger || !ledgerIsAhead(stored, onLedger)) return stored;
+    await this.store.write([ledgerFloorOp(onLedger)]);
+    return (await this.store.getChannel(stored.id)) ?? stored;
   }
 
   private remember(record: ChannelRecord): CachedChannel {

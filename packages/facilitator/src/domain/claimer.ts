@@ -10,6 +10,7 @@ import type { ChannelRecord, Store, WriteOp } from '../store/port.js';
 import type { ChannelBook } from './channel-book.js';
 import type { Clock } from './clock.js';
 import type { EventLog } from './event-log.js';
+import { ledgerFactsOp } from './ledger-facts.js';
 
 /** Ledger codes after which the channel's ledger state is simply re-read (someone else acted). */
 const RESYNC_CODES = new Set([21, 23]);
@@ -187,23 +188,7 @@ export class Claimer {
   async resync(channelId: bigint): Promise<void> {
     const onLedger = await this.deps.ledger.getChannel(channelId);
     if (!onLedger) return;
-    await this.deps.events.commit([
-      {
-        op: 'channel.ledger',
-        channelId,
-        deposit: onLedger.deposit,
-        expiryLedger: onLedger.expiryLedger,
-        claimed: onLedger.claimed,
-        ...(onLedger.open
-          ? {}
-          : {
-              closed: {
-                at: new Date(this.deps.clock.now()).toISOString(),
-                refunded: onLedger.deposit - onLedger.claimed,
-              },
-            }),
-      },
-    ]);
+    await this.deps.events.commit([ledgerFactsOp(onLedger, new Date(this.deps.clock.now()).toISOString())]);
     this.deps.book.invalidate(channelId);
   }
 }

@@ -22,6 +22,12 @@ const DEFER = Symbol('defer');
 
 export interface WatcherOptions {
   pollMs: number;
+  /**
+   * A claim on the ledger above what the store had accepted on the channel (a store that lost the
+   * vouchers behind it, or a payee claiming a voucher given to it directly): the store lifts the
+   * channel to it as the claim is recorded (port.ts channel.ledger); this says that it happened.
+   */
+  onClaimAbove?(channelId: bigint, accepted: bigint, claimed: bigint): void;
 }
 
 export interface WatcherLog {
@@ -203,6 +209,8 @@ export class LedgerWatcher {
     const cumulative = units(d['cumulative']);
     if (this.claimer.isClaiming(channelId, cumulative)) return DEFER;
     const ops: WriteOp[] = [{ op: 'channel.ledger', channelId, claimed: cumulative }];
+    if (known && cumulative > known.lastAccepted)
+      this.options.onClaimAbove?.(channelId, known.lastAccepted, cumulative);
     // Recorded (by a claimer, or an earlier pass): the store says so, whoever recorded it.
     if (await this.store.getIdempotent(claimKeyOf(ev.tx))) return ops;
     // A claim of everything the facilitator accepted covers the vouchers no claim covered yet.

@@ -61,12 +61,14 @@ export type Settlement = Omit<RevenueSettlement, 'amount'> & { amount: bigint };
 
 interface Bin {
   earned: bigint;
+  /** Part of earned: claims beyond the vouchers on record (ChannelTally.claim). */
+  restored: bigint;
   settled: bigint;
   payments: number;
   settlements: number;
 }
 
-const emptyBin = (): Bin => ({ earned: 0n, settled: 0n, payments: 0, settlements: 0 });
+const emptyBin = (): Bin => ({ earned: 0n, restored: 0n, settled: 0n, payments: 0, settlements: 0 });
 
 type Claim = Omit<Settlement, 'explorer'> & { at: number };
 
@@ -119,10 +121,12 @@ export class RevenueTally {
 
   private claimed(e: StoredEvent): void {
     const [channelId, amount, at] = [text(e, 'channelId'), units(e, 'amount'), timeOf(e)];
-    this.channel(channelId).claim(units(e, 'cumulative'), amount);
+    const restored = this.channel(channelId).claim(units(e, 'cumulative'), amount);
     for (const bin of this.bins(at)) {
       bin.settled += amount;
       bin.settlements += 1;
+      bin.earned += restored;
+      bin.restored += restored;
     }
     const { tx, payer, vouchersCovered } = e.data;
     this.claims.push({
@@ -179,6 +183,7 @@ export class RevenueTally {
       asOf: iso(now),
       totals: {
         earned: formatUnits(total.earned),
+        restored: formatUnits(total.restored),
         settled: formatUnits(total.settled),
         receivable: formatUnits(total.earned - total.settled - lost),
         lost: losses.total,
@@ -232,6 +237,8 @@ class ChannelTally {
   earned = 0n;
   settled = 0n;
   private claimedCumulative = 0n;
+  /** The highest cumulative accepted (or, past it, claimed): what the channel has earned up to. */
+  private earnedCumulative = 0n;
   /** Oldest first; cumulatives only grow on a channel, so a claim covers a prefix. */
   private uncovered: { cumulative: bigint; at: number }[] = [];
   private lastAt: number | null = null;
@@ -242,15 +249,27 @@ class ChannelTally {
     this.payer ??= payer;
     this.earned += delta;
     this.lastAt = at;
+    if (cumulative > this.earnedCumulative) this.earnedCumulative = cumulative;
     if (cumulative > this.claimedCumulative) this.uncovered.push({ cumulative, at });
   }
 
-  claim(cumulative: bigint, amount: bigint): void {
+  /**
+   * A claim; returns what it settled beyond the vouchers on record (restored), which the channel
+   * earned too: vouchers whose records a lost or restored store no longer holds, or one the payee
+   * claimed without passing it through /verify. The ledger paid it, so it was earned.
+   */
+  claim(cumulative: bigint, amount: bigint): bigint {
     this.settled += amount;
-    if (cumulative <= this.claimedCumulative) return;
+    const restored = cumulative > this.earnedCumulative ? cumulative - this.earnedCumulative : 0n;
+    if (restored > 0n) {
+      this.earned += restored;
+      this.earnedCumulative = cumulative;
+    }
+    if (cumulative <= this.claimedCumulative) return restored;
     this.claimedCumulative = cumulative;
     const firstOpen = this.uncovered.findIndex((v) => v.cumulative > cumulative);
     this.uncovered = firstOpen < 0 ? [] : this.uncovered.slice(firstOpen);
+    return restored;
   }
 
   /** When the oldest voucher not yet covered by a claim was accepted. */
@@ -269,8 +288,8 @@ export function agingBucket(ageMs: number): AgingBucket {
 
 /**
  * Channels owing the seller something (earned − settled > 0), oldest first. Their sum is the
- * receivable, except when a claim settled more than the facilitator accepted (a voucher claimed on
- * the ledger without passing through /verify): that channel owes nothing and is left out.
+ * receivable: a claim that settled more than the vouchers on record counts the difference as earned
+ * (ChannelTally.claim), so no channel owes less than nothing.
  */
 function agingReport(channels: readonly ChannelTally[], now: number): AgingReport {
   const owing = channels

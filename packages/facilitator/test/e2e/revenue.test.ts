@@ -122,6 +122,7 @@ describe('seller revenue after a scripted day', () => {
     // A's two settlements covered 9 of its 11 payments (the other 2 are the receivable 6000).
     expect(a.totals).toEqual({
       earned: '44000',
+      restored: '0',
       settled: '38000',
       receivable: '6000',
       lost: '0',
@@ -133,6 +134,7 @@ describe('seller revenue after a scripted day', () => {
     // B's one settlement covered 2 of its 5 payments: 2 per settlement, not 5.
     expect(b.totals).toEqual({
       earned: '70000',
+      restored: '0',
       settled: '60000',
       receivable: '10000',
       lost: '0',
@@ -352,6 +354,7 @@ describe('seller revenue after a scripted day', () => {
     const r = await revenue(randomKeypair().address, '');
     expect(r.totals).toEqual({
       earned: '0',
+      restored: '0',
       settled: '0',
       receivable: '0',
       lost: '0',

@@ -1,6 +1,7 @@
 // PostgreSQL for tests: every test file gets its own throwaway database (svc_test_<random>),
 // dropped afterwards. Without a server, Postgres tests skip LOUDLY on a developer machine and
 // fail in CI (CI=true), where a skipped adapter would hide a broken one.
+import { spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import postgres from 'postgres';
 
@@ -57,6 +58,8 @@ export interface PgDatabase {
   url: string;
   name: string;
   drop(): Promise<void>;
+  /** A backup of it restored into a new database, with the standard tools (pg_dump -Fc, pg_restore). */
+  copy(): Promise<PgDatabase>;
 }
 
 /** Creates an empty database; drop() removes it, closing any connection still open on it. */
@@ -76,7 +79,16 @@ export async function createPgDatabase(): Promise<PgDatabase> {
       await sql.end({ timeout: 5 });
     }
   };
-  return { url: withDatabase(pgTestUrl(), name), name, drop };
+  const url = withDatabase(pgTestUrl(), name);
+  const copy = async (): Promise<PgDatabase> => {
+    const target = await createPgDatabase();
+    const dump = spawnSync('pg_dump', ['-Fc', '--dbname', url], { maxBuffer: 1 << 30 });
+    if (dump.status !== 0) throw new Error(`pg_dump failed: ${dump.stderr.toString()}`);
+    const restore = spawnSync('pg_restore', ['--no-owner', '--dbname', target.url], { input: dump.stdout });
+    if (restore.status !== 0) throw new Error(`pg_restore failed: ${restore.stderr.toString()}`);
+    return target;
+  };
+  return { url, name, drop, copy };
 }
 
 /** Runs fn against a fresh database and drops it afterwards, whatever happens. */

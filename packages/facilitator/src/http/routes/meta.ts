@@ -14,6 +14,7 @@ export type MetaDeps = Pick<
   | 'latestLedger'
   | 'leadership'
   | 'ledgerInfo'
+  | 'reconciler'
   | 'startedAt'
   | 'stats'
   | 'store'
@@ -33,6 +34,18 @@ export const HealthSchema = z
       description: 'Whether this instance can write to its store now (false from a failed commit until one succeeds).',
     }),
     ledger: z.object({ reachable: z.boolean(), mode: z.string() }),
+    reconciliation: z
+      .object({
+        state: z.enum(['running', 'waiting-for-ledger', 'done']).meta({
+          description:
+            'The comparison of every open channel in the store with the ledger, from the start: running, waiting for a ledger that does not answer, or done.',
+        }),
+        storeWasBehind: z.boolean().meta({
+          description:
+            'The store was older than this data directory had seen (an older copy or an empty store put in place): until the reconciliation is done, no voucher is taken on a channel the ledger cannot be read for.',
+        }),
+      })
+      .meta({ description: 'While it lasts, status is degraded.' }),
     receiptSigner: z.string(),
     uptimeSeconds: z.number(),
     leader: z.boolean().meta({
@@ -79,13 +92,18 @@ export function metaRoutes(deps: MetaDeps): AnyRoute[] {
         const storeWritable = deps.storeHealth.writable;
         deps.storeHealth.probe(deps.store);
         if (!storeWritable) void reply.code(503).header('retry-after', String(STORE_RETRY_AFTER_S));
+        const reconciliation = {
+          state: deps.reconciler.state,
+          storeWasBehind: deps.reconciler.storeWasBehind,
+        };
         return {
-          status: reachable && storeWritable ? 'ok' : 'degraded',
+          status: reachable && storeWritable && reconciliation.state === 'done' ? 'ok' : 'degraded',
           network: deps.ledgerInfo.network,
           latestLedger: deps.latestLedger.latestLedger,
           store: deps.store.kind,
           storeWritable,
           ledger: { reachable, mode: deps.config.LEDGER_URL ? 'remote' : 'local' },
+          reconciliation,
           receiptSigner: deps.keys.address,
           uptimeSeconds: Math.round((deps.clock.now() - deps.startedAt) / 1000),
           leader: deps.leadership.isLeader,
