@@ -106,6 +106,29 @@ export type SettleSuccess = z.infer<typeof SettleSuccessSchema>;
 export const SettleResponseSchema = z.union([SettleSuccessSchema, SettleFailureSchema]).meta({ id: 'SettleResponse' });
 export type SettleResponse = z.infer<typeof SettleResponseSchema>;
 
+/** What an Idempotency-Key may be: 1–128 of [A-Za-z0-9_.:-]. */
+export const IDEMPOTENCY_KEY_RE = /^[A-Za-z0-9_.:-]{1,128}$/;
+
+/**
+ * POST /verify/unserved: a meter gave up on its POST /verify under `idempotencyKey` (no answer in
+ * time) and served nothing. The payment accepted under that key, if any, stays good for the request
+ * it paid for: the same payment for the same request is accepted again as the same payment (once),
+ * instead of VOUCHER_NOT_INCREASING. Only the meter and the facilitator know the key.
+ */
+export const UnservedRequestSchema = z
+  .object({ idempotencyKey: z.string().regex(IDEMPOTENCY_KEY_RE) })
+  .meta({ id: 'UnservedRequest' });
+export type UnservedRequest = z.infer<typeof UnservedRequestSchema>;
+export const UnservedResponseSchema = z
+  .object({
+    recoverable: z.boolean().meta({
+      description:
+        'true: a payment was accepted under the key, and the same payment for the same request will be accepted again as it; false: nothing was accepted under it.',
+    }),
+  })
+  .meta({ id: 'Unserved' });
+export type UnservedResponse = z.infer<typeof UnservedResponseSchema>;
+
 export const SupportedKindSchema = z.object({
   x402Version: z.union([z.literal(1), z.literal(2)]),
   scheme: z.literal('channel'),

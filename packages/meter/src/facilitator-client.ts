@@ -31,7 +31,11 @@ const SUPPORTED_RETRY_MS = 2_000;
 export type VerifyReply =
   | { kind: 'verdict'; verdict: VerifyResponse }
   | { kind: 'error'; status: number; body: ErrorBody | null; retryAfter: string | null }
-  | { kind: 'unreachable'; message: string };
+  /** No answer: the payment may have been accepted under `idempotencyKey` (see unserved()). */
+  | { kind: 'unreachable'; message: string; idempotencyKey: string };
+
+/** Tries of POST /verify/unserved after the first, in the background, and the wait before each. */
+const UNSERVED_RETRY_MS = [1_000, 4_000, 15_000];
 
 export class FacilitatorUnavailable extends Error {
   constructor(message: string) {
@@ -106,7 +110,11 @@ export class FacilitatorClient {
       if (res.status >= 200 && res.status < 300) {
         const verdict = safeParse(VerifyResponseSchema, res.json);
         if (verdict.success) return { kind: 'verdict', verdict: verdict.data };
-        return { kind: 'unreachable', message: 'the facilitator answered /verify with an unexpected body' };
+        return {
+          kind: 'unreachable',
+          message: 'the facilitator answered /verify with an unexpected body',
+          idempotencyKey: key,
+        };
       }
       return {
         kind: 'error',
@@ -115,7 +123,41 @@ export class FacilitatorClient {
         retryAfter: res.header('retry-after'),
       };
     }
-    return { kind: 'unreachable', message: `the facilitator at ${this.baseUrl} is unreachable: ${last}` };
+    return {
+      kind: 'unreachable',
+      message: `the facilitator at ${this.baseUrl} is unreachable: ${last}`,
+      idempotencyKey: key,
+    };
+  }
+
+  /**
+   * POST /verify/unserved: this meter got no answer to its /verify under `key` and serves nothing,
+   * so a payment the facilitator accepted under it stays good for its request — the buyer's retry
+   * of the same payment is accepted as that payment, not refused (and paid again). Waits for the
+   * first try (so the buyer's retry finds it done), then keeps trying in the background.
+   */
+  async unserved(key: string): Promise<void> {
+    if (await this.sendUnserved(key)) return;
+    void (async () => {
+      for (const ms of UNSERVED_RETRY_MS) {
+        await new Promise((resolve) => setTimeout(resolve, ms).unref());
+        if (await this.sendUnserved(key)) return;
+      }
+    })();
+  }
+
+  private async sendUnserved(key: string): Promise<boolean> {
+    try {
+      const res = await this.post(
+        `${this.baseUrl}/verify/unserved`,
+        { 'content-type': 'application/json', ...authorization(this.sellerToken) },
+        JSON.stringify({ idempotencyKey: key }),
+        this.timeoutMs,
+      );
+      return res.status >= 200 && res.status < 300;
+    } catch {
+      return false;
+    }
   }
 
   /** POST /receipts/:id/attest — the hash of the response served for a receipt (best effort). */

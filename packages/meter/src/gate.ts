@@ -85,7 +85,12 @@ export class Gate {
       requestHash: requestHash(req.method, req.url, req.rawBody ?? null),
     };
     const reply = await this.deps.facilitator.verify(body);
-    if (reply.kind === 'unreachable') return unavailable(reply.message);
+    if (reply.kind === 'unreachable') {
+      // The facilitator may have accepted the payment without our hearing of it: it stays good for
+      // this request, so the buyer's retry is served, not charged again.
+      await this.deps.facilitator.unserved(reply.idempotencyKey);
+      return unavailable(reply.message);
+    }
     if (reply.kind === 'error') {
       if (reply.status === 429) return passError(429, reply.body, { 'retry-after': reply.retryAfter ?? '60' });
       if (reply.status === 400)

@@ -47,7 +47,7 @@ export type SettleResult =
   | { ok: false; code: PaymentRejection | 'CONFLICT'; message: string; retryAfter?: number };
 
 export interface PaymentsDeps {
-  verifier: { verify(input: VerifyInput): Promise<VerifyOutcome> };
+  verifier: { verify(input: VerifyInput): Promise<VerifyOutcome>; unserved(key: string): Promise<boolean> };
   /** Throws RATE_LIMITED when no stream session can be opened for the channel now. */
   streams: { checkCapacity(channelId: bigint): Promise<void> };
   store: Store;
@@ -83,6 +83,14 @@ export class Payments {
     // The attest token is the payee's side's alone: a buyer calling /verify itself gets none.
     const attestToken = attempt.payeeSide ? this.deps.attestations.issue(outcome.response.receipt) : null;
     return { ...outcome, attestToken };
+  }
+
+  /**
+   * POST /verify/unserved: the meter got no answer to its /verify under `key` in time and served
+   * nothing; the payment accepted under it (if any) is accepted again, once, for its own request.
+   */
+  unserved(key: string): Promise<boolean> {
+    return this.deps.verifier.unserved(key);
   }
 
   /**

@@ -91,6 +91,9 @@ const fail = (code: PaymentRejection, message: string, retryAfter?: number): Rej
   retryAfter === undefined ? { ok: false, code, message } : { ok: false, code, message, retryAfter };
 
 export class Verifier {
+  /** unserved() calls this process is making now (recover() waits for them). */
+  private readonly unservedInFlight = new Set<Promise<boolean>>();
+
   constructor(private readonly deps: VerifierDeps) {}
 
   async verify(input: VerifyInput): Promise<VerifyOutcome> {
@@ -146,8 +149,12 @@ export class Verifier {
       // Checked (again) after the rate's await: another copy may have advanced the channel meanwhile.
       const amounts = this.checkAmounts(channel, input);
       if (!amounts.ok) {
-        // A repeat of an accepted request (same Idempotency-Key, same voucher) gets its first answer.
-        const first = amounts.code === 'VOUCHER_NOT_INCREASING' ? await this.replay(input) : null;
+        // A repeat of an accepted request (same Idempotency-Key, same voucher) gets its first
+        // answer; so does the same payment for the same request after its meter gave up on it.
+        const first =
+          amounts.code === 'VOUCHER_NOT_INCREASING'
+            ? ((await this.replay(input)) ?? (await this.recover(input, payer)))
+            : null;
         return first ?? { ...amounts, payer };
       }
       const advanced = await this.advance(channel, input, started);
@@ -376,6 +383,90 @@ export class Verifier {
     return response ? { ok: true, response, payer: response.payer, replayed: true } : null;
   }
 
+  /**
+   * POST /verify/unserved: the meter that called /verify under `key` got no answer in time and
+   * served nothing. If a payment was accepted under the key, it is marked to be accepted again —
+   * once — as the same payment, for the same request (recover()). Only the meter and this
+   * facilitator know the key, so nobody else can mark a payment.
+   */
+  async unserved(key: string): Promise<boolean> {
+    const marking = this.mark(key);
+    this.unservedInFlight.add(marking);
+    try {
+      return await marking;
+    } finally {
+      this.unservedInFlight.delete(marking);
+    }
+  }
+
+  private async mark(key: string): Promise<boolean> {
+    const at = new Date(this.deps.clock.now()).toISOString();
+    // Queued behind this process's own writes (the store commits them in order), so an acceptance
+    // under the key that was still waiting for its commit is visible to the read that follows.
+    await this.deps.store.write([{ op: 'meta.set', key: UNSERVED_BARRIER_KEY, value: at }]);
+    const accepted = await this.deps.store.getIdempotent(verifyKey(key));
+    if (!accepted) return false;
+    const [channelId, cumulative] = accepted.fingerprint.split(':');
+    if (channelId === undefined || cumulative === undefined) return false;
+    const marked = await this.deps.store.write([
+      {
+        op: 'idempotency',
+        key: recoverKey(channelId, cumulative),
+        fingerprint: accepted.fingerprint,
+        response: accepted.response,
+        at,
+      },
+    ]);
+    return marked.ok || marked.reason === 'duplicate';
+  }
+
+  /**
+   * The payment again, for the request it paid for, after its meter gave up on the answer
+   * (unserved()): accepted as the same payment — its first receipt, charged once — and the mark is
+   * taken, so that it is served once. Another request, or another payee, price or unit, is not
+   * the request it paid for.
+   */
+  private async recover(input: VerifyInput, payer: string): Promise<VerifyOutcome | null> {
+    const { payment, requirements } = input;
+    const key = recoverKey(payment.channelId.toString(), payment.cumulative.toString());
+    // A meter's notice may still be waiting behind a stalled store here: the buyer's retry, sent
+    // once the meter gave up, must not overtake the mark it is about to write.
+    if (this.unservedInFlight.size > 0) await Promise.allSettled([...this.unservedInFlight]);
+    const mark = await this.deps.store.getIdempotent(key);
+    if (!mark || mark.fingerprint !== fingerprint(payment)) return null;
+    const kept = JSON.parse(mark.response) as PaymentResponse | FirstAnswer;
+    const response = await this.firstAnswer(kept);
+    const receipt = response?.receipt;
+    if (
+      !response ||
+      !receipt ||
+      receipt.payee !== requirements.payTo ||
+      receipt.resource !== input.resource ||
+      receipt.method !== input.method ||
+      receipt.requestHash !== input.requestHash ||
+      receipt.unit !== requirements.unit ||
+      BigInt(receipt.amount) < owedPerPayment(requirements)
+    )
+      return null;
+    const at = new Date(this.deps.clock.now()).toISOString();
+    const taken = await this.deps.store.write([
+      { op: 'idempotency.take', key, fingerprint: mark.fingerprint },
+      // The meter's own retry of this request, under its new key, gets this answer too.
+      ...(input.idempotencyKey
+        ? [
+            {
+              op: 'idempotency' as const,
+              key: verifyKey(input.idempotencyKey),
+              fingerprint: mark.fingerprint,
+              response: mark.response,
+              at,
+            },
+          ]
+        : []),
+    ]);
+    return taken.ok ? { ok: true, response, payer, replayed: true } : null;
+  }
+
   /** The first answer from its record: its receipt and figures, or the whole answer (records written before issue 18). */
   private async firstAnswer(kept: PaymentResponse | FirstAnswer): Promise<PaymentResponse | null> {
     if (!('receiptId' in kept)) return kept;
@@ -409,6 +500,14 @@ const VERIFY_KEY_PREFIX = 'verify:';
 function verifyKey(key: string): string {
   return `${VERIFY_KEY_PREFIX}${key}`;
 }
+
+/** A payment whose meter gave up on its answer: accepted again, once, for its own request. */
+function recoverKey(channelId: string, cumulative: string): string {
+  return `recover:${channelId}:${cumulative}`;
+}
+
+/** Written by every unserved() before it reads: a write that commits after the writes queued before it. */
+const UNSERVED_BARRIER_KEY = 'verify.unserved.last';
 
 export function fingerprint(payment: Payment): string {
   return `${payment.channelId}:${payment.cumulative}:${payment.signature}`;

@@ -220,6 +220,7 @@ function checkOp(op: WriteOp): void {
       checkChannelId(receiptChannelId(op.receipt.channelId));
       return checkAmount(receiptCumulative(op.receipt.cumulative), 'receipt cumulative');
     case 'idempotency':
+    case 'idempotency.take':
     case 'meta.set':
       return checkText(op.key, 'key');
     case 'stream.open':

@@ -175,6 +175,8 @@ export type WriteOp =
   | { op: 'receipt'; receipt: Receipt }
   /** Remember a response under an idempotency key; fails with 'duplicate' when the key exists. */
   | { op: 'idempotency'; key: string; fingerprint: string; response: string; at: string }
+  /** Takes (deletes) the record under `key` if its fingerprint is `fingerprint`; else 'conflict': a record taken once. */
+  | { op: 'idempotency.take'; key: string; fingerprint: string }
   | { op: 'meta.set'; key: string; value: string }
   /**
    * Opens a session. Fails with 'limit' when its channel already has `maxPerChannel` open sessions,

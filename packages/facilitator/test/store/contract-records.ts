@@ -2,6 +2,7 @@
 import { describe, expect, it } from 'vitest';
 import { receiptBytes, verifyReceipt } from '@svc/core';
 import { OTHER_PAYEE, SIGNER, acceptOps, channel, iso, receipt } from './builders.js';
+import type { WriteOp } from '../../src/store/index.js';
 import type { Section } from './contract-context.js';
 
 export const recordSection: Section = (ctx) => {
@@ -104,6 +105,26 @@ export const recordSection: Section = (ctx) => {
       const winners = results.flatMap((r, i) => (r.ok ? [i] : []));
       expect(winners).toHaveLength(1);
       expect((await store.getIdempotent('k'))?.response).toBe(`r${winners[0]}`);
+    });
+
+    it('takes a record once, only with its fingerprint, and rolls the call back when it cannot', async () => {
+      const { store } = ctx();
+      await store.write([{ op: 'idempotency', key: 'mark', fingerprint: 'f1', response: 'r', at: iso(1) }]);
+      const take = (fingerprint: string): WriteOp => ({ op: 'idempotency.take', key: 'mark', fingerprint });
+      expect(await store.write([{ op: 'meta.set', key: 'm', value: 'x' }, take('other')])).toEqual({
+        ok: false,
+        reason: 'conflict',
+        op: 1,
+      });
+      expect(await store.getMeta('m')).toBeNull();
+      expect(await store.getIdempotent('mark')).not.toBeNull();
+      const results = await Promise.all(Array.from({ length: 10 }, () => store.write([take('f1')])));
+      expect(results.filter((r) => r.ok)).toHaveLength(1);
+      expect(await store.getIdempotent('mark')).toBeNull();
+      // Taken, the key is free again.
+      expect(
+        await store.write([{ op: 'idempotency', key: 'mark', fingerprint: 'f2', response: '', at: iso(2) }]),
+      ).toEqual({ ok: true, events: [] });
     });
 
     it('upgrades a version-4 database once: its idempotency records stay, and a key is still taken once', async () => {

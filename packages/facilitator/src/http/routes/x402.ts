@@ -3,9 +3,12 @@
 // official client turns a non-2xx into a 502), a malformed request body is a 400.
 import {
   ErrorBodySchema,
+  IDEMPOTENCY_KEY_RE,
   SettleResponseSchema,
   SupportedResponseSchema,
   SvcError,
+  UnservedRequestSchema,
+  UnservedResponseSchema,
   VerifyEnvelopeSchema,
   VerifyRequestSchema,
   VerifyResponseSchema,
@@ -23,7 +26,6 @@ import { bearerOf, requireSeller } from '../seller-auth.js';
 import { defineRoute } from '../route.js';
 import type { AnyRoute } from '../route.js';
 
-const IDEMPOTENCY_KEY_RE = /^[A-Za-z0-9_.:-]{1,128}$/;
 /** Built once: zod compiles a schema's fast path on first use, which costs more than the parse. */
 const ResourceUrlSchema = z.object({ url: z.string().max(2048) });
 const TAGS = ['x402'];
@@ -105,6 +107,23 @@ export function x402Routes(deps: X402Deps): AnyRoute[] {
           ...(outcome.payer ? { payer: outcome.payer } : {}),
         };
       },
+    }),
+    defineRoute({
+      method: 'POST',
+      url: '/verify/unserved',
+      summary:
+        'A meter that got no answer to its POST /verify in time, and served nothing, says so under the same Idempotency-Key: the payment accepted under it is accepted again, once, for the same request (the same payment, resource, method and request hash), instead of being refused as VOUCHER_NOT_INCREASING.',
+      tags: TAGS,
+      body: UnservedRequestSchema,
+      responses: {
+        200: { description: 'Whether a payment was accepted under the key', schema: UnservedResponseSchema },
+        400: { description: 'Malformed request', schema: ErrorBodySchema },
+        503: {
+          description: 'The store cannot commit now (FACILITATOR_UNAVAILABLE); Retry-After says when to retry',
+          schema: ErrorBodySchema,
+        },
+      },
+      handler: async ({ body }) => ({ recoverable: await deps.payments.unserved(body.idempotencyKey) }),
     }),
     defineRoute({
       method: 'POST',

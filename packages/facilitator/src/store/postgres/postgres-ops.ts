@@ -138,6 +138,12 @@ function idempotency(sql: Sql, op: Op<'idempotency'>): Promise<StepResult> {
   );
 }
 
+function takeIdempotency(sql: Sql, op: Op<'idempotency.take'>): Promise<StepResult> {
+  return issue(sql`DELETE FROM idempotency WHERE key = ${op.key} AND fingerprint = ${op.fingerprint}`, (rows) =>
+    rows.count === 1 ? 'ok' : 'conflict',
+  );
+}
+
 function metaSet(sql: Sql, op: Op<'meta.set'>): Promise<StepResult> {
   return issue(
     sql`INSERT INTO meta (key, value) VALUES (${op.key}, ${op.value}) ON CONFLICT (key) DO UPDATE SET value = EXCLUDED.value`,
@@ -274,6 +280,8 @@ function step(sql: Sql, op: WriteOp): Promise<StepResult> {
       return insertReceipt(sql, op);
     case 'idempotency':
       return idempotency(sql, op);
+    case 'idempotency.take':
+      return takeIdempotency(sql, op);
     case 'meta.set':
       return metaSet(sql, op);
     case 'stream.open':

@@ -60,6 +60,7 @@ const INSERT_RECEIPT =
   'INSERT INTO receipts (id, channel_id, cumulative, payee, body) VALUES (?, ?, ?, ?, ?) ON CONFLICT (id) DO NOTHING';
 const INSERT_IDEMPOTENCY =
   'INSERT INTO idempotency (key, fingerprint, response, at) VALUES (?, ?, ?, ?) ON CONFLICT (key) DO NOTHING';
+const TAKE_IDEMPOTENCY = 'DELETE FROM idempotency WHERE key = ? AND fingerprint = ?';
 const UPSERT_META =
   'INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value';
 // Streams. The open's checks and its insert run under the batch's write lock, so no other writer
@@ -281,6 +282,10 @@ export function applySqliteOps(stmts: StatementCache, ops: readonly WriteOp[]): 
         if (stmts.get(INSERT_IDEMPOTENCY).run(op.key, op.fingerprint, op.response, op.at).changes === 0) {
           return { ok: false, reason: 'duplicate', op: i };
         }
+        break;
+      case 'idempotency.take':
+        if (stmts.get(TAKE_IDEMPOTENCY).run(op.key, op.fingerprint).changes !== 1)
+          return { ok: false, reason: 'conflict', op: i };
         break;
       case 'meta.set':
         stmts.get(UPSERT_META).run(op.key, op.value);
