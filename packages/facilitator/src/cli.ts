@@ -1,5 +1,5 @@
 // svc — the command line: `svc start` (the facilitator), `svc ledger` (a standalone local ledger),
-// `svc pay <url>` (pay a metered endpoint as a buyer).
+// `svc pay <url>` (pay a metered endpoint as a buyer), `svc backup <file>` (copy the SQLite store).
 import fs from 'node:fs';
 import path from 'node:path';
 import { ledgerConfigFromEnv } from '@svc/ledger';
@@ -13,6 +13,8 @@ const USAGE = `usage: svc <command>
   start              run the facilitator (embedded ledger, SQLite, demo seller), configured by
                      environment variables: svc start --help lists them
   ledger             run a standalone local ledger (PORT, HOST, DATA_DIR, LEDGER_SECONDS)
+  backup <file>      write a consistent copy of the SQLite store (DATA_DIR) while the facilitator runs
+                     [--force] replaces an existing file; svc backup --help says how to restore
   pay <url> [n]      pay a metered endpoint n times (default 1) as a buyer using a local wallet
   stream <url>       buy a paid event stream (per token or per second), printing events as they come
                      [--post JSON] sends a POST with that body (e.g. /demo/chat)
@@ -154,6 +156,10 @@ async function main(argv: string[]): Promise<void> {
     case 'ledger':
       if (helpOnly('ledger', rest, LEDGER_VARIABLES)) return void console.log(serverUsage('ledger', LEDGER_VARIABLES));
       return ledger();
+    case 'backup': {
+      const { backupCommand } = await import('./cli/backup.js');
+      return backupCommand(rest);
+    }
     case 'pay': {
       const { payCommand } = await import('./cli/pay.js');
       return payCommand(rest);
