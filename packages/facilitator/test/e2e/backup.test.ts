@@ -99,6 +99,7 @@ describe('svc backup beside a facilitator taking payments', () => {
     const url = child.url;
     const ledger = new LocalLedgerClient(`${url}/ledger`);
     const terms = (await (await fetch(`${url}/demo/book`)).json()) as { accepts: Array<{ payTo: string }> };
+    // (the 402's terms, passed back whole as the requirements of a /verify below)
     const signers: ChannelSigner[] = [];
     for (let i = 0; i < BUYERS; i++)
       signers.push((await openChannel(ledger, { payee: terms.accepts[0]!.payTo, deposit: 50_000_000n })).signer);
@@ -164,12 +165,37 @@ describe('svc backup beside a facilitator taking payments', () => {
     const sum = (m: Map<bigint, bigint>) => [...m.values()].reduce((a, b) => a + b, 0n);
     expect(sum(copied)).toBeLessThan(sum(acked.latest));
 
+    // Two of the channels are claimed after the backup: the ledger then shows more claimed on them
+    // than the copy holds as accepted.
+    const claimedAfter = signers.slice(0, 2);
+    for (const signer of claimedAfter) {
+      const claim = await fetch(`${url}/channels/${signer.channelId}/claim`, { method: 'POST' });
+      expect(claim.status).toBe(200);
+      expect(await claim.json()).toMatchObject({ cumulative: acked.latest.get(signer.channelId)!.toString() });
+    }
+
     // Restoring, as the README says: stop, remove the old store with its -wal and -shm, put the copy
     // in its place, start (the local ledger's own file stays).
     await child.kill('SIGTERM');
     for (const suffix of ['', '-wal', '-shm']) fs.rmSync(path.join(dataDir, `${STORE}${suffix}`), { force: true });
     fs.copyFileSync(backupFile, path.join(dataDir, STORE));
     child = await startChild(env);
+    // What the ledger paid out is not taken again: a voucher between the copy and the claim, which
+    // the restored store does not remember, is refused on the claimed channels.
+    const accepted = terms.accepts[0]!;
+    for (const signer of claimedAfter) {
+      const between = copied.get(signer.channelId)! + PRICE;
+      const res = await fetch(`${child.url}/verify`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({
+          x402Version: 2,
+          paymentPayload: { x402Version: 2, accepted, payload: signer.sign(between) },
+          paymentRequirements: accepted,
+        }),
+      });
+      expect(await res.json()).toMatchObject({ isValid: false, invalidReason: 'VOUCHER_NOT_INCREASING' });
+    }
     for (const signer of signers) {
       const view = (await (await fetch(`${child.url}/channels/${signer.channelId}`)).json()) as {
         lastAccepted: string;
@@ -180,6 +206,13 @@ describe('svc backup beside a facilitator taking payments', () => {
       expect(next.status).toBe(200);
       expect(BigInt(next.payment!.cumulative)).toBe(acked.latest.get(signer.channelId)! + PRICE);
     }
+    // And the seller's books still add up to the base unit.
+    const revenue = (await (await fetch(`${child.url}/sellers/${accepted.payTo}/revenue`)).json()) as {
+      totals: Record<string, string>;
+    };
+    const t = revenue.totals;
+    expect(BigInt(t['earned']!)).toBe(BigInt(t['settled']!) + BigInt(t['receivable']!) + BigInt(t['lost']!));
+    expect(BigInt(t['restored']!)).toBeGreaterThan(0n);
   });
 });
 
