@@ -372,6 +372,19 @@ describe('the session API', () => {
     expect(await ended.json()).toMatchObject({ charged: '4000', vouchers: 2 });
   });
 
+  it('says so where integrators read about stream vouchers: the OpenAPI document and llms.txt', async () => {
+    const doc = (await (await fetch(`${h.url}/openapi.json`)).json()) as {
+      paths: Record<
+        string,
+        Record<string, { description?: string; responses: Record<string, { description: string }> }>
+      >;
+    };
+    const voucher = doc.paths['/channels/{id}/voucher']!['post']!;
+    expect(voucher.description).toMatch(/one voucher pays one slice.*more than one slice.*409 CONFLICT/);
+    expect(voucher.responses['409']!.description).toMatch(/already paid and waiting.*more than one slice/);
+    expect(await (await fetch(`${h.url}/llms.txt`)).text()).toMatch(/One voucher per payment-required/);
+  });
+
   it('answers exhausted at once when the deposit cannot cover the next slice', async () => {
     const b = await h.buyer({ payee: payee.address, deposit: 2000n });
     const opened = (await (await open(b, await firstSlice(b))).json()) as { streamId: string };
