@@ -193,8 +193,11 @@ export class StreamSessions {
     const stream = v.streamId === undefined ? null : await this.deps.store.getStream(v.streamId);
     if (v.streamId !== undefined && (!stream || stream.channelId !== channelId))
       throw new SvcError('STREAM_NOT_FOUND', `No stream session ${v.streamId} on channel ${channelId}.`);
-    if (stream && stream.status !== 'open')
-      throw new SvcError('CONFLICT', `Stream session ${stream.id} has ended (${stream.reason}).`);
+    if (stream && stream.status !== 'open') throw endedConflict(stream);
+    // Decided again, atomically, by the credit below; asked here first so a voucher sent too early
+    // is refused before any signature is checked.
+    if (stream?.pendingReceiptId) throw pendingConflict(stream);
+    let delta: bigint | null = null;
     const channel = await this.deps.book.get(channelId);
     const payTo = stream?.payTo ?? channel?.record.payee ?? '';
     const outcome = await this.deps.verifier.verify({
@@ -212,21 +215,25 @@ export class StreamSessions {
       idempotencyKey: null,
       ...(stream
         ? {
-            extraOps: ({ delta, receipt }): WriteOp[] => [
-              {
-                op: 'stream.credit',
-                streamId: stream.id,
-                cumulative: v.cumulative,
-                delta,
-                receiptId: receipt.id,
-                required: v.cumulative + stream.sliceCost,
-                at: receipt.ts,
-              },
-            ],
-            conflictMessage: `Stream session ${stream.id} has ended.`,
+            extraOps: (accepted): WriteOp[] => {
+              delta = accepted.delta;
+              return [
+                {
+                  op: 'stream.credit',
+                  streamId: stream.id,
+                  cumulative: v.cumulative,
+                  delta: accepted.delta,
+                  receiptId: accepted.receipt.id,
+                  required: v.cumulative + stream.sliceCost,
+                  at: accepted.receipt.ts,
+                },
+              ];
+            },
           }
         : {}),
     });
+    // The credit was refused, and the channel's advance with it: say why, from the session as it is now.
+    if (stream && !outcome.ok && outcome.code === 'CONFLICT') throw await this.creditRefused(stream, delta);
     if (!outcome.ok)
       throw new SvcError(
         outcome.code,
@@ -239,6 +246,21 @@ export class StreamSessions {
       streamId: stream?.id ?? null,
       requiredCumulative: stream ? v.cumulative + stream.sliceCost : null,
     };
+  }
+
+  /**
+   * Why a session refused a slice's credit (one voucher pays one slice, which one wait delivers):
+   * it ended, the voucher added more than a slice, or a paid slice still awaits its wait.
+   */
+  private async creditRefused(stream: StreamRecord, delta: bigint | null): Promise<SvcError> {
+    const now = (await this.deps.store.getStream(stream.id)) ?? stream;
+    if (now.status !== 'open') return endedConflict(now);
+    if (delta !== null && delta > now.sliceCost)
+      return new SvcError(
+        'CONFLICT',
+        `The voucher adds ${formatUnits(delta)}, more than one slice (${formatUnits(now.sliceCost)}): a stream voucher pays one slice at a time. Nothing was charged; sign the requiredCumulative of the latest payment-required (${formatUnits(now.required)}).`,
+      );
+    return pendingConflict(now);
   }
 
   /** DELETE /streams/:id: the seller ends the session (again: the recorded outcome). */
@@ -396,6 +418,17 @@ export class StreamSessions {
   private iso(): string {
     return new Date(this.deps.clock.now()).toISOString();
   }
+}
+
+function endedConflict(s: StreamRecord): SvcError {
+  return new SvcError('CONFLICT', `Stream session ${s.id} has ended (${s.reason ?? 'ended'}).`);
+}
+
+function pendingConflict(s: StreamRecord): SvcError {
+  return new SvcError(
+    'CONFLICT',
+    `Stream session ${s.id} has a slice already paid and waiting for the seller: nothing was charged. Send the next voucher after the next payment-required event.`,
+  );
 }
 
 function topicOf(id: string): string {

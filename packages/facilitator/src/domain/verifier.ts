@@ -37,10 +37,10 @@ export interface VerifyInput {
   idempotencyKey: string | null;
   /**
    * More ops for the same atomic write as the advance (a stream slice credited with its voucher).
-   * If one of them fails, nothing is accepted and the answer is CONFLICT with `conflictMessage`.
+   * If one of them fails, nothing is accepted and the answer is CONFLICT: the caller, which knows
+   * what its ops required, says why.
    */
   extraOps?: (accepted: { delta: bigint; receipt: Receipt }) => WriteOp[];
-  conflictMessage?: string;
 }
 
 export type VerifyOutcome =
@@ -163,7 +163,7 @@ export class Verifier {
         return {
           ok: false,
           code: 'CONFLICT',
-          message: input.conflictMessage ?? 'The payment conflicts with the current state.',
+          message: 'The payment conflicts with the current state.',
           payer,
         };
       // Lost the compare-and-set: another voucher advanced the channel. Re-read and re-check.

@@ -28,6 +28,8 @@ export interface RouteSpec<
   method: 'GET' | 'POST' | 'DELETE';
   url: string;
   summary: string;
+  /** More than the summary says, for the OpenAPI document: rules a caller must know. */
+  description?: string;
   tags: string[];
   body?: B;
   query?: Q;

@@ -186,7 +186,10 @@ export type WriteOp =
   | ({ op: 'stream.open'; stream: StreamRecord } & StreamLimits)
   /**
    * A slice paid: paid := cumulative, charged += delta, vouchers += 1, required := required,
-   * pendingReceiptId := receiptId, lastActivityAt := at. Only while open; else 'conflict'.
+   * pendingReceiptId := receiptId, lastActivityAt := at. Only while open, with no slice pending
+   * (pendingReceiptId null: a wait took the last one) and for one slice at most (delta ≤
+   * sliceCost); else 'conflict'. A wait delivers one slice per credit, so a credit beside a
+   * pending one, or of several slices, would be charged and never delivered.
    */
   | {
       op: 'stream.credit';

@@ -306,6 +306,85 @@ describe('the session API', () => {
     expect(once.filter((e) => e.data['streamId'] === opened.streamId)).toHaveLength(1);
   });
 
+  /** A session opened for a first slice of 2000 (its next requiredCumulative is 4000), and its calls. */
+  async function session(b: Buyer) {
+    const { streamId } = (await (await open(b, await firstSlice(b))).json()) as { streamId: string };
+    return {
+      streamId,
+      slice: (cumulative: bigint) => {
+        const v = b.signer.sign(cumulative);
+        return post(`/channels/${b.channelId}/voucher`, { streamId, cumulative: v.cumulative, signature: v.signature });
+      },
+      wait: async () => (await post(`/streams/${streamId}/wait`, { timeoutMs: 100 })).json() as Promise<unknown>,
+    };
+  }
+
+  it('refuses a second slice voucher while one is paid and waiting (409), charging nothing: every slice paid satisfies one wait (issue 32.3)', async () => {
+    const b = await h.buyer({ payee: payee.address });
+    const s = await session(b);
+    expect((await s.slice(4000n)).status).toBe(200);
+    // Before the seller's wait: the slice of 4000 is paid and waiting.
+    const early = await s.slice(6000n);
+    expect(early.status).toBe(409);
+    expect(await early.json()).toMatchObject({
+      error: 'CONFLICT',
+      source: 'facilitator',
+      message: expect.stringMatching(/already paid and waiting.*next payment-required/),
+    });
+    expect((await h.f.services.store.getChannel(b.channelId))?.lastAccepted).toBe(4000n);
+    expect(await h.f.services.store.getStream(s.streamId)).toMatchObject({ charged: 4000n, vouchers: 2 });
+    expect(await s.wait()).toMatchObject({ kind: 'paid', requiredCumulative: '6000' });
+    // Once the wait took it, the same voucher pays the next slice, and the next wait hears it.
+    expect((await s.slice(6000n)).status).toBe(200);
+    expect(await s.wait()).toMatchObject({ kind: 'paid', requiredCumulative: '8000' });
+    const ended = await post(`/streams/${s.streamId}`, { reason: 'done', units: 6 }, 'DELETE');
+    expect(await ended.json()).toMatchObject({ charged: '6000', vouchers: 3 }); // three slices, three delivered
+  });
+
+  it('of two slice vouchers posted at once, accepts one and charges one slice, which one wait delivers', async () => {
+    const b = await h.buyer({ payee: payee.address });
+    const s = await session(b);
+    const answers = await Promise.all([s.slice(4000n), s.slice(6000n)]);
+    expect(answers.map((r) => r.status).sort()).toEqual([200, 409]);
+    expect((await h.f.services.store.getChannel(b.channelId))?.lastAccepted).toBe(4000n);
+    expect(await h.f.services.store.getStream(s.streamId)).toMatchObject({ charged: 4000n, vouchers: 2 });
+    expect(await s.wait()).toMatchObject({ kind: 'paid', requiredCumulative: '6000' });
+  });
+
+  it('refuses a voucher that pays more than one slice (409), charging nothing: each voucher buys the one slice a wait delivers', async () => {
+    const b = await h.buyer({ payee: payee.address });
+    const s = await session(b);
+    const ahead = await s.slice(8000n); // two slices at once
+    expect(ahead.status).toBe(409);
+    expect(await ahead.json()).toMatchObject({
+      error: 'CONFLICT',
+      message: expect.stringMatching(/adds 6000, more than one slice \(2000\).*requiredCumulative/),
+    });
+    expect((await h.f.services.store.getChannel(b.channelId))?.lastAccepted).toBe(2000n);
+    expect(await h.f.services.store.getStream(s.streamId)).toMatchObject({
+      charged: 2000n,
+      vouchers: 1,
+      pendingReceiptId: null,
+    });
+    expect((await s.slice(4000n)).status).toBe(200);
+    expect(await s.wait()).toMatchObject({ kind: 'paid', requiredCumulative: '6000' });
+    const ended = await post(`/streams/${s.streamId}`, { reason: 'done', units: 4 }, 'DELETE');
+    expect(await ended.json()).toMatchObject({ charged: '4000', vouchers: 2 });
+  });
+
+  it('says so where integrators read about stream vouchers: the OpenAPI document and llms.txt', async () => {
+    const doc = (await (await fetch(`${h.url}/openapi.json`)).json()) as {
+      paths: Record<
+        string,
+        Record<string, { description?: string; responses: Record<string, { description: string }> }>
+      >;
+    };
+    const voucher = doc.paths['/channels/{id}/voucher']!['post']!;
+    expect(voucher.description).toMatch(/one voucher pays one slice.*more than one slice.*409 CONFLICT/);
+    expect(voucher.responses['409']!.description).toMatch(/already paid and waiting.*more than one slice/);
+    expect(await (await fetch(`${h.url}/llms.txt`)).text()).toMatch(/One voucher per payment-required/);
+  });
+
   it('answers exhausted at once when the deposit cannot cover the next slice', async () => {
     const b = await h.buyer({ payee: payee.address, deposit: 2000n });
     const opened = (await (await open(b, await firstSlice(b))).json()) as { streamId: string };

@@ -288,20 +288,22 @@ export const streamSection: Section = (ctx) => {
           lastActivityAt: iso(100),
         }),
       );
-      // Beside a second stream op of the same call (SQLite: inside a savepoint) it applies the same way.
+      // Once a wait took it, beside a second stream op of the same call (SQLite: inside a savepoint)
+      // the next one applies the same way; a credit of less than a slice is one slice at most too.
+      expect(await store.write([consume(1, receiptId(1_001))])).toEqual(OK);
       const second = credit(1, {
-        cumulative: 3_500n,
-        delta: 1_500n,
+        cumulative: 2_500n,
+        delta: 500n,
         receiptId: receiptId(2_001),
-        required: 4_500n,
+        required: 3_500n,
         at: iso(110),
       });
       expect(await store.write([touch(1, iso(105)), second])).toEqual(OK);
       expect(await store.getStream(streamId(1))).toMatchObject({
-        paid: 3_500n,
-        charged: 3_500n,
+        paid: 2_500n,
+        charged: 2_500n,
         vouchers: 3,
-        required: 4_500n,
+        required: 3_500n,
         pendingReceiptId: receiptId(2_001),
         lastActivityAt: iso(110),
       });
@@ -344,7 +346,7 @@ export const streamSection: Section = (ctx) => {
     it('applies a voucher call on a channel and its session together, or neither', async () => {
       const { store } = ctx();
       await store.write([{ op: 'channel.insert', channel: channel(1n) }]);
-      await open(store, stream(1));
+      await open(store, stream(1, { sliceCost: 2_000n }));
       const voucher = (expected: bigint, cumulative: bigint): WriteOp[] => [
         { op: 'channel.advance', channelId: 1n, expected, cumulative, signature: 'ab', at: iso(100) },
         credit(1, { cumulative, delta: cumulative - expected }),
@@ -355,6 +357,79 @@ export const streamSection: Section = (ctx) => {
       expect(await store.write(voucher(2_000n, 3_000n))).toEqual(conflict(1));
       expect(await store.getChannel(1n)).toMatchObject({ lastAccepted: 2_000n, vouchers: 1 });
       expect(await store.getStream(streamId(1))).toMatchObject({ paid: 2_000n, charged: 3_000n, vouchers: 2 });
+    });
+
+    it('refuses a credit while a slice is pending, rolling back its call, alone or beside a second stream op', async () => {
+      const { store } = ctx();
+      await open(store, stream(1), stream(2));
+      expect(await store.write([credit(1)])).toEqual(OK);
+      const pending = await store.getStream(streamId(1));
+      const next = credit(1, { cumulative: 3_000n, receiptId: receiptId(2_001), required: 4_000n, at: iso(110) });
+      const [alone, withTouch, beside] = await Promise.all([
+        store.write([{ op: 'meta.set', key: 'a', value: '1' }, started(1), next]),
+        store.write([started(1), touch(2, iso(150)), next]),
+        store.write([credit(2), started(2)]),
+      ]);
+      expect([alone, withTouch]).toEqual([conflict(2), conflict(2)]);
+      expect(beside.ok).toBe(true);
+      expect(await store.getStream(streamId(1))).toEqual(pending);
+      expect(await store.getStream(streamId(2))).toMatchObject({ vouchers: 2, lastActivityAt: iso(100) });
+      expect(await store.getMeta('a')).toBeNull();
+      expect((await store.events({ limit: 10 })).map((e) => e.data.streamId)).toEqual([streamId(2)]);
+      // Once a wait took the pending slice, the same credit applies.
+      expect(await store.write([consume(1, receiptId(1_001))])).toEqual(OK);
+      expect(await store.write([next])).toEqual(OK);
+      expect(await store.getStream(streamId(1))).toMatchObject({
+        paid: 3_000n,
+        charged: 3_000n,
+        vouchers: 3,
+        pendingReceiptId: receiptId(2_001),
+      });
+    });
+
+    it('refuses a credit of more than one slice, alone or beside a second stream op; exactly one slice applies', async () => {
+      const { store } = ctx();
+      await open(store, stream(1, { sliceCost: I128_MAX - 1_000n }), stream(2));
+      const two = credit(2, { cumulative: 3_000n, delta: 2_000n, required: 4_000n });
+      expect(await store.write([started(2), two])).toEqual(conflict(1));
+      expect(await store.write([touch(2, iso(150)), two])).toEqual(conflict(1));
+      expect(await store.write([credit(2, { delta: 1_001n })])).toEqual(conflict(0));
+      expect(await store.getStream(streamId(2))).toEqual(stream(2));
+      expect(await store.lastEventId()).toBe(0);
+      expect(await store.write([credit(2, { delta: 1_000n })])).toEqual(OK);
+      // Compared as integers, not as text or floats: one more than a slice near the i128 maximum.
+      const near = { cumulative: I128_MAX, required: I128_MAX };
+      expect(await store.write([credit(1, { ...near, delta: I128_MAX - 999n })])).toEqual(conflict(0));
+      expect(await store.write([credit(1, { ...near, delta: I128_MAX - 1_000n })])).toEqual(OK);
+      expect((await store.getStream(streamId(1)))?.charged).toBe(I128_MAX);
+    });
+
+    it('refuses the advance of a voucher whose slice is refused: the channel keeps what it had', async () => {
+      const { store } = ctx();
+      await store.write([{ op: 'channel.insert', channel: channel(1n) }]);
+      await open(store, stream(1));
+      const voucher = (expected: bigint, cumulative: bigint, n: number): WriteOp[] => [
+        { op: 'channel.advance', channelId: 1n, expected, cumulative, signature: 'ab', at: iso(100) },
+        credit(1, { cumulative, delta: cumulative - expected, receiptId: receiptId(n) }),
+      ];
+      expect(await store.write(voucher(0n, 1_000n, 10))).toEqual(OK);
+      expect(await store.write(voucher(1_000n, 2_000n, 11))).toEqual(conflict(1)); // a slice is pending
+      await store.write([consume(1, receiptId(10))]);
+      expect(await store.write(voucher(1_000n, 3_000n, 12))).toEqual(conflict(1)); // two slices
+      expect(await store.getChannel(1n)).toMatchObject({ lastAccepted: 1_000n, vouchers: 1 });
+      expect(await store.getStream(streamId(1))).toMatchObject({ paid: 1_000n, charged: 2_000n, vouchers: 2 });
+    });
+
+    it('credits exactly one of 10 concurrent slices of one session', async () => {
+      const { store } = ctx();
+      await open(store, stream(1));
+      const results = await Promise.all(
+        Array.from({ length: 10 }, (_, i) => store.write([credit(1, { receiptId: receiptId(500 + i) }), started(1)])),
+      );
+      expect(results.filter((r) => r.ok)).toHaveLength(1);
+      expect(results.filter((r) => !r.ok)).toEqual(Array.from({ length: 9 }, () => conflict(0)));
+      expect(await store.getStream(streamId(1))).toMatchObject({ charged: 2_000n, vouchers: 2 });
+      expect(await eventsOfType(store, 'stream.started')).toBe(1);
     });
 
     it('lets a wait consume the pending slice once, and only the slice it names', async () => {

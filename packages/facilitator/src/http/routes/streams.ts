@@ -148,6 +148,8 @@ export function streamRoutes(deps: StreamDeps): AnyRoute[] {
       method: 'POST',
       url: '/channels/:id/voucher',
       summary: "A voucher for a stream session's next slice (or a bare voucher for the channel).",
+      description:
+        'With a streamId, one voucher pays one slice, and one wait of the seller delivers it: sign the requiredCumulative of the latest payment-required event, and post it after that event. A voucher that adds more than one slice to the channel, or one posted while the slice before it is paid and not yet taken by the seller’s wait, is refused with 409 CONFLICT and nothing is charged.',
       tags: TAGS,
       params: z.object({ id: zChannelId }),
       body: VoucherSchema,
@@ -156,7 +158,7 @@ export function streamRoutes(deps: StreamDeps): AnyRoute[] {
         ...errors({
           402: 'The voucher was rejected (reason code)',
           404: 'No such session',
-          409: 'The session ended',
+          409: 'The session ended, a slice is already paid and waiting, or the voucher adds more than one slice (nothing charged)',
           429: 'Voucher rate limit',
         }),
       },

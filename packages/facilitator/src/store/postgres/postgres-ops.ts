@@ -196,14 +196,18 @@ function openStream(sql: Sql, op: Op<'stream.open'>): Promise<StepResult> {
   );
 }
 
-/** charged grows in numeric, never through a float. Only an open session is credited. */
+/**
+ * charged grows in numeric, never through a float. Only an open session with no slice pending is
+ * credited, and with one slice at most.
+ */
 function creditStream(sql: Sql, op: Op<'stream.credit'>): Promise<StepResult> {
   return issue(
     sql`
       UPDATE streams SET paid = ${text(op.cumulative)}::numeric, charged = charged + ${text(op.delta)}::numeric,
         vouchers = vouchers + 1, required = ${text(op.required)}::numeric, pending_receipt_id = ${op.receiptId},
         last_activity_at = ${op.at}
-      WHERE id = ${op.streamId} AND status = 'open'`,
+      WHERE id = ${op.streamId} AND status = 'open' AND pending_receipt_id IS NULL
+        AND slice_cost >= ${text(op.delta)}::numeric`,
     (rows) => (rows.count === 1 ? 'ok' : 'conflict'),
   );
 }

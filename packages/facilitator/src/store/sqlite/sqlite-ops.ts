@@ -74,10 +74,11 @@ const INSERT_STREAM = `INSERT INTO streams (id, channel_id, payer, pay_to, resou
   paid, charged, vouchers, pending_receipt_id, status, reason, units, opened_at, last_activity_at, ended_at)
 VALUES (@id, @channelId, @payer, @payTo, @resource, @unit, @sliceCost, @initialCharge, @receiptId, @required, @paid, @charged,
   @vouchers, @pendingReceiptId, @status, @reason, @units, @openedAt, @lastActivityAt, @endedAt)`;
-const SELECT_OPEN_STREAM_CHARGED = "SELECT charged FROM streams WHERE id = ? AND status = 'open'";
+const SELECT_OPEN_STREAM_CREDIT =
+  "SELECT charged, slice_cost, pending_receipt_id FROM streams WHERE id = ? AND status = 'open'";
 // charged is decimal text, so the sum is taken in bigint (SQLite arithmetic would go through i64 or a float).
 const CREDIT_STREAM = `UPDATE streams SET paid = ?, charged = ?, vouchers = vouchers + 1, required = ?, pending_receipt_id = ?,
-  last_activity_at = ? WHERE id = ? AND status = 'open'`;
+  last_activity_at = ? WHERE id = ? AND status = 'open' AND pending_receipt_id IS NULL`;
 const CONSUME_STREAM =
   "UPDATE streams SET pending_receipt_id = NULL WHERE id = ? AND status = 'open' AND pending_receipt_id = ?";
 const TOUCH_STREAM = "UPDATE streams SET last_activity_at = ? WHERE id = ? AND status = 'open'";
@@ -232,10 +233,21 @@ function streamParams(st: StreamRecord, channelId: string): Record<string, strin
   };
 }
 
+/**
+ * What a credit adds to: the open session's charged, when no slice is pending and the credit is of
+ * one slice at most (slice_cost is decimal text, compared in bigint); else null, a conflict.
+ */
+function creditable(stmts: StatementCache, op: Extract<WriteOp, { op: 'stream.credit' }>): bigint | null {
+  const row = stmts.get(SELECT_OPEN_STREAM_CREDIT).get(op.streamId) as
+    { charged: string; slice_cost: string; pending_receipt_id: string | null } | undefined;
+  if (!row || row.pending_receipt_id !== null || op.delta > toBigint(row.slice_cost, 'slice_cost')) return null;
+  return toBigint(row.charged, 'charged');
+}
+
 function creditStream(stmts: StatementCache, op: Extract<WriteOp, { op: 'stream.credit' }>): boolean {
-  const row = stmts.get(SELECT_OPEN_STREAM_CHARGED).get(op.streamId) as { charged: string } | undefined;
-  if (!row) return false;
-  const charged = toBigint(row.charged, 'charged') + op.delta;
+  const before = creditable(stmts, op);
+  if (before === null) return false;
+  const charged = before + op.delta;
   const args = [op.cumulative.toString(), charged.toString(), op.required.toString(), op.receiptId, op.at, op.streamId];
   return stmts.get(CREDIT_STREAM).run(...args).changes === 1;
 }
@@ -377,7 +389,7 @@ export function isPrecheckable(ops: readonly WriteOp[]): boolean {
   return true;
 }
 
-/** The state a stream op's precondition reads; exactly the WHERE clauses of CREDIT/CONSUME/END_STREAM. */
+/** What a consume's or an end's precondition reads: exactly the WHERE clauses of CONSUME/END_STREAM. */
 function streamHolds(stmts: StatementCache, streamId: string, pendingReceiptId?: string): boolean {
   const row = stmts.get(SELECT_STREAM_STATE).get(streamId) as
     { status: string; pending_receipt_id: string | null } | undefined;
@@ -402,7 +414,9 @@ export function precheck(stmts: StatementCache, ops: readonly WriteOp[]): WriteR
       if (!holds) return { ok: false, reason: 'conflict', op: i };
     } else if (op.op === 'idempotency' && stmts.get(SELECT_IDEMPOTENCY_KEY).get(op.key) !== undefined) {
       return { ok: false, reason: 'duplicate', op: i };
-    } else if ((op.op === 'stream.credit' || op.op === 'stream.end') && !streamHolds(stmts, op.streamId)) {
+    } else if (op.op === 'stream.credit' && creditable(stmts, op) === null) {
+      return { ok: false, reason: 'conflict', op: i };
+    } else if (op.op === 'stream.end' && !streamHolds(stmts, op.streamId)) {
       return { ok: false, reason: 'conflict', op: i };
     } else if (op.op === 'stream.consume' && !streamHolds(stmts, op.streamId, op.receiptId)) {
       return { ok: false, reason: 'conflict', op: i };
