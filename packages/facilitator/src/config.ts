@@ -15,6 +15,8 @@ const units = z.string().transform((v, ctx) => {
     return z.NEVER;
   }
 });
+/** Variables whose value a configuration error never repeats: they are credentials. */
+const SECRET_VARIABLES = new Set(['DEMO_CONTROL_KEY']);
 const flag = z
   .enum(['1', '0', 'true', 'false', 'on', 'off', 'yes', 'no'])
   .transform((v) => ['1', 'true', 'on', 'yes'].includes(v));
@@ -108,7 +110,8 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
   if (!parsed.success) {
     const lines = parsed.error.issues.map((i) => {
       const name = String(i.path[0] ?? '?');
-      return `  ${name}=${JSON.stringify(known[name] ?? '')}: ${i.message}`;
+      const shown = SECRET_VARIABLES.has(name) ? '(hidden)' : JSON.stringify(known[name] ?? '');
+      return `  ${name}=${shown}: ${i.message}`;
     });
     throw new ConfigError(`invalid configuration:\n${lines.join('\n')}`);
   }

@@ -67,6 +67,20 @@ describe('configuration (PROTOCOL.md §10)', () => {
     expect(() => loadConfig({ [name]: value })).toThrow(new RegExp(`\\b${name}\\b`));
   });
 
+  it.each([['DEMO_CONTROL_KEY', 'secret7']])(
+    'refuses a bad %s without repeating it: it is a credential',
+    (name, value) => {
+      let message = '';
+      try {
+        loadConfig({ [name]: value });
+      } catch (err) {
+        message = (err as Error).message;
+      }
+      expect(message).toMatch(new RegExp(`\\b${name}=\\(hidden\\): `));
+      expect(message).not.toContain(value);
+    },
+  );
+
   it('sizes CONN_MAX_TOTAL from the open-file soft limit, leaving a quarter for files and other sockets', () => {
     const limits = (soft: string) =>
       `Limit                     Soft Limit           Hard Limit           Units\nMax open files            ${soft}                 1048576              files\n`;
