@@ -15,6 +15,8 @@ const units = z.string().transform((v, ctx) => {
     return z.NEVER;
   }
 });
+/** Variables whose value a configuration error never repeats: they are credentials. */
+const SECRET_VARIABLES = new Set(['DEMO_CONTROL_KEY', 'METRICS_TOKEN']);
 const flag = z
   .enum(['1', '0', 'true', 'false', 'on', 'off', 'yes', 'no'])
   .transform((v) => ['1', 'true', 'on', 'yes'].includes(v));
@@ -50,6 +52,11 @@ const SCHEMA = z.object({
       'must be empty, true, false, a hop count, or addresses/CIDRs (and loopback, linklocal, uniquelocal), comma-separated',
     )
     .default(''),
+  /** Unset: GET /metrics answers 404; set: it needs `Authorization: Bearer <METRICS_TOKEN>`. */
+  METRICS_TOKEN: z
+    .string()
+    .regex(/^[\x21-\x7e]{16,256}$/, 'must be 16–256 visible ASCII characters, no spaces (e.g. `openssl rand -hex 24`)')
+    .optional(),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   CLAIM_THRESHOLD: units.default(1_000_000n),
   CLAIM_INTERVAL_SECONDS: z.coerce.number().positive().max(86_400).default(30),
@@ -108,7 +115,8 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
   if (!parsed.success) {
     const lines = parsed.error.issues.map((i) => {
       const name = String(i.path[0] ?? '?');
-      return `  ${name}=${JSON.stringify(known[name] ?? '')}: ${i.message}`;
+      const shown = SECRET_VARIABLES.has(name) ? '(hidden)' : JSON.stringify(known[name] ?? '');
+      return `  ${name}=${shown}: ${i.message}`;
     });
     throw new ConfigError(`invalid configuration:\n${lines.join('\n')}`);
   }

@@ -1,6 +1,7 @@
-// The composition root, in four steps read top to bottom: the logger first, then the adapters the
+// The composition root, in steps read top to bottom: the logger first, then the adapters the
 // configuration names (composition/adapters.ts), the domain on them (composition/domain.ts), HTTP on
-// the domain (composition/http.ts), and the start/stop sequence below.
+// the domain (composition/http.ts), the metrics on both when they are on (composition/metrics.ts),
+// and the start/stop sequence below.
 //
 //   const f = await createFacilitator({ config: loadConfig() });
 //   const url = await f.listen();
@@ -14,6 +15,7 @@ import { createDomain } from './composition/domain.js';
 import type { Domain } from './composition/domain.js';
 import { createHttp } from './composition/http.js';
 import type { Http } from './composition/http.js';
+import { instrument } from './composition/metrics.js';
 import type { Config } from './config.js';
 import type { ClaimScheduler } from './domain/claim-scheduler.js';
 import { SYSTEM_CLOCK } from './domain/clock.js';
@@ -78,6 +80,7 @@ export async function createFacilitator(options: FacilitatorOptions): Promise<Fa
   });
   await startLatestLedger(domain.services.latestLedger, adapters.store, clock.now());
   const http = await createHttp(adapters, domain, options.consoleDir ? { consoleDir: options.consoleDir } : {});
+  if (domain.services.metrics) instrument(domain.services.metrics, adapters, domain, http);
   const steps = lifecycle(adapters, domain, http, clock);
   return {
     app: http.app,

@@ -24,6 +24,7 @@ import type { CatalogRecorder } from './domain/catalog-recorder.js';
 import type { Demo } from './demo/demo.js';
 import type { FloatHistory } from './domain/float-history.js';
 import type { Reconciler } from './domain/reconciler.js';
+import type { Metrics } from './metrics/metrics.js';
 import type { ChannelRecord, Store } from './store/port.js';
 
 export interface Services {
@@ -60,6 +61,8 @@ export interface Services {
   floatHistory: FloatHistory;
   /** Tallies verified payments into the discovery catalog, written every second. */
   catalog: CatalogRecorder;
+  /** GET /metrics's counters and gauges (METRICS_TOKEN set), else null: nothing is counted. */
+  metrics: Metrics | null;
   /** The demo seller, world and agent (DEMO on), else null. */
   demo: Demo | null;
   /** The facilitator's public base URL (PUBLIC_URL, or derived from the bound address). */

@@ -67,6 +67,26 @@ describe('configuration (PROTOCOL.md §10)', () => {
     expect(() => loadConfig({ [name]: value })).toThrow(new RegExp(`\\b${name}\\b`));
   });
 
+  it.each([
+    ['METRICS_TOKEN', 'short-secret'],
+    ['METRICS_TOKEN', 'a long secret with spaces'],
+    ['DEMO_CONTROL_KEY', 'secret7'],
+  ])('refuses a bad %s without repeating it: it is a credential', (name, value) => {
+    let message = '';
+    try {
+      loadConfig({ [name]: value });
+    } catch (err) {
+      message = (err as Error).message;
+    }
+    expect(message).toMatch(new RegExp(`\\b${name}=\\(hidden\\): `));
+    expect(message).not.toContain(value);
+  });
+
+  it('takes a METRICS_TOKEN of 16 or more visible characters', () => {
+    expect(loadConfig({}).METRICS_TOKEN).toBeUndefined();
+    expect(loadConfig({ METRICS_TOKEN: 'a'.repeat(16) }).METRICS_TOKEN).toBe('a'.repeat(16));
+  });
+
   it('sizes CONN_MAX_TOTAL from the open-file soft limit, leaving a quarter for files and other sockets', () => {
     const limits = (soft: string) =>
       `Limit                     Soft Limit           Hard Limit           Units\nMax open files            ${soft}                 1048576              files\n`;

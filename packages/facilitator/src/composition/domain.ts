@@ -33,6 +33,7 @@ import { StreamSessions } from '../domain/streams.js';
 import { Verifier } from '../domain/verifier.js';
 import { voucherRate } from '../domain/voucher-rate.js';
 import { Demo } from '../demo/demo.js';
+import { Metrics } from '../metrics/metrics.js';
 import type { Services } from '../services.js';
 import type { ChannelRecord } from '../store/port.js';
 import type { Adapters } from './adapters.js';
@@ -229,6 +230,8 @@ export async function createDomain(a: Adapters, options: DomainOptions): Promise
     latency,
     floatHistory,
     catalog,
+    // Fed and read by composition/metrics.ts once HTTP is built (the event streams are HTTP's).
+    metrics: config.METRICS_TOKEN === undefined ? null : new Metrics(),
     demo,
     startedAt: clock.now(),
     internalToken: randomBytes(24).toString('hex'),

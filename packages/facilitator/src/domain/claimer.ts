@@ -30,6 +30,9 @@ export type ClaimOutcome =
   | { status: 'nothing'; channelId: bigint; unclaimed: bigint }
   | { status: 'rejected'; channelId: bigint; code: number; codeName: string; tx: string };
 
+/** Runs after every claim: its outcome, or the error it threw (the ledger or the store unavailable). */
+export type ClaimHook = (event: { outcome: ClaimOutcome } | { error: unknown }) => void;
+
 export interface ClaimerDeps {
   ledger: Ledger;
   store: Store;
@@ -53,14 +56,35 @@ export class Claimer {
   private readonly inProgress = new Set<string>();
   /** Channels whose claim found the ledger unreachable, reported once until the ledger answers again. */
   private readonly unreachable = new Set<bigint>();
+  readonly #claimed: ClaimHook[] = [];
 
   constructor(private readonly deps: ClaimerDeps) {}
+
+  onClaim(hook: ClaimHook): void {
+    this.#claimed.push(hook);
+  }
 
   /** Claims everything accepted on the channel. Throws LedgerUnavailable when the ledger is down. */
   claim(channelId: bigint): Promise<ClaimOutcome> {
     const run = this.queue.then(() => this.claimNow(channelId));
     this.queue = run.catch(() => undefined);
+    if (this.#claimed.length > 0)
+      void run.then(
+        (outcome) => this.notify({ outcome }),
+        (error: unknown) => this.notify({ error }),
+      );
     return run;
+  }
+
+  /** A hook that throws changes nothing of the claim, which its caller already has. */
+  private notify(event: Parameters<ClaimHook>[0]): void {
+    for (const hook of this.#claimed) {
+      try {
+        hook(event);
+      } catch {
+        // a hook's failure is not the claim's
+      }
+    }
   }
 
   private async claimNow(channelId: bigint): Promise<ClaimOutcome> {

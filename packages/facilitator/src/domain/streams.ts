@@ -40,6 +40,9 @@ export interface OpenInput {
   receiptId: string;
 }
 
+/** Runs after a session opened, and after one ended (by this instance), with its reason. */
+export type SessionHook = (event: { kind: 'opened' } | { kind: 'ended'; reason: StreamEndReason }) => void;
+
 export interface StreamDeps {
   store: Store;
   events: EventLog;
@@ -61,8 +64,13 @@ export class StreamSessions {
   /** Sessions with a wait in progress: never idle. */
   private readonly waiting = new Map<string, number>();
   private sweeper: NodeJS.Timeout | null = null;
+  readonly #sessions: SessionHook[] = [];
 
   constructor(private readonly deps: StreamDeps) {}
+
+  onSession(hook: SessionHook): void {
+    this.#sessions.push(hook);
+  }
 
   async open(input: OpenInput): Promise<{ stream: StreamRecord; deposit: bigint }> {
     await this.checkFirstSlice(input);
@@ -109,6 +117,7 @@ export class StreamSessions {
       throw new SvcError('RATE_LIMITED', `No more stream sessions: ${why}.`, { retryAfter: RATE_LIMIT_RETRY_SECONDS });
     }
     if (!result.ok) throw new SvcError('CONFLICT', 'That receipt already opened a stream session.');
+    this.notify({ kind: 'opened' });
     return { stream, deposit: channel.record.deposit };
   }
 
@@ -362,7 +371,19 @@ export class StreamSessions {
         vouchers: s.vouchers,
       }),
     ]);
+    if (result.ok) this.notify({ kind: 'ended', reason });
     return result.ok;
+  }
+
+  /** A hook that throws is logged: the session's change stands. */
+  private notify(event: Parameters<SessionHook>[0]): void {
+    for (const hook of this.#sessions) {
+      try {
+        hook(event);
+      } catch (err) {
+        this.deps.log.warn({ err }, 'a stream session hook failed');
+      }
+    }
   }
 
   private async checkFirstSlice(input: OpenInput): Promise<void> {

@@ -54,6 +54,12 @@ export type VerifyOutcome =
 
 type Advanced = { kind: 'accepted'; response: PaymentResponse } | { kind: 'lost' } | { kind: 'conflict' };
 
+/**
+ * Runs after every verification, with its outcome (or the error it threw: the ledger or the store
+ * unavailable) and how long it took, in ms. It runs on the payment's path: it must cost O(1).
+ */
+export type VerifiedHook = (event: { outcome: VerifyOutcome; ms: number } | { error: unknown; ms: number }) => void;
+
 /** Limits vouchers per channel; resolves the seconds to wait when over the limit, else null. */
 export interface VoucherRateLimit {
   take(channelId: bigint): Promise<number | null>;
@@ -93,14 +99,37 @@ const fail = (code: PaymentRejection, message: string, retryAfter?: number): Rej
 export class Verifier {
   /** unserved() calls this process is making now (recover() waits for them). */
   private readonly unservedInFlight = new Set<Promise<boolean>>();
+  readonly #verified: VerifiedHook[] = [];
 
   constructor(private readonly deps: VerifierDeps) {}
 
+  onVerified(hook: VerifiedHook): void {
+    this.#verified.push(hook);
+  }
+
   async verify(input: VerifyInput): Promise<VerifyOutcome> {
     const started = performance.now();
-    const outcome = await this.run(input, started);
+    let outcome: VerifyOutcome;
+    try {
+      outcome = await this.run(input, started);
+    } catch (error) {
+      this.notify({ error, ms: performance.now() - started });
+      throw error;
+    }
     if (!outcome.ok && outcome.code !== 'CONFLICT') this.recordRefusal(input, outcome.code);
+    this.notify({ outcome, ms: performance.now() - started });
     return outcome;
+  }
+
+  /** A hook that throws is logged: the answer stands. */
+  private notify(event: Parameters<VerifiedHook>[0]): void {
+    for (const hook of this.#verified) {
+      try {
+        hook(event);
+      } catch (err) {
+        this.deps.log.warn({ err }, 'a verification hook failed; the answer stands');
+      }
+    }
   }
 
   /**

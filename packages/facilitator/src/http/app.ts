@@ -25,6 +25,7 @@ import { floatRoutes } from './routes/float.js';
 import { receiptRoutes } from './routes/receipts.js';
 import { reportRoutes } from './routes/reports.js';
 import { metaRoutes } from './routes/meta.js';
+import { metricsRoutes } from './routes/metrics.js';
 import { registerMcp } from './routes/mcp.js';
 import { selfRoutes } from './routes/self.js';
 import { sellerRoutes } from './routes/sellers.js';
@@ -106,6 +107,7 @@ export async function buildHttp(
       sellerTokens: s.sellerTokens,
       network: s.ledgerInfo.network,
       supported: s.supported,
+      metrics: s.metrics,
     }),
     ...channelRoutes({
       store: s.store,
@@ -124,6 +126,7 @@ export async function buildHttp(
     ...discoveryRoutes(s),
     ...floatRoutes(s),
     ...metaRoutes(s),
+    ...metricsRoutes(s),
     ...(s.demo ? demoControlRoutes(s, s.demo) : []),
     ...(await consoleRoutes(app, options.consoleDir)),
   ];

@@ -24,6 +24,11 @@ export const SECURITY_SCHEMES = {
     scheme: 'bearer',
     description: 'The attestToken POST /verify gave the payee’s side for one receipt.',
   },
+  metricsToken: {
+    type: 'http',
+    scheme: 'bearer',
+    description: 'The metrics token (METRICS_TOKEN), set by the facilitator’s operator for its scraper.',
+  },
   demoKey: {
     type: 'apiKey',
     in: 'header',

@@ -22,6 +22,7 @@ import { listingOf } from '../../domain/catalog.js';
 import type { PaymentAttempt, Payments, Refused } from '../../domain/payments.js';
 import type { SellerTokens } from '../../domain/seller-tokens.js';
 import type { VerifyInput } from '../../domain/verifier.js';
+import type { Metrics } from '../../metrics/metrics.js';
 import { bearerOf, requireSeller } from '../seller-auth.js';
 import { defineRoute } from '../route.js';
 import type { AnyRoute } from '../route.js';
@@ -42,6 +43,8 @@ export interface X402Deps {
   sellerTokens: SellerTokens;
   network: string;
   supported: () => SupportedResponse;
+  /** Counts the payments refused here, before the verifier (which counts the others); null: off. */
+  metrics: Metrics | null;
 }
 
 /** What /verify and /settle answer when the payment cannot be taken now (both with Retry-After). */
@@ -178,7 +181,10 @@ function attemptOf(
   body: VerifyEnvelope,
 ): PaymentAttempt | { rejection: PaymentRejection; message: string } {
   const input = verifyInput(body, idempotencyKey(request.headers['idempotency-key']));
-  if ('rejection' in input) return input;
+  if ('rejection' in input) {
+    deps.metrics?.paymentRefused(input.rejection, null);
+    return input;
+  }
   const payeeSide = bearerOf(request) !== null;
   if (payeeSide) requireSeller(deps.sellerTokens, request, input.requirements.payTo);
   const listing = payeeSide ? listingOf(body.paymentPayload, input.method, input.requirements.unit) : null;
