@@ -49,6 +49,44 @@ export function channel(id: bigint, over: Partial<ChannelRecord> = {}): ChannelR
   };
 }
 
+/** An SQL literal both SQLite and PostgreSQL read alike (text quoted; PostgreSQL casts a quoted decimal to numeric). */
+function sqlLiteral(value: string | number | bigint | null): string {
+  if (value === null) return 'NULL';
+  if (typeof value === 'number') return String(value);
+  return `'${value.toString().replaceAll("'", "''")}'`;
+}
+
+/**
+ * The INSERT of a channel row as versions 1 to 5 of the schema hold it (before batch-settlement),
+ * for a database an older build left: that build's store cannot be run, so its rows are written
+ * in SQL. Ids are padded as SQLite keys them; PostgreSQL reads the same text as a numeric.
+ */
+export function legacyChannelSql(c: ChannelRecord): string {
+  const row: Record<string, string | number | bigint | null> = {
+    id: c.id.toString().padStart(20, '0'),
+    network: c.network,
+    channel_contract: c.channelContract,
+    payer: c.payer,
+    payee: c.payee,
+    asset: c.asset,
+    voucher_key: c.voucherKey,
+    deposit: c.deposit,
+    claimed: c.claimed,
+    last_accepted: c.lastAccepted,
+    last_signature: c.lastSignature,
+    expiry_ledger: c.expiryLedger,
+    status: c.status,
+    vouchers: c.vouchers,
+    vouchers_claimed: c.vouchersClaimed,
+    opened_at: c.openedAt,
+    last_voucher_at: c.lastVoucherAt,
+    closed_at: c.closedAt,
+    refunded: c.refunded,
+    created_at: c.createdAt,
+  };
+  return `INSERT INTO channels (${Object.keys(row).join(', ')}) VALUES (${Object.values(row).map(sqlLiteral).join(', ')})`;
+}
+
 export function receipt(
   channelId: bigint,
   cumulative: bigint,

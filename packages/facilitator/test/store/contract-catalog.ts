@@ -18,6 +18,7 @@ import {
   channel,
   contract,
   iso,
+  legacyChannelSql,
   openStream,
   stream,
   streamId,
@@ -405,10 +406,8 @@ export const catalogSection: Section = (ctx) => {
     it('upgrades a version-2 database once: its data stays and the catalog works', async () => {
       const old = await ctx().legacy(2);
       expect(await old.versions()).toEqual([1, 2]);
-      await old.store.write([
-        { op: 'channel.insert', channel: channel(1n) },
-        { op: 'meta.set', key: 'cursor', value: '7' },
-      ]);
+      await old.exec(legacyChannelSql(channel(1n)));
+      await old.store.write([{ op: 'meta.set', key: 'cursor', value: '7' }]);
       // Version 2 has no catalog at all.
       await expect(old.store.write([catalogRecord(1)])).rejects.toThrow();
       await expect(old.store.listCatalog(ALL)).rejects.toThrow();

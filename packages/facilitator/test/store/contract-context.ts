@@ -9,6 +9,8 @@ export interface StoreFixture {
   openAt: (version: number) => Promise<Store>;
   /** Schema versions recorded in this fixture's database. */
   versions: () => Promise<number[]>;
+  /** Runs one SQL statement on this fixture's database (in its schema): rows as an older build wrote them. */
+  exec: (statement: string) => Promise<void>;
   /** Removes the database; stores opened from it are closed first. */
   dispose: () => Promise<void>;
 }
@@ -26,6 +28,8 @@ export interface LegacyDatabase {
   /** Closes that store and opens the database with this build, which migrates it. */
   upgrade: () => Promise<Store>;
   versions: () => Promise<number[]>;
+  /** Writes rows in the old schema, with SQL both databases read alike (builders.ts legacyChannelSql). */
+  exec: (statement: string) => Promise<void>;
 }
 
 export interface ContractContext {

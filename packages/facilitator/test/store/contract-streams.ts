@@ -16,6 +16,7 @@ import {
   channel,
   event,
   iso,
+  legacyChannelSql,
   openStream,
   receiptId,
   stream,
@@ -666,7 +667,7 @@ export const streamSection: Section = (ctx) => {
     it('upgrades a version-3 database once: sessions keep their parties and the caps per payer and payee work', async () => {
       const old = await ctx().legacy(3);
       expect(await old.versions()).toEqual([1, 2, 3]);
-      await old.store.write([{ op: 'channel.insert', channel: channel(1n) }]);
+      await old.exec(legacyChannelSql(channel(1n)));
       const store = await old.upgrade();
       expect(await old.versions()).toEqual([1, 2, 3, 4, 5]);
       expect(await store.write([openStream(stream(1), { maxPerPayer: 1 })])).toEqual(OK);
@@ -678,10 +679,8 @@ export const streamSection: Section = (ctx) => {
     it('upgrades a version-1 database once: its data stays and sessions work', async () => {
       const old = await ctx().legacy(1);
       expect(await old.versions()).toEqual([1]);
-      await old.store.write([
-        { op: 'channel.insert', channel: channel(1n) },
-        { op: 'meta.set', key: 'cursor', value: '7' },
-      ]);
+      await old.exec(legacyChannelSql(channel(1n)));
+      await old.store.write([{ op: 'meta.set', key: 'cursor', value: '7' }]);
       // Version 1 has no sessions at all.
       await expect(old.store.write([openStream(stream(1))])).rejects.toThrow();
       const store = await old.upgrade();

@@ -60,6 +60,12 @@ describe.runIf(PG)('PostgresStore', () => {
           return store;
         },
         versions: () => appliedPostgresVersions(admin, schema),
+        exec: async (statement) => {
+          await admin.begin(async (tx) => {
+            await tx.unsafe(`SET LOCAL search_path TO ${schema}`);
+            await tx.unsafe(statement);
+          });
+        },
         dispose: async () => {
           for (const store of opened) await store.close();
           await admin.unsafe(`DROP SCHEMA IF EXISTS ${schema} CASCADE`);

@@ -67,6 +67,15 @@ for (const writer of ['thread', 'inline'] as const) {
             raw.close();
           }
         },
+        exec: (statement) => {
+          const raw = openConnection({ file, busyTimeoutMs: 5_000 });
+          try {
+            raw.exec(statement);
+            return Promise.resolve();
+          } finally {
+            raw.close();
+          }
+        },
         dispose: async () => {
           for (const store of opened) await store.close();
           fs.rmSync(dir, { recursive: true, force: true });

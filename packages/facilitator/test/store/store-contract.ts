@@ -49,6 +49,7 @@ export function runStoreContract({ name, create }: StoreContractOptions): void {
           return {
             store: old,
             versions: () => other.versions(),
+            exec: (statement) => other.exec(statement),
             upgrade: async () => {
               await old.close();
               return other.open();
