@@ -17,6 +17,7 @@ const RESOURCE_MAX_BYTES = 2048;
 const CATALOG_JSON_MAX_BYTES = 16 * 1024;
 const DESCRIPTION_MAX = 1024;
 const MIME_TYPE_MAX = 128;
+const FINGERPRINT_MAX = 512;
 // Exactly Date.prototype.toISOString(): one format, so byte order is time order (lastUpdated sorts).
 const ISO_MS_RE = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
 
@@ -27,16 +28,19 @@ const ISO_MS_RE = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
  */
 export const MAX_COUNTED_PAYERS = 1_000;
 
-/** Decimal text of a channel id, zero-padded so text order is numeric order (SQLite keys). */
 /**
- * A channel as stored: what the ledger shows claimed is the floor of what was accepted (a store
- * that lost or never saw the vouchers behind a claim must not take them again), and the signature
- * of a voucher below that floor no longer names `lastAccepted`.
+ * A channel as stored: claimed ≤ charged ≤ lastAccepted. What the ledger shows claimed is the
+ * floor of what was charged and accepted (a store that lost or never saw the vouchers behind a
+ * claim must not take them again), and the signature of a voucher below that floor no longer
+ * names `lastAccepted`.
  */
 export function flooredChannel(c: ChannelRecord): ChannelRecord {
-  return c.claimed > c.lastAccepted ? { ...c, lastAccepted: c.claimed, lastSignature: null } : c;
+  const charged = c.claimed > c.charged ? c.claimed : c.charged;
+  if (charged <= c.lastAccepted) return charged === c.charged ? c : { ...c, charged };
+  return { ...c, charged, lastAccepted: charged, lastSignature: null };
 }
 
+/** Decimal text of a channel id, zero-padded so text order is numeric order (SQLite keys). */
 export function paddedId(id: bigint): string {
   return id.toString().padStart(CHANNEL_ID_DIGITS, '0');
 }
@@ -173,6 +177,19 @@ function checkCatalogRecord(op: Extract<WriteOp, { op: 'catalog.record' }>): voi
   checkIsoTime(op.at, 'at');
 }
 
+/** A reservation's fingerprint: compared for equality only, so any bounded text (a hash, typically). */
+function checkFingerprint(value: unknown): void {
+  checkBoundedText(value, 'fingerprint', FINGERPRINT_MAX);
+  if (value === '') throw new TypeError('fingerprint must not be empty');
+}
+
+function checkReservation(r: ChannelRecord['reservation']): void {
+  if (r === null) return;
+  if (typeof r !== 'object') throw new TypeError('reservation must be an object or null');
+  checkFingerprint(r.fingerprint);
+  checkIsoTime(r.until, 'reservation until');
+}
+
 function checkChannel(c: ChannelRecord): void {
   checkChannelId(c.id);
   for (const k of ['network', 'channelContract', 'payer', 'payee', 'asset', 'createdAt'] as const) checkText(c[k], k);
@@ -180,6 +197,10 @@ function checkChannel(c: ChannelRecord): void {
   checkAmount(c.deposit, 'deposit');
   checkAmount(c.claimed, 'claimed');
   checkAmount(c.lastAccepted, 'lastAccepted');
+  checkAmount(c.charged, 'charged');
+  if (c.receiverAuthorizer !== null) checkAddress(c.receiverAuthorizer, 'receiverAuthorizer');
+  checkCount(c.refundNonce, 'refundNonce');
+  checkReservation(c.reservation);
   if (c.refunded !== null) checkAmount(c.refunded, 'refunded');
   checkCount(c.expiryLedger, 'expiryLedger');
   checkCount(c.vouchers, 'vouchers');
@@ -194,9 +215,31 @@ function checkOp(op: WriteOp): void {
     case 'channel.advance':
       checkChannelId(op.channelId);
       checkAmount(op.expected, 'expected');
+      if (op.expectedCharged !== undefined) checkAmount(op.expectedCharged, 'expectedCharged');
       checkAmount(op.cumulative, 'cumulative');
       checkText(op.signature, 'signature');
       return checkText(op.at, 'at');
+    case 'channel.reserve':
+      checkChannelId(op.channelId);
+      checkAmount(op.expectedCharged, 'expectedCharged');
+      checkFingerprint(op.fingerprint);
+      checkIsoTime(op.until, 'until');
+      return checkIsoTime(op.at, 'at');
+    case 'channel.charge':
+      checkChannelId(op.channelId);
+      checkAmount(op.expectedCharged, 'expectedCharged');
+      checkAmount(op.charge, 'charge');
+      checkAmount(op.ceiling, 'ceiling');
+      checkText(op.signature, 'signature');
+      checkFingerprint(op.fingerprint);
+      return checkIsoTime(op.at, 'at');
+    case 'channel.release':
+      checkChannelId(op.channelId);
+      return checkFingerprint(op.fingerprint);
+    case 'channel.refunded':
+      checkChannelId(op.channelId);
+      checkCount(op.refundNonce, 'refundNonce');
+      return checkAmount(op.deposit, 'deposit');
     case 'channel.ledger':
       checkChannelId(op.channelId);
       if (op.deposit !== undefined) checkAmount(op.deposit, 'deposit');

@@ -32,10 +32,28 @@ export interface ChannelRecord {
   deposit: bigint;
   /** Claimed on the ledger (as far as the facilitator knows). */
   claimed: bigint;
-  /** Highest accepted cumulative. Never decreases. */
+  /**
+   * Highest voucher amount accepted: under `channel` what is owed in all, under `batch-settlement`
+   * the highest ceiling (maxClaimableAmount) signed. Never decreases.
+   */
   lastAccepted: bigint;
   /** Signature of the voucher at lastAccepted (hex), needed to claim it; null before any voucher. */
   lastSignature: string | null;
+  /**
+   * What the seller may claim: the sum of the charges (chargedCumulativeAmount). A `channel`
+   * voucher charges its whole amount (charged = lastAccepted); a `batch-settlement` payment
+   * charges at most its price, so charged ≤ lastAccepted. claimed ≤ charged ≤ lastAccepted.
+   */
+  charged: bigint;
+  /** The key (G…) that authorises claims below a voucher's ceiling and refunds, bound at opening; null when none. */
+  receiverAuthorizer: string | null;
+  /** The ledger's refund nonce: refunds applied so far. */
+  refundNonce: number;
+  /**
+   * A `batch-settlement` payment verified and not yet settled (or released): until `until` (ISO),
+   * no other payment is charged on the channel. `fingerprint` names the payment and its request.
+   */
+  reservation: { fingerprint: string; until: string } | null;
   expiryLedger: number;
   status: ChannelStatus;
   /** Vouchers accepted in total, and how many of them claims have covered. */
@@ -141,21 +159,70 @@ export interface CatalogQuery {
 export type WriteOp =
   /**
    * Insert a channel first seen on the ledger; no effect when the id is already stored. Its
-   * lastAccepted is at least its claimed (the ledger is the floor; lastSignature null if raised).
+   * charged is at least its claimed and its lastAccepted at least its charged (the ledger is the
+   * floor; lastSignature null if lastAccepted was raised).
    */
   | { op: 'channel.insert'; channel: ChannelRecord }
   /**
-   * The compare-and-set advance: lastAccepted := cumulative, lastSignature := signature,
-   * vouchers += 1, lastVoucherAt := at — only if the channel is open and its lastAccepted
-   * equals `expected` (and `cumulative` > `expected`). Otherwise the call fails with 'conflict'.
+   * The compare-and-set advance of a `channel` voucher: lastAccepted := charged := cumulative,
+   * lastSignature := signature, vouchers += 1, lastVoucherAt := at — only if the channel is open,
+   * its lastAccepted equals `expected` (and `cumulative` > `expected`), its charged equals
+   * `expectedCharged` (`expected` when absent), and no other payment's reservation is live at `at`.
+   * Otherwise the call fails with 'conflict'.
    */
-  | { op: 'channel.advance'; channelId: bigint; expected: bigint; cumulative: bigint; signature: string; at: string }
+  | {
+      op: 'channel.advance';
+      channelId: bigint;
+      expected: bigint;
+      expectedCharged?: bigint;
+      cumulative: bigint;
+      signature: string;
+      at: string;
+    }
+  /**
+   * Reserves an open channel for one `batch-settlement` payment (its /verify): reservation :=
+   * { fingerprint, until } — only if charged equals `expectedCharged` and the channel holds no live
+   * reservation at `at` (none, one whose until ≤ at, or this same fingerprint). Else 'conflict'.
+   */
+  | {
+      op: 'channel.reserve';
+      channelId: bigint;
+      expectedCharged: bigint;
+      fingerprint: string;
+      until: string;
+      at: string;
+    }
+  /**
+   * Commits one `batch-settlement` charge: charged := expectedCharged + charge; if ceiling >
+   * lastAccepted, lastAccepted := ceiling and lastSignature := signature; vouchers += 1;
+   * lastVoucherAt := at; the reservation is cleared — only if the channel is open, charged equals
+   * `expectedCharged`, expectedCharged + charge ≤ ceiling, and no live reservation at `at` is
+   * another payment's (one with `fingerprint` is this payment's own). Else 'conflict'.
+   */
+  | {
+      op: 'channel.charge';
+      channelId: bigint;
+      expectedCharged: bigint;
+      charge: bigint;
+      ceiling: bigint;
+      signature: string;
+      fingerprint: string;
+      at: string;
+    }
+  /** Clears the reservation if it is `fingerprint`'s (a payment verified and not charged); no effect otherwise. */
+  | { op: 'channel.release'; channelId: bigint; fingerprint: string }
+  /**
+   * A refund on the ledger (in nonce order): deposit := deposit, refundNonce := refundNonce — only
+   * if refundNonce is above the stored one; no effect otherwise (an older refund, or a missing channel).
+   */
+  | { op: 'channel.refunded'; channelId: bigint; refundNonce: number; deposit: bigint }
   /**
    * Ledger facts about a channel, applied monotonically: deposit and expiryLedger only grow,
    * claimed := max(claimed, value), a closed channel never reopens. Missing channel: no effect.
    * What the ledger shows claimed is the floor of what was accepted: when claimed rises above
-   * lastAccepted (a store that lost the vouchers behind a claim), lastAccepted := claimed and
-   * lastSignature := null, so that no voucher at or below it is accepted again.
+   * charged it lifts charged, and above lastAccepted (a store that lost the vouchers behind a
+   * claim) lastAccepted := claimed and lastSignature := null, so that no voucher at or below it is
+   * accepted again.
    */
   | {
       op: 'channel.ledger';
@@ -167,7 +234,7 @@ export type WriteOp =
     }
   /**
    * A confirmed claim: claimed := max(claimed, cumulative), vouchersClaimed := max(…, vouchersCovered);
-   * lastAccepted is raised to claimed as for channel.ledger.
+   * charged and lastAccepted are raised to claimed as for channel.ledger.
    */
   | { op: 'channel.claimed'; channelId: bigint; cumulative: bigint; vouchersClaimed: number }
   | { op: 'event'; event: NewEvent }

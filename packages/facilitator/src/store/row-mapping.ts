@@ -25,6 +25,11 @@ export interface ChannelRow {
   claimed: string;
   last_accepted: string;
   last_signature: string | null;
+  charged: string;
+  receiver_authorizer: string | null;
+  refund_nonce: number | string;
+  reserved_fingerprint: string | null;
+  reserved_until: string | null;
   expiry_ledger: number | string;
   status: string;
   vouchers: number | string;
@@ -95,6 +100,12 @@ function count(value: number | string, column: string): number {
   return n;
 }
 
+/** The ops write both reservation columns or neither; a row with only one of them holds none. */
+function reservationFromRow(r: ChannelRow): ChannelRecord['reservation'] {
+  if (r.reserved_fingerprint === null || r.reserved_until === null) return null;
+  return { fingerprint: r.reserved_fingerprint, until: r.reserved_until };
+}
+
 export function channelFromRow(r: ChannelRow): ChannelRecord {
   return {
     id: toBigint(r.id, 'id'),
@@ -108,6 +119,10 @@ export function channelFromRow(r: ChannelRow): ChannelRecord {
     claimed: toBigint(r.claimed, 'claimed'),
     lastAccepted: toBigint(r.last_accepted, 'last_accepted'),
     lastSignature: r.last_signature,
+    charged: toBigint(r.charged, 'charged'),
+    receiverAuthorizer: r.receiver_authorizer,
+    refundNonce: count(r.refund_nonce, 'refund_nonce'),
+    reservation: reservationFromRow(r),
     expiryLedger: count(r.expiry_ledger, 'expiry_ledger'),
     status: r.status as ChannelStatus,
     vouchers: count(r.vouchers, 'vouchers'),

@@ -36,6 +36,10 @@ export function channel(id: bigint, over: Partial<ChannelRecord> = {}): ChannelR
     claimed: 0n,
     lastAccepted: 0n,
     lastSignature: null,
+    charged: 0n,
+    receiverAuthorizer: null,
+    refundNonce: 0,
+    reservation: null,
     expiryLedger: 5_000,
     status: 'open',
     vouchers: 0,
@@ -139,6 +143,36 @@ export function acceptOps(
     },
   ];
   return { ops, receipt: r };
+}
+
+type ReserveOp = Extract<WriteOp, { op: 'channel.reserve' }>;
+type ChargeOp = Extract<WriteOp, { op: 'channel.charge' }>;
+
+/** A batch-settlement /verify's reservation of a channel for payment `fingerprint`, live for a minute. */
+export function reserveOp(channelId: bigint, expectedCharged: bigint, fingerprint: string, at = iso(10)): ReserveOp {
+  const until = new Date(Date.parse(at) + 60_000).toISOString();
+  return { op: 'channel.reserve', channelId, expectedCharged, fingerprint, until, at };
+}
+
+/** A batch-settlement charge of `charge` under a voucher whose ceiling is `ceiling` (signed sig(ceiling)). */
+export function chargeOp(
+  channelId: bigint,
+  expectedCharged: bigint,
+  charge: bigint,
+  ceiling: bigint,
+  over: Partial<Omit<ChargeOp, 'op' | 'channelId' | 'expectedCharged' | 'charge' | 'ceiling'>> = {},
+): ChargeOp {
+  return {
+    op: 'channel.charge',
+    channelId,
+    expectedCharged,
+    charge,
+    ceiling,
+    signature: sig(ceiling),
+    fingerprint: 'payment-a',
+    at: iso(20),
+    ...over,
+  };
 }
 
 /** A stream id (32 lowercase hex), different for every n. */

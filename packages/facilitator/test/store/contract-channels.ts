@@ -17,7 +17,7 @@ export const channelSection: Section = (ctx) => {
       expect(await store.getChannel(8n)).toBeNull();
     });
 
-    it('advances on the expected value and bumps vouchers, lastVoucherAt and lastSignature', async () => {
+    it('advances on the expected value: charged follows, and vouchers, lastVoucherAt and lastSignature are bumped', async () => {
       const { store } = ctx();
       await store.write([{ op: 'channel.insert', channel: channel(1n) }]);
       const first = await store.write([
@@ -36,7 +36,13 @@ export const channelSection: Section = (ctx) => {
       ]);
       expect(second.ok).toBe(true);
       expect(await store.getChannel(1n)).toEqual(
-        channel(1n, { lastAccepted: 12_000n, lastSignature: sig(12_000n), vouchers: 2, lastVoucherAt: iso(11) }),
+        channel(1n, {
+          lastAccepted: 12_000n,
+          charged: 12_000n,
+          lastSignature: sig(12_000n),
+          vouchers: 2,
+          lastVoucherAt: iso(11),
+        }),
       );
     });
 
@@ -155,6 +161,7 @@ export const channelSection: Section = (ctx) => {
           deposit: 3_000n,
           expiryLedger: 300,
           claimed: 400n,
+          charged: 400n,
           lastAccepted: 400n,
           status: 'closed',
           closedAt: iso(50),

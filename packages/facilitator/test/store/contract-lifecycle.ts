@@ -12,6 +12,7 @@ export const lifecycleSection: Section = (ctx) => {
       const big = channel(U64_MAX, {
         deposit: I128_MAX,
         claimed: I128_MAX - 2n,
+        charged: I128_MAX - 1n,
         lastAccepted: I128_MAX - 1n,
         expiryLedger: 4_294_967_295,
       });
@@ -25,6 +26,7 @@ export const lifecycleSection: Section = (ctx) => {
       const read = await store.getChannel(U64_MAX);
       expect(read).toMatchObject({
         lastAccepted: I128_MAX,
+        charged: I128_MAX,
         claimed: I128_MAX,
         refunded: I128_MAX,
         status: 'closed',

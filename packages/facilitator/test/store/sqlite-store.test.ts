@@ -11,7 +11,7 @@ import { appliedSqliteVersions, migrateSqlite } from '../../src/store/sqlite/mig
 import { isPrecheckable } from '../../src/store/sqlite/sqlite-ops.js';
 import { WAL_AUTOCHECKPOINT_FRAMES, openConnection } from '../../src/store/sqlite/sqlite-writer.js';
 import { MAX_COUNTED_PAYERS } from '../../src/store/op-checks.js';
-import { account, acceptOps, catalogRecord, channel, event, iso } from './builders.js';
+import { account, acceptOps, catalogRecord, channel, chargeOp, event, iso, reserveOp } from './builders.js';
 import { runStoreContract } from './store-contract.js';
 
 const HERE = path.dirname(fileURLToPath(import.meta.url));
@@ -110,7 +110,7 @@ describe('SqliteStore', () => {
     expect(raw.pragma('journal_mode', { simple: true })).toBe('wal');
     raw.close();
     await store.migrate();
-    expect(await store.appliedMigrations()).toEqual([1, 2, 3, 4, 5]);
+    expect(await store.appliedMigrations()).toEqual([1, 2, 3, 4, 5, 6]);
   });
 
   it('checkpoints the WAL every ~4,000 frames, not SQLite’s default 1,000: hot pages are copied once per checkpoint, not four times', async () => {
@@ -197,6 +197,21 @@ describe('SqliteStore', () => {
     expect(isPrecheckable([{ op: 'channel.insert', channel: channel(1n) }, ...voucher, catalogRecord(1)])).toBe(false);
   });
 
+  it('keeps the batch-settlement calls on the fast path, one compare-and-set per channel', () => {
+    const [, receiptOp, eventOp] = acceptOps(1n, 0n, 5n).ops;
+    const idempotency = { op: 'idempotency', key: 'k', fingerprint: 'f', response: 'r', at: iso(1) } as const;
+    const charge = chargeOp(1n, 0n, 5n, 5n);
+    expect(isPrecheckable([charge, receiptOp!, eventOp!, catalogRecord(1), idempotency])).toBe(true);
+    expect(isPrecheckable([reserveOp(1n, 0n, 'payment-a'), idempotency])).toBe(true);
+    expect(isPrecheckable([reserveOp(2n, 0n, 'payment-a'), charge])).toBe(true);
+    // Each changes what the other checks on one channel (charged, the reservation).
+    expect(isPrecheckable([reserveOp(1n, 0n, 'payment-a'), charge])).toBe(false);
+    expect(isPrecheckable([charge, acceptOps(1n, 5n, 10n).ops[0]!])).toBe(false);
+    // Release and refunds take the savepoint path.
+    expect(isPrecheckable([charge, { op: 'channel.release', channelId: 1n, fingerprint: 'payment-a' }])).toBe(false);
+    expect(isPrecheckable([{ op: 'channel.refunded', channelId: 1n, refundNonce: 1, deposit: 5n }])).toBe(false);
+  });
+
   it('stores at most the counted payers of a listing', async () => {
     const ops = Array.from({ length: MAX_COUNTED_PAYERS + 50 }, (_, i) => catalogRecord(1, { payer: account(i) }));
     expect((await store.write(ops)).ok).toBe(true);
@@ -210,7 +225,7 @@ describe('SqliteStore', () => {
     const shared = path.join(dir, 'twice.sqlite');
     const [a, b] = await Promise.all([SqliteStore.open({ file: shared }), SqliteStore.open({ file: shared })]);
     await Promise.all([a.migrate(), b.migrate()]);
-    expect(await a.appliedMigrations()).toEqual([1, 2, 3, 4, 5]);
+    expect(await a.appliedMigrations()).toEqual([1, 2, 3, 4, 5, 6]);
     await Promise.all([a.close(), b.close()]);
   });
 

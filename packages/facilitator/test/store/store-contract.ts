@@ -6,6 +6,7 @@ import { afterEach, beforeEach, describe } from 'vitest';
 import type { Store } from '../../src/store/index.js';
 import { catalogSection } from './contract-catalog.js';
 import { channelSection } from './contract-channels.js';
+import { chargeSection } from './contract-charges.js';
 import type { ContractContext, StoreContractOptions, StoreFixture } from './contract-context.js';
 import { eventSection } from './contract-events.js';
 import { lifecycleSection } from './contract-lifecycle.js';
@@ -60,6 +61,7 @@ export function runStoreContract({ name, create }: StoreContractOptions): void {
     };
 
     channelSection(ctx);
+    chargeSection(ctx);
     eventSection(ctx);
     recordSection(ctx);
     lifecycleSection(ctx);

@@ -162,12 +162,28 @@ CREATE INDEX streams_by_pay_to ON streams (pay_to, status);
 // step, so one contract suite and one `svc` build speak of the same schema versions.
 const IDEMPOTENCY_ROWID = `SELECT 1;`;
 
+// batch-settlement (issue 33): what a payment charged (`charged`, at most what was accepted; a
+// channel voucher charges its whole amount, so existing rows start at last_accepted), the
+// authorizer and refund nonce the ledger bound to the channel, and the reservation a verified
+// payment holds until it is settled or released (both columns null together). reserved_until is
+// compared with the ISO time of a write, so it is COLLATE "C": byte order, which is time order.
+const BATCH_SETTLEMENT = `
+ALTER TABLE channels ADD COLUMN charged numeric(39,0);
+UPDATE channels SET charged = last_accepted;
+ALTER TABLE channels ALTER COLUMN charged SET NOT NULL,
+  ADD COLUMN receiver_authorizer text,
+  ADD COLUMN refund_nonce bigint NOT NULL DEFAULT 0,
+  ADD COLUMN reserved_fingerprint text,
+  ADD COLUMN reserved_until text COLLATE "C";
+`;
+
 export const POSTGRES_MIGRATIONS: readonly Migration[] = checkedMigrations([
   { version: 1, name: 'initial', sql: INITIAL },
   { version: 2, name: 'streams', sql: STREAMS },
   { version: 3, name: 'catalog', sql: CATALOG },
   { version: 4, name: 'stream_parties', sql: STREAM_PARTIES },
   { version: 5, name: 'idempotency_rowid', sql: IDEMPOTENCY_ROWID },
+  { version: 6, name: 'batch_settlement', sql: BATCH_SETTLEMENT },
 ]);
 
 const SCHEMA_NAME_RE = /^[a-z_][a-z0-9_]{0,62}$/;

@@ -37,25 +37,89 @@ function insertChannel(sql: Sql, channel: ChannelRecord): Promise<StepResult> {
   return issue(
     sql`
       INSERT INTO channels (id, network, channel_contract, payer, payee, asset, voucher_key, deposit, claimed, last_accepted,
-        last_signature, expiry_ledger, status, vouchers, vouchers_claimed, opened_at, last_voucher_at, closed_at, refunded, created_at)
+        last_signature, charged, receiver_authorizer, refund_nonce, reserved_fingerprint, reserved_until, expiry_ledger, status,
+        vouchers, vouchers_claimed, opened_at, last_voucher_at, closed_at, refunded, created_at)
       VALUES (${text(c.id)}::numeric, ${c.network}, ${c.channelContract}, ${c.payer}, ${c.payee}, ${c.asset}, ${c.voucherKey},
         ${text(c.deposit)}::numeric, ${text(c.claimed)}::numeric, ${text(c.lastAccepted)}::numeric, ${c.lastSignature},
-        ${c.expiryLedger}::bigint, ${c.status}, ${c.vouchers}::bigint, ${c.vouchersClaimed}::bigint, ${c.openedAt},
+        ${text(c.charged)}::numeric, ${c.receiverAuthorizer}::text, ${c.refundNonce}::bigint,
+        ${c.reservation?.fingerprint ?? null}::text, ${c.reservation?.until ?? null}::text, ${c.expiryLedger}::bigint, ${c.status}, ${c.vouchers}::bigint, ${c.vouchersClaimed}::bigint, ${c.openedAt},
         ${c.lastVoucherAt}, ${c.closedAt}, ${text(c.refunded)}::numeric, ${c.createdAt})
       ON CONFLICT (id) DO NOTHING`,
     OK,
   );
 }
 
-/** The compare-and-set (PROTOCOL.md §6): 0 rows means another copy of the voucher won, or the channel closed. */
+/**
+ * No reservation is live at `at`, unless it is `fingerprint`'s own. reserved_until is COLLATE "C"
+ * ISO text: byte order is time order.
+ */
+function freeFor(sql: Sql, at: string, fingerprint: string | null) {
+  return sql`(reserved_until IS NULL OR reserved_until <= ${at}::text OR reserved_fingerprint = ${fingerprint}::text)`;
+}
+
+/**
+ * The compare-and-set (PROTOCOL.md §6): 0 rows means another copy of the voucher won, the channel
+ * closed, or a batch-settlement payment holds it.
+ */
 function advance(sql: Sql, op: Op<'channel.advance'>): Promise<StepResult> {
   if (op.cumulative <= op.expected) return Promise.resolve('conflict');
   return issue(
     sql`
-      UPDATE channels SET last_accepted = ${text(op.cumulative)}::numeric, last_signature = ${op.signature},
-        vouchers = vouchers + 1, last_voucher_at = ${op.at}
-      WHERE id = ${text(op.channelId)}::numeric AND last_accepted = ${text(op.expected)}::numeric AND status = 'open'`,
+      UPDATE channels SET last_accepted = ${text(op.cumulative)}::numeric, charged = ${text(op.cumulative)}::numeric,
+        last_signature = ${op.signature}, vouchers = vouchers + 1, last_voucher_at = ${op.at}
+      WHERE id = ${text(op.channelId)}::numeric AND last_accepted = ${text(op.expected)}::numeric
+        AND charged = ${text(op.expectedCharged ?? op.expected)}::numeric AND status = 'open' AND ${freeFor(sql, op.at, null)}`,
     (rows) => (rows.count === 1 ? 'ok' : 'conflict'),
+  );
+}
+
+function reserve(sql: Sql, op: Op<'channel.reserve'>): Promise<StepResult> {
+  return issue(
+    sql`
+      UPDATE channels SET reserved_fingerprint = ${op.fingerprint}::text, reserved_until = ${op.until}::text
+      WHERE id = ${text(op.channelId)}::numeric AND status = 'open' AND charged = ${text(op.expectedCharged)}::numeric
+        AND ${freeFor(sql, op.at, op.fingerprint)}`,
+    (rows) => (rows.count === 1 ? 'ok' : 'conflict'),
+  );
+}
+
+/**
+ * The new charged is computed here (the bound on the ceiling is the op's own); the ceiling becomes
+ * the voucher to claim only above every one accepted so far. Right-hand sides read the row as it
+ * was before the UPDATE.
+ */
+function charge(sql: Sql, op: Op<'channel.charge'>): Promise<StepResult> {
+  const charged = op.expectedCharged + op.charge;
+  if (charged > op.ceiling) return Promise.resolve('conflict');
+  const ceiling = text(op.ceiling);
+  return issue(
+    sql`
+      UPDATE channels SET charged = ${text(charged)}::numeric,
+        last_accepted = GREATEST(last_accepted, ${ceiling}::numeric),
+        last_signature = CASE WHEN ${ceiling}::numeric > last_accepted THEN ${op.signature}::text ELSE last_signature END,
+        vouchers = vouchers + 1, last_voucher_at = ${op.at}, reserved_fingerprint = NULL, reserved_until = NULL
+      WHERE id = ${text(op.channelId)}::numeric AND status = 'open' AND charged = ${text(op.expectedCharged)}::numeric
+        AND ${freeFor(sql, op.at, op.fingerprint)}`,
+    (rows) => (rows.count === 1 ? 'ok' : 'conflict'),
+  );
+}
+
+function release(sql: Sql, op: Op<'channel.release'>): Promise<StepResult> {
+  return issue(
+    sql`
+      UPDATE channels SET reserved_fingerprint = NULL, reserved_until = NULL
+      WHERE id = ${text(op.channelId)}::numeric AND reserved_fingerprint = ${op.fingerprint}::text`,
+    OK,
+  );
+}
+
+/** Refunds apply in nonce order: an older one (a replayed event) changes nothing. */
+function refunded(sql: Sql, op: Op<'channel.refunded'>): Promise<StepResult> {
+  return issue(
+    sql`
+      UPDATE channels SET deposit = ${text(op.deposit)}::numeric, refund_nonce = ${op.refundNonce}::bigint
+      WHERE id = ${text(op.channelId)}::numeric AND refund_nonce < ${op.refundNonce}::bigint`,
+    OK,
   );
 }
 
@@ -70,6 +134,7 @@ function ledger(sql: Sql, op: Op<'channel.ledger'>): Promise<StepResult> {
         deposit = GREATEST(deposit, ${text(op.deposit)}::numeric),
         expiry_ledger = GREATEST(expiry_ledger, ${op.expiryLedger ?? null}::bigint),
         claimed = GREATEST(claimed, ${text(op.claimed)}::numeric),
+        charged = GREATEST(charged, ${text(op.claimed)}::numeric),
         last_accepted = GREATEST(last_accepted, ${text(op.claimed)}::numeric),
         last_signature = CASE WHEN ${text(op.claimed)}::numeric > last_accepted THEN NULL ELSE last_signature END,
         closed_at = CASE WHEN ${closing}::boolean AND status = 'open' THEN ${op.closed?.at ?? null} ELSE closed_at END,
@@ -84,6 +149,7 @@ function claimed(sql: Sql, op: Op<'channel.claimed'>): Promise<StepResult> {
   return issue(
     sql`
       UPDATE channels SET claimed = GREATEST(claimed, ${text(op.cumulative)}::numeric),
+        charged = GREATEST(charged, ${text(op.cumulative)}::numeric),
         last_accepted = GREATEST(last_accepted, ${text(op.cumulative)}::numeric),
         last_signature = CASE WHEN ${text(op.cumulative)}::numeric > last_accepted THEN NULL ELSE last_signature END,
         vouchers_claimed = GREATEST(vouchers_claimed, ${op.vouchersClaimed}::bigint)
@@ -274,6 +340,14 @@ function step(sql: Sql, op: WriteOp): Promise<StepResult> {
       return insertChannel(sql, op.channel);
     case 'channel.advance':
       return advance(sql, op);
+    case 'channel.reserve':
+      return reserve(sql, op);
+    case 'channel.charge':
+      return charge(sql, op);
+    case 'channel.release':
+      return release(sql, op);
+    case 'channel.refunded':
+      return refunded(sql, op);
     case 'channel.ledger':
       return ledger(sql, op);
     case 'channel.claimed':

@@ -29,7 +29,8 @@ import { checkLimit, checkOffset, eventOrder } from '../op-checks.js';
 // numeric comes back as text ("42"), never through a float; ids are cast to text explicitly.
 // The casts shadow the column names in ORDER BY, so sort keys are written table-qualified.
 const CHANNEL_COLUMNS = `id::text AS id, network, channel_contract, payer, payee, asset, voucher_key, deposit::text AS deposit,
-  claimed::text AS claimed, last_accepted::text AS last_accepted, last_signature, expiry_ledger, status, vouchers,
+  claimed::text AS claimed, last_accepted::text AS last_accepted, last_signature, charged::text AS charged,
+  receiver_authorizer, refund_nonce, reserved_fingerprint, reserved_until, expiry_ledger, status, vouchers,
   vouchers_claimed, opened_at, last_voucher_at, closed_at, refunded::text AS refunded, created_at`;
 
 const STREAM_COLUMNS = `id, channel_id::text AS channel_id, payer, pay_to, resource, unit, slice_cost::text AS slice_cost,

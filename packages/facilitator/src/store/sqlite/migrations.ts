@@ -171,12 +171,27 @@ DROP TABLE idempotency;
 ALTER TABLE idempotency_rowid RENAME TO idempotency;
 `;
 
+// batch-settlement (issue 33): what a payment charged (`charged`, at most what was accepted; a
+// channel voucher charges its whole amount, so existing rows start at last_accepted), the
+// authorizer and refund nonce the ledger bound to the channel, and the reservation a verified
+// payment holds until it is settled or released (both columns null together). ALTER TABLE can only
+// add a NOT NULL column with a default, hence the default, overwritten at once for existing rows.
+const BATCH_SETTLEMENT = `
+ALTER TABLE channels ADD COLUMN charged TEXT NOT NULL DEFAULT '0';
+UPDATE channels SET charged = last_accepted;
+ALTER TABLE channels ADD COLUMN receiver_authorizer TEXT;
+ALTER TABLE channels ADD COLUMN refund_nonce INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE channels ADD COLUMN reserved_fingerprint TEXT;
+ALTER TABLE channels ADD COLUMN reserved_until TEXT;
+`;
+
 export const SQLITE_MIGRATIONS: readonly Migration[] = checkedMigrations([
   { version: 1, name: 'initial', sql: INITIAL },
   { version: 2, name: 'streams', sql: STREAMS },
   { version: 3, name: 'catalog', sql: CATALOG },
   { version: 4, name: 'stream_parties', sql: STREAM_PARTIES },
   { version: 5, name: 'idempotency_rowid', sql: IDEMPOTENCY_ROWID },
+  { version: 6, name: 'batch_settlement', sql: BATCH_SETTLEMENT },
 ]);
 
 const CREATE_MIGRATIONS_TABLE = `

@@ -7,6 +7,15 @@ import type Database from 'better-sqlite3';
 import type { ChannelRecord, StoredEvent, StreamRecord, WriteOp, WriteResult } from '../port.js';
 import { storedEvent } from '../row-mapping.js';
 import {
+  advance,
+  advanceHolds,
+  charge,
+  chargeHolds,
+  paymentState,
+  reserve,
+  reserveHolds,
+} from './sqlite-channel-cas.js';
+import {
   MAX_COUNTED_PAYERS,
   catalogJsonText,
   distinctAccounts,
@@ -39,19 +48,22 @@ export class StatementCache {
 }
 
 const INSERT_CHANNEL = `INSERT INTO channels (id, network, channel_contract, payer, payee, asset, voucher_key, deposit, claimed,
-  last_accepted, last_signature, expiry_ledger, status, vouchers, vouchers_claimed, opened_at, last_voucher_at, closed_at,
-  refunded, created_at)
+  last_accepted, last_signature, charged, receiver_authorizer, refund_nonce, reserved_fingerprint, reserved_until, expiry_ledger,
+  status, vouchers, vouchers_claimed, opened_at, last_voucher_at, closed_at, refunded, created_at)
 VALUES (@id, @network, @channelContract, @payer, @payee, @asset, @voucherKey, @deposit, @claimed, @lastAccepted,
-  @lastSignature, @expiryLedger, @status, @vouchers, @vouchersClaimed, @openedAt, @lastVoucherAt, @closedAt, @refunded, @createdAt)
+  @lastSignature, @charged, @receiverAuthorizer, @refundNonce, @reservedFingerprint, @reservedUntil, @expiryLedger, @status,
+  @vouchers, @vouchersClaimed, @openedAt, @lastVoucherAt, @closedAt, @refunded, @createdAt)
 ON CONFLICT (id) DO NOTHING`;
-// The compare-and-set: amounts are canonical decimal text, so text equality is numeric equality.
-const ADVANCE = `UPDATE channels SET last_accepted = ?, last_signature = ?, vouchers = vouchers + 1, last_voucher_at = ?
-WHERE id = ? AND last_accepted = ? AND status = 'open'`;
-const SELECT_LEDGER_FIELDS =
-  'SELECT deposit, claimed, last_accepted, expiry_ledger, status, closed_at, refunded, vouchers_claimed FROM channels WHERE id = ?';
+const RELEASE =
+  'UPDATE channels SET reserved_fingerprint = NULL, reserved_until = NULL WHERE id = ? AND reserved_fingerprint = ?';
+// refund_nonce is an INTEGER column: compared as a number.
+const REFUNDED = 'UPDATE channels SET deposit = ?, refund_nonce = ? WHERE id = ? AND refund_nonce < ?';
+const SELECT_LEDGER_FIELDS = `SELECT deposit, claimed, last_accepted, charged, expiry_ledger, status, closed_at, refunded, vouchers_claimed
+FROM channels WHERE id = ?`;
 const UPDATE_LEDGER_FIELDS = `UPDATE channels SET deposit = ?, claimed = ?, expiry_ledger = ?, status = ?, closed_at = ?, refunded = ?,
   vouchers_claimed = ? WHERE id = ?`;
-// The ledger's claimed amount is the floor of what was accepted (op-checks.ts flooredChannel).
+// The ledger's claimed amount is the floor of what was charged and accepted (op-checks.ts flooredChannel).
+const RAISE_CHARGED = 'UPDATE channels SET charged = claimed WHERE id = ?';
 const RAISE_TO_CLAIMED = 'UPDATE channels SET last_accepted = claimed, last_signature = NULL WHERE id = ?';
 const INSERT_EVENT =
   'INSERT INTO events (type, source, ts, channel_id, account, accounts, data) VALUES (?, ?, ?, ?, ?, ?, ?)';
@@ -137,21 +149,18 @@ function applyClaimed(f: LedgerFields, op: ClaimedOp): LedgerFields {
 }
 
 function insertChannel(stmts: StatementCache, channel: ChannelRecord): void {
-  const c = flooredChannel(channel);
+  const { reservation, ...c } = flooredChannel(channel);
   stmts.get(INSERT_CHANNEL).run({
     ...c,
     id: paddedId(c.id),
     deposit: c.deposit.toString(),
     claimed: c.claimed.toString(),
     lastAccepted: c.lastAccepted.toString(),
+    charged: c.charged.toString(),
+    reservedFingerprint: reservation?.fingerprint ?? null,
+    reservedUntil: reservation?.until ?? null,
     refunded: c.refunded === null ? null : c.refunded.toString(),
   });
-}
-
-function advance(stmts: StatementCache, op: Extract<WriteOp, { op: 'channel.advance' }>): boolean {
-  if (op.cumulative <= op.expected) return false;
-  const args = [op.cumulative.toString(), op.signature, op.at, paddedId(op.channelId), op.expected.toString()];
-  return stmts.get(ADVANCE).run(...args).changes === 1;
 }
 
 function updateLedgerFields(stmts: StatementCache, channelId: bigint, patch: (f: LedgerFields) => LedgerFields): void {
@@ -159,6 +168,7 @@ function updateLedgerFields(stmts: StatementCache, channelId: bigint, patch: (f:
   const row = stmts.get(SELECT_LEDGER_FIELDS).get(id) as Record<string, string | number | null> | undefined;
   if (!row) return;
   const lastAccepted = toBigint(row.last_accepted, 'last_accepted');
+  const charged = toBigint(row.charged, 'charged');
   const f = patch({
     deposit: toBigint(row.deposit, 'deposit'),
     claimed: toBigint(row.claimed, 'claimed'),
@@ -181,6 +191,7 @@ function updateLedgerFields(stmts: StatementCache, channelId: bigint, patch: (f:
       f.vouchersClaimed,
       id,
     );
+  if (f.claimed > charged) stmts.get(RAISE_CHARGED).run(id);
   if (f.claimed > lastAccepted) stmts.get(RAISE_TO_CLAIMED).run(id);
 }
 
@@ -278,6 +289,20 @@ export function applySqliteOps(stmts: StatementCache, ops: readonly WriteOp[]): 
       case 'channel.advance':
         if (!advance(stmts, op)) return { ok: false, reason: 'conflict', op: i };
         break;
+      case 'channel.reserve':
+        if (!reserve(stmts, op)) return { ok: false, reason: 'conflict', op: i };
+        break;
+      case 'channel.charge':
+        if (!charge(stmts, op)) return { ok: false, reason: 'conflict', op: i };
+        break;
+      case 'channel.release':
+        stmts.get(RELEASE).run(paddedId(op.channelId), op.fingerprint);
+        break;
+      case 'channel.refunded': {
+        const args = [op.deposit.toString(), op.refundNonce, paddedId(op.channelId), op.refundNonce] as const;
+        stmts.get(REFUNDED).run(...args);
+        break;
+      }
       case 'channel.ledger':
         updateLedgerFields(stmts, op.channelId, (f) => applyLedger(f, op));
         break;
@@ -332,11 +357,12 @@ export function applySqliteOps(stmts: StatementCache, ops: readonly WriteOp[]): 
   return { ok: true, events };
 }
 
-const SELECT_ADVANCE_STATE = 'SELECT last_accepted, status FROM channels WHERE id = ?';
 const SELECT_IDEMPOTENCY_KEY = 'SELECT 1 FROM idempotency WHERE key = ?';
 const SELECT_STREAM_STATE = 'SELECT status, pending_receipt_id FROM streams WHERE id = ?';
 const PRECHECKABLE = new Set<WriteOp['op']>([
   'channel.advance',
+  'channel.reserve',
+  'channel.charge',
   'receipt',
   'event',
   'idempotency',
@@ -366,9 +392,9 @@ const STREAM_OPS = new Set<WriteOp['op']>([
 /**
  * Whether a call's preconditions can all be decided before any of its ops is applied: none of
  * its ops changes what another one checks (no insert or ledger update of a channel it advances,
- * no second advance of one channel, no second use of one idempotency key, no second stream op).
- * The voucher call — advance, receipt, event, catalog.record, idempotency, and a stream's credit —
- * is of this kind.
+ * reserves or charges, no second such op on one channel, no second use of one idempotency key, no
+ * second stream op). The voucher call — advance or charge, receipt, event, catalog.record,
+ * idempotency, and a stream's credit — and a reservation's call are of this kind.
  */
 export function isPrecheckable(ops: readonly WriteOp[]): boolean {
   const channels = new Set<bigint>();
@@ -376,7 +402,8 @@ export function isPrecheckable(ops: readonly WriteOp[]): boolean {
   let streamOps = 0;
   for (const op of ops) {
     if (!PRECHECKABLE.has(op.op)) return false;
-    if (op.op === 'channel.advance') {
+    if (op.op === 'channel.advance' || op.op === 'channel.reserve' || op.op === 'channel.charge') {
+      // Each changes what the others check on its channel (charged, the reservation).
       if (channels.has(op.channelId)) return false;
       channels.add(op.channelId);
     } else if (op.op === 'idempotency') {
@@ -403,15 +430,12 @@ function streamHolds(stmts: StatementCache, streamId: string, pendingReceiptId?:
 /** The first failed precondition of a precheckable call, or null when all hold. */
 export function precheck(stmts: StatementCache, ops: readonly WriteOp[]): WriteResult | null {
   for (const [i, op] of ops.entries()) {
-    if (op.op === 'channel.advance') {
-      const row = stmts.get(SELECT_ADVANCE_STATE).get(paddedId(op.channelId)) as
-        { last_accepted: string; status: string } | undefined;
-      const holds =
-        row !== undefined &&
-        row.status === 'open' &&
-        row.last_accepted === op.expected.toString() &&
-        op.cumulative > op.expected;
-      if (!holds) return { ok: false, reason: 'conflict', op: i };
+    if (op.op === 'channel.advance' && !advanceHolds(paymentState(stmts, op.channelId), op)) {
+      return { ok: false, reason: 'conflict', op: i };
+    } else if (op.op === 'channel.reserve' && !reserveHolds(paymentState(stmts, op.channelId), op)) {
+      return { ok: false, reason: 'conflict', op: i };
+    } else if (op.op === 'channel.charge' && !chargeHolds(paymentState(stmts, op.channelId), op)) {
+      return { ok: false, reason: 'conflict', op: i };
     } else if (op.op === 'idempotency' && stmts.get(SELECT_IDEMPOTENCY_KEY).get(op.key) !== undefined) {
       return { ok: false, reason: 'duplicate', op: i };
     } else if (op.op === 'stream.credit' && creditable(stmts, op) === null) {
