@@ -9,8 +9,10 @@ import type { StatementCache } from './sqlite-ops.js';
 
 const SELECT_PAYMENT_STATE =
   'SELECT status, last_accepted, charged, reserved_fingerprint, reserved_until FROM channels WHERE id = ?';
+// One statement, as advanceHolds decides it (the hot path: no read before the write). Amounts are
+// canonical decimal text, so text equality is numeric equality; ISO times compare as text.
 const ADVANCE = `UPDATE channels SET last_accepted = ?, charged = ?, last_signature = ?, vouchers = vouchers + 1, last_voucher_at = ?
-WHERE id = ?`;
+WHERE id = ? AND status = 'open' AND last_accepted = ? AND charged = ? AND (reserved_until IS NULL OR reserved_until <= ?)`;
 const RESERVE = 'UPDATE channels SET reserved_fingerprint = ?, reserved_until = ? WHERE id = ?';
 const CHARGE = `UPDATE channels SET charged = ?, vouchers = vouchers + 1, last_voucher_at = ?, reserved_fingerprint = NULL,
   reserved_until = NULL WHERE id = ?`;
@@ -81,10 +83,12 @@ export function chargeHolds(s: PaymentState | null, op: ChargeOp): s is PaymentS
 }
 
 export function advance(stmts: StatementCache, op: AdvanceOp): boolean {
-  if (!advanceHolds(paymentState(stmts, op.channelId), op)) return false;
+  if (op.cumulative <= op.expected) return false;
   const cumulative = op.cumulative.toString();
-  stmts.get(ADVANCE).run(cumulative, cumulative, op.signature, op.at, paddedId(op.channelId));
-  return true;
+  const expected = op.expected.toString();
+  const expectedCharged = (op.expectedCharged ?? op.expected).toString();
+  const args = [cumulative, cumulative, op.signature, op.at, paddedId(op.channelId), expected, expectedCharged, op.at];
+  return stmts.get(ADVANCE).run(...args).changes === 1;
 }
 
 export function reserve(stmts: StatementCache, op: ReserveOp): boolean {
