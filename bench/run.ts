@@ -23,7 +23,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import http from 'node:http';
-import { decodeJsonHeader, encodeJsonHeader, randomKeypair, toHex, voucherContext } from '@svc/core';
+import { decodeJsonHeader, encodeJsonHeader, randomKeypair, toHex, voucherContext, isChannelTerms } from '@svc/core';
 import type { Keypair, Payment, PaymentRequired, PaymentRequirements } from '@svc/core';
 import { LocalLedgerClient } from '@svc/sdk';
 import { loadConfig } from '../packages/facilitator/src/config.js';
@@ -407,7 +407,7 @@ async function paidRequests(): Promise<PaidFigures> {
     const decoded = typeof required === 'string' ? decodeJsonHeader(required) : null;
     if (unpaid.status !== 402 || !decoded?.ok)
       throw new Error(`GET /demo/book answered ${unpaid.status} without terms`);
-    const bookTerms = (decoded.value as PaymentRequired).accepts[0]!;
+    const bookTerms = (decoded.value as PaymentRequired).accepts.filter(isChannelTerms)[0]!;
 
     progress(`opening ${WORKERS * 2} channels and signing ${fmt(WORKERS * 2 * PER_CHANNEL)} vouchers`);
     const payee = randomKeypair().address;

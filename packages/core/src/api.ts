@@ -5,9 +5,20 @@ import { REASON_STATUS } from './codes.js';
 import type { ReasonCode } from './codes.js';
 import { zAccount, zAddress, zChannelId, zContract, zHex32, zHttpUrl, zNetwork, zUnit, zUnits } from './schemas.js';
 import { PaymentRequirementsSchema, PaymentResponseSchema, ReceiptSchema } from './x402.js';
+import {
+  BATCH_CODE_NAMES,
+  BATCH_CODE_PREFIX,
+  BatchRequirementsSchema,
+  ChannelStateSchema,
+  VoucherStateSchema,
+} from './batch-settlement.js';
+import type { BatchCode } from './batch-settlement.js';
 
 const reasonCodes = Object.keys(REASON_STATUS) as [ReasonCode, ...ReasonCode[]];
 export const zReasonCode = z.enum(reasonCodes);
+const batchCodes = BATCH_CODE_NAMES.map((name) => `${BATCH_CODE_PREFIX}${name}`) as [BatchCode, ...BatchCode[]];
+/** Why a payment was refused: svc's code, or for a `batch-settlement` payment the scheme's. */
+export const zRefusalCode = z.union([zReasonCode, z.enum(batchCodes)]);
 
 export const ErrorBodySchema = z
   .object({
@@ -50,9 +61,12 @@ export const VerifyEnvelopeSchema = z
   .object({
     x402Version: z.number().int().meta({ description: '1 or 2; another version is refused with UNSUPPORTED_VERSION.' }),
     paymentPayload: z.record(z.string(), z.unknown()),
-    paymentRequirements: z.union([ChannelRequirementsSchema, z.record(z.string(), z.unknown())]).meta({
-      description: 'The `channel` terms; requirements of another scheme are refused with UNSUPPORTED_SCHEME.',
-    }),
+    paymentRequirements: z
+      .union([ChannelRequirementsSchema, BatchRequirementsSchema, z.record(z.string(), z.unknown())])
+      .meta({
+        description:
+          'The `channel` or `batch-settlement` terms; requirements of another scheme are refused with UNSUPPORTED_SCHEME.',
+      }),
     ...svcFields,
   })
   .meta({ id: 'VerifyRequest' });
@@ -77,21 +91,36 @@ export const VerifyValidSchema = z.object({
     attestToken: zHex32.optional(),
   }),
 });
+/** A valid `batch-settlement` payment: checked, and its channel reserved for it until /settle. */
+export const BatchVerifyValidSchema = z.object({
+  isValid: z.literal(true),
+  payer: zAddress,
+  extra: z.object({ channelState: ChannelStateSchema }),
+});
+/** What brings a buyer's books back (a `batch-settlement` cumulative_amount_mismatch): the channel and its highest voucher. */
+export const CorrectionSchema = z.object({
+  channelState: ChannelStateSchema,
+  voucherState: VoucherStateSchema.optional(),
+});
 export const VerifyInvalidSchema = z.object({
   isValid: z.literal(false),
-  invalidReason: zReasonCode,
+  invalidReason: zRefusalCode,
   invalidMessage: z.string(),
   payer: zAddress.optional(),
+  extra: CorrectionSchema.optional(),
 });
-export const VerifyResponseSchema = z.union([VerifyValidSchema, VerifyInvalidSchema]).meta({ id: 'VerifyResponse' });
+export const VerifyResponseSchema = z
+  .union([VerifyValidSchema, BatchVerifyValidSchema, VerifyInvalidSchema])
+  .meta({ id: 'VerifyResponse' });
 export type VerifyResponse = z.infer<typeof VerifyResponseSchema>;
 
 export const SettleFailureSchema = z.object({
   success: z.literal(false),
-  errorReason: zReasonCode,
+  errorReason: zRefusalCode,
   errorMessage: z.string(),
   transaction: z.literal(''),
   network: zNetwork,
+  extra: CorrectionSchema.optional(),
 });
 /**
  * A settled payment: the svc envelope (PAYMENT-RESPONSE, PROTOCOL.md §5), plus `amount` (the
@@ -103,7 +132,28 @@ export const SettleSuccessSchema = PaymentResponseSchema.extend({
   extra: PaymentResponseSchema.omit({ success: true, transaction: true, network: true, payer: true }),
 });
 export type SettleSuccess = z.infer<typeof SettleSuccessSchema>;
-export const SettleResponseSchema = z.union([SettleSuccessSchema, SettleFailureSchema]).meta({ id: 'SettleResponse' });
+/**
+ * A `batch-settlement` charge: `transaction` and `amount` empty (nothing moved on the ledger), the
+ * charge and the channel after it, and the svc receipt's envelope (none for a charge of nothing).
+ */
+export const BatchSettleSuccessSchema = z.object({
+  success: z.literal(true),
+  transaction: z.string(),
+  network: zNetwork,
+  payer: zAddress,
+  amount: z.string(),
+  extra: z.object({
+    chargedAmount: zUnits.optional(),
+    channelState: ChannelStateSchema,
+    receipt: PaymentResponseSchema.optional(),
+    /** For the payee's side only (its seller token): lets it attest the response it served. */
+    attestToken: zHex32.optional(),
+  }),
+});
+export type BatchSettleSuccess = z.infer<typeof BatchSettleSuccessSchema>;
+export const SettleResponseSchema = z
+  .union([SettleSuccessSchema, BatchSettleSuccessSchema, SettleFailureSchema])
+  .meta({ id: 'SettleResponse' });
 export type SettleResponse = z.infer<typeof SettleResponseSchema>;
 
 /** What an Idempotency-Key may be: 1–128 of [A-Za-z0-9_.:-]. */
@@ -129,7 +179,8 @@ export const UnservedResponseSchema = z
   .meta({ id: 'Unserved' });
 export type UnservedResponse = z.infer<typeof UnservedResponseSchema>;
 
-export const SupportedKindSchema = z.object({
+/** A `channel` kind of /supported: what a seller needs to build its terms. */
+export const ChannelKindSchema = z.object({
   x402Version: z.union([z.literal(1), z.literal(2)]),
   scheme: z.literal('channel'),
   network: zNetwork,
@@ -143,6 +194,25 @@ export const SupportedKindSchema = z.object({
     receiptSigner: zAccount,
   }),
 });
+export type ChannelKind = z.infer<typeof ChannelKindSchema>;
+/** A `batch-settlement` kind: the same, and the receiver authorizer channels must be bound to. */
+export const BatchKindSchema = z.object({
+  x402Version: z.literal(2),
+  scheme: z.literal('batch-settlement'),
+  network: zNetwork,
+  extra: z.object({
+    receiverAuthorizer: zAccount,
+    asset: zContract,
+    assetCode: z.string(),
+    decimals: z.number().int(),
+    channelContract: zContract,
+    areFeesSponsored: z.boolean(),
+    facilitator: zHttpUrl,
+    receiptSigner: zAccount,
+  }),
+});
+export type BatchKind = z.infer<typeof BatchKindSchema>;
+export const SupportedKindSchema = z.union([ChannelKindSchema, BatchKindSchema]);
 export const SupportedResponseSchema = z
   .object({
     kinds: z.array(SupportedKindSchema),
@@ -166,9 +236,16 @@ export const ChannelViewSchema = z
     voucherKey: zHex32,
     deposit: zUnits,
     claimed: zUnits,
-    lastAccepted: zUnits,
-    unclaimed: zUnits,
-    remaining: zUnits,
+    lastAccepted: zUnits.meta({
+      description:
+        'The highest voucher accepted: what is owed in all under `channel`, the highest ceiling signed under `batch-settlement`.',
+    }),
+    charged: zUnits.meta({
+      description:
+        'What the seller may claim: equal to lastAccepted unless batch-settlement charges were below their price.',
+    }),
+    unclaimed: zUnits.meta({ description: 'charged − claimed.' }),
+    remaining: zUnits.meta({ description: 'deposit − charged: what can still be charged.' }),
     expiryLedger: z.number().int(),
     expiresInLedgers: z.number().int(),
     status: z.enum(CHANNEL_STATUSES),

@@ -11,6 +11,7 @@ import {
   zUnit,
   zUnits,
 } from './schemas.js';
+import { BatchRequirementsSchema } from './batch-settlement.js';
 import { safeParse } from './safe-parse.js';
 
 export const X402_VERSION = 2;
@@ -40,6 +41,11 @@ export const PaymentRequirementsSchema = z
   })
   .meta({ id: 'PaymentRequirements' });
 export type PaymentRequirements = z.infer<typeof PaymentRequirementsSchema>;
+
+/** Whether an element of `accepts` is the `channel` option (the other: `batch-settlement`). */
+export function isChannelTerms(terms: { scheme: string }): terms is PaymentRequirements {
+  return terms.scheme === SCHEME;
+}
 
 export const BazaarSchema = z
   .object({
@@ -77,7 +83,11 @@ export const PaymentRequiredSchema = z
     source: z.string(),
     message: z.string(),
     resource: ResourceInfoSchema,
-    accepts: z.array(PaymentRequirementsSchema).min(1).max(8),
+    /** svc's `channel` option first, then the same terms as `batch-settlement` (the standard's name). */
+    accepts: z
+      .array(z.union([PaymentRequirementsSchema, BatchRequirementsSchema]))
+      .min(1)
+      .max(8),
     extensions: z.object({ bazaar: BazaarSchema }),
   })
   .meta({ id: 'PaymentRequired' });
@@ -150,7 +160,8 @@ export const PaymentResponseSchema = z
     transaction: z.string(),
     network: zNetwork,
     payer: zAddress,
-    scheme: z.literal(SCHEME),
+    /** The scheme paid with (`batch-settlement` receipts: `delta` the charge, `cumulative` the channel's charged total). */
+    scheme: z.enum([SCHEME, 'batch-settlement']),
     channelId: zChannelId,
     cumulative: zUnits,
     delta: zUnits,

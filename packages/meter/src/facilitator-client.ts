@@ -2,6 +2,7 @@
 // asset, the channel contract and the receipt signer); `/verify` carries an Idempotency-Key so a
 // retry after a lost answer returns the first answer instead of VOUCHER_NOT_INCREASING.
 import {
+  SettleResponseSchema,
   StreamEndedSchema,
   StreamOpenedSchema,
   StreamWaitResultSchema,
@@ -12,7 +13,10 @@ import {
   toHex,
 } from '@svc/core';
 import type {
+  BatchRequirements,
+  BatchSettleSuccess,
   ErrorBody,
+  SettleResponse,
   StreamEnded,
   StreamOpen,
   StreamOpened,
@@ -33,6 +37,18 @@ export type VerifyReply =
   | { kind: 'error'; status: number; body: ErrorBody | null; retryAfter: string | null }
   /** No answer: the payment may have been accepted under `idempotencyKey` (see unserved()). */
   | { kind: 'unreachable'; message: string; idempotencyKey: string };
+
+/** A `batch-settlement` /settle answer: the charge and the channel after it, or the scheme's refusal. */
+export type BatchSettleAnswer = BatchSettleSuccess | Extract<SettleResponse, { success: false }>;
+export type SettleReply = { kind: 'settled'; answer: BatchSettleAnswer } | Exclude<VerifyReply, { kind: 'verdict' }>;
+/** The body of a batch-settlement /settle: the verify body's fields, with batch terms. */
+export interface BatchSettleRequest {
+  x402Version: 2;
+  paymentPayload: Record<string, unknown>;
+  paymentRequirements: BatchRequirements;
+  method: string;
+  requestHash: string | null;
+}
 
 /** Tries of POST /verify/unserved after the first, in the background, and the wait before each. */
 const UNSERVED_RETRY_MS = [1_000, 4_000, 15_000];
@@ -94,7 +110,32 @@ export class FacilitatorClient {
   }
 
   /** POST /verify; a network failure is retried once with the same Idempotency-Key. */
-  async verify(body: VerifyRequest): Promise<VerifyReply> {
+  verify(body: VerifyRequest): Promise<VerifyReply> {
+    return this.ask('/verify', body, (json) => {
+      const verdict = safeParse(VerifyResponseSchema, json);
+      return verdict.success ? { kind: 'verdict', verdict: verdict.data } : null;
+    });
+  }
+
+  /**
+   * POST /settle of a `batch-settlement` payment: the channel charged, and the receipt (or the
+   * scheme's refusal); a network failure is retried once with the same Idempotency-Key.
+   */
+  settle(body: BatchSettleRequest): Promise<SettleReply> {
+    return this.ask('/settle', body, (json) => {
+      const answer = safeParse(SettleResponseSchema, json);
+      if (!answer.success) return null;
+      const a = answer.data;
+      if (a.success && !('channelState' in a.extra)) return null;
+      return { kind: 'settled', answer: a as BatchSettleAnswer };
+    });
+  }
+
+  private async ask<R extends { kind: string }>(
+    path: string,
+    body: unknown,
+    read: (json: unknown) => R | null,
+  ): Promise<R | Exclude<VerifyReply, { kind: 'verdict' }>> {
     const key = idempotencyKey();
     const headers = { 'content-type': 'application/json', 'idempotency-key': key, ...authorization(this.sellerToken) };
     const text = JSON.stringify(body);
@@ -102,17 +143,17 @@ export class FacilitatorClient {
     for (let attempt = 0; attempt < 2; attempt++) {
       let res: JsonReply;
       try {
-        res = await this.post(`${this.baseUrl}/verify`, headers, text, this.timeoutMs);
+        res = await this.post(`${this.baseUrl}${path}`, headers, text, this.timeoutMs);
       } catch (err) {
         last = (err as Error).message;
         continue;
       }
       if (res.status >= 200 && res.status < 300) {
-        const verdict = safeParse(VerifyResponseSchema, res.json);
-        if (verdict.success) return { kind: 'verdict', verdict: verdict.data };
+        const answer = read(res.json);
+        if (answer) return answer;
         return {
           kind: 'unreachable',
-          message: 'the facilitator answered /verify with an unexpected body',
+          message: `the facilitator answered ${path} with an unexpected body`,
           idempotencyKey: key,
         };
       }

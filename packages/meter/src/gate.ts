@@ -5,11 +5,28 @@
 // terms in the body and PAYMENT-REQUIRED; a payment present but rejected → 402 with the reason
 // code and the same accepts; a valid payment → the receipt (PAYMENT-RESPONSE) and on to the handler.
 // A HEAD request gets the terms and is never charged.
-import { DEFAULT_MESSAGES, decodePayment, decodeJsonHeader, encodeJsonHeader, requestHash } from '@svc/core';
-import type { ErrorBody, PaymentRequired, PaymentResponse, VerifyRequest } from '@svc/core';
+import {
+  DEFAULT_MESSAGES,
+  batchCode,
+  decodeBatchPayment,
+  decodePayment,
+  decodeJsonHeader,
+  encodeJsonHeader,
+  isBatchPaymentPayload,
+  requestHash,
+} from '@svc/core';
+import type {
+  Bazaar,
+  ChannelState,
+  ErrorBody,
+  PaymentRequired,
+  PaymentResponse,
+  VerifyRequest,
+  VoucherState,
+} from '@svc/core';
 import type { FacilitatorClient } from './facilitator-client.js';
-import { bazaarFor, mimeTypeOf, paymentRequired, requirementsFor } from './terms.js';
-import type { MeterOptions } from './terms.js';
+import { bazaarFor, mimeTypeOf, paymentRequired, termsFor } from './terms.js';
+import type { MeterOptions, Terms } from './terms.js';
 
 /** Headers a browser must be allowed to read on a metered API (spec rule 6). */
 export const EXPOSED_HEADERS = 'PAYMENT-REQUIRED, PAYMENT-RESPONSE, X-PAYMENT-RESPONSE, Retry-After';
@@ -53,10 +70,22 @@ export class Gate {
     }
     const url = new URL(req.url);
     const resourceUrl = `${url.origin}${url.pathname}`;
-    const requirements = requirementsFor(this.options, this.deps.payTo, supported);
+    const offered = termsFor(this.options, this.deps.payTo, supported);
+    const requirements = offered.channel;
     const bazaar = bazaarFor(this.options, req.method.toUpperCase(), url.searchParams);
-    const terms = (error: string, source: 'gateway' | 'facilitator', message: string) =>
-      payment402(paymentRequired({ error, source, message, resourceUrl, requirements, bazaar, options: this.options }));
+    const terms = (error: string, source: 'gateway' | 'facilitator', message: string, correction?: Correction) =>
+      payment402(
+        paymentRequired({
+          error,
+          source,
+          message,
+          resourceUrl,
+          terms: offered,
+          bazaar,
+          options: this.options,
+          correction,
+        }),
+      );
 
     // A HEAD answer has no body to pay for: it gets the terms, and its payment is never taken.
     if (req.method.toUpperCase() === 'HEAD')
@@ -65,6 +94,8 @@ export class Gate {
     const header = v2Header ?? req.header('x-payment');
     if (header === undefined) return terms('PAYMENT_REQUIRED', 'gateway', DEFAULT_MESSAGES.PAYMENT_REQUIRED);
     const json = decodeJsonHeader(header);
+    if (json.ok && isBatchPaymentPayload(json.value))
+      return this.batch(req, json.value as Record<string, unknown>, offered, resourceUrl, bazaar, terms, v2Header);
     const decoded = json.ok ? decodePayment(json.value) : json;
     if (!json.ok || !decoded.ok) return terms('PAYMENT_MALFORMED', 'gateway', decoded.ok ? '' : decoded.message);
 
@@ -91,21 +122,10 @@ export class Gate {
       await this.deps.facilitator.unserved(reply.idempotencyKey);
       return unavailable(reply.message);
     }
-    if (reply.kind === 'error') {
-      if (reply.status === 429) return passError(429, reply.body, { 'retry-after': reply.retryAfter ?? '60' });
-      if (reply.status === 400)
-        return terms('PAYMENT_MALFORMED', 'facilitator', reply.body?.message ?? DEFAULT_MESSAGES.PAYMENT_MALFORMED);
-      if (reply.status === 503 && reply.body)
-        return passError(503, reply.body, { 'retry-after': reply.retryAfter ?? '5' });
-      // 401/403: the facilitator refused this seller's token (sellerToken); say so to whoever reads the log.
-      return unavailable(
-        reply.body
-          ? `the facilitator answered ${reply.status} ${reply.body.error}: ${reply.body.message}`
-          : `the facilitator answered HTTP ${reply.status}`,
-      );
-    }
+    if (reply.kind === 'error') return this.facilitatorError(reply, terms);
     const { verdict } = reply;
     if (!verdict.isValid) return terms(verdict.invalidReason, 'facilitator', verdict.invalidMessage);
+    if (!('receipt' in verdict.extra)) return unavailable('the facilitator answered /verify without a receipt');
     const { receipt: payment, attestToken: token } = verdict.extra;
     if (payment.receipt.payee !== this.deps.payTo)
       return unavailable('the facilitator returned a receipt for another payee');
@@ -121,7 +141,94 @@ export class Gate {
         : null;
     return { kind: 'paid', payment, headers, attest };
   }
+
+  /**
+   * A `batch-settlement` payment: the facilitator charges the channel (POST /settle: this request's
+   * price, the voucher a ceiling) and answers the charge, the channel after it and the receipt; a
+   * ceiling that does not match what was charged is answered with a 402 that carries the channel's
+   * state, for the buyer to catch up (the corrective 402).
+   */
+  private async batch(
+    req: GateRequest,
+    payload: Record<string, unknown>,
+    offered: Terms,
+    resourceUrl: string,
+    bazaar: Bazaar,
+    terms: TermsOf,
+    v2Header: string | undefined,
+  ): Promise<GateOutcome> {
+    const batchTerms = offered.batch;
+    if (!batchTerms)
+      return terms(
+        'UNSUPPORTED_SCHEME',
+        'gateway',
+        'This seller’s facilitator does not offer batch-settlement; pay with the channel option.',
+      );
+    const decoded = decodeBatchPayment(payload);
+    if (!decoded.ok) return terms(batchCode('voucher_payload'), 'gateway', decoded.message);
+    const reply = await this.deps.facilitator.settle({
+      x402Version: 2,
+      paymentPayload: {
+        ...payload,
+        resource: {
+          url: resourceUrl,
+          description: this.options.description ?? '',
+          mimeType: mimeTypeOf(this.options.unit),
+        },
+        extensions: { ...(payload['extensions'] as Record<string, unknown> | undefined), bazaar },
+      },
+      paymentRequirements: batchTerms,
+      method: req.method.toUpperCase(),
+      requestHash: requestHash(req.method, req.url, req.rawBody ?? null),
+    });
+    if (reply.kind === 'unreachable') return unavailable(reply.message);
+    if (reply.kind === 'error') return this.facilitatorError(reply, terms);
+    const { answer } = reply;
+    if (!answer.success) return terms(answer.errorReason, 'facilitator', answer.errorMessage, answer.extra);
+    const { attestToken: token, receipt: payment, ...shown } = answer.extra;
+    if (!payment) return unavailable('the facilitator charged nothing for a paid request');
+    if (payment.receipt.payee !== this.deps.payTo)
+      return unavailable('the facilitator returned a receipt for another payee');
+    // The buyer's PAYMENT-RESPONSE is the settle answer (the receipt inside), never the attest token.
+    const headers: Record<string, string> = {
+      'payment-response': encodeJsonHeader({ ...answer, extra: { ...shown, receipt: payment } }),
+      'access-control-expose-headers': EXPOSED_HEADERS,
+    };
+    if (v2Header === undefined) headers['x-payment-response'] = headers['payment-response']!;
+    const receiptId = payment.receipt.id;
+    const attest =
+      this.options.unit === 'request' && token
+        ? (hash: string) => this.deps.facilitator.attest(receiptId, token, hash)
+        : null;
+    return { kind: 'paid', payment, headers, attest };
+  }
+
+  /** A facilitator's error answer (not a refusal): a limit, a malformed request, or it is unavailable. */
+  private facilitatorError(
+    reply: Extract<Awaited<ReturnType<FacilitatorClient['verify']>>, { kind: 'error' }>,
+    terms: TermsOf,
+  ): GateOutcome {
+    if (reply.status === 429) return passError(429, reply.body, { 'retry-after': reply.retryAfter ?? '60' });
+    if (reply.status === 400)
+      return terms('PAYMENT_MALFORMED', 'facilitator', reply.body?.message ?? DEFAULT_MESSAGES.PAYMENT_MALFORMED);
+    if (reply.status === 503 && reply.body)
+      return passError(503, reply.body, { 'retry-after': reply.retryAfter ?? '5' });
+    // 401/403: the facilitator refused this seller's token (sellerToken); say so to whoever reads the log.
+    return unavailable(
+      reply.body
+        ? `the facilitator answered ${reply.status} ${reply.body.error}: ${reply.body.message}`
+        : `the facilitator answered HTTP ${reply.status}`,
+    );
+  }
 }
+
+type Correction = { channelState: ChannelState; voucherState?: VoucherState };
+type TermsOf = (
+  error: string,
+  source: 'gateway' | 'facilitator',
+  message: string,
+  correction?: Correction,
+) => GateOutcome;
 
 function payment402(body: PaymentRequired): GateOutcome {
   return {

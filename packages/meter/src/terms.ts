@@ -1,7 +1,18 @@
 // Payment terms: the 402 body (spec "402 body"; PROTOCOL.md §4) built from the meter's options and
 // the facilitator's /supported answer.
-import { X402_VERSION, formatUnits } from '@svc/core';
-import type { Bazaar, PaymentRequired, PaymentRequirements, SupportedResponse, Unit } from '@svc/core';
+import { X402_VERSION, batchTermsOf, formatUnits } from '@svc/core';
+import type {
+  Bazaar,
+  BatchKind,
+  BatchRequirements,
+  ChannelKind,
+  ChannelState,
+  PaymentRequired,
+  PaymentRequirements,
+  SupportedResponse,
+  Unit,
+  VoucherState,
+} from '@svc/core';
 
 export const MAX_TIMEOUT_SECONDS = 60;
 /** extra.minDeposit: 1000 × the unit price, or 100 × the slice price for sliced units. */
@@ -28,12 +39,27 @@ export function sliceOf(options: MeterOptions): number {
   return 1;
 }
 
+/** What a seller asks, as the 402's options: `channel`, and `batch-settlement` where the facilitator offers it. */
+export interface Terms {
+  channel: PaymentRequirements;
+  batch: BatchRequirements | null;
+}
+
+export function termsFor(options: MeterOptions, payTo: string, supported: SupportedResponse): Terms {
+  const channel = requirementsFor(options, payTo, supported);
+  const batchKind = supported.kinds.find(
+    (k): k is BatchKind => k.scheme === 'batch-settlement' && k.network === channel.network,
+  );
+  return { channel, batch: batchKind ? batchTermsOf(channel, batchKind.extra.receiverAuthorizer) : null };
+}
+
 export function requirementsFor(
   options: MeterOptions,
   payTo: string,
   supported: SupportedResponse,
 ): PaymentRequirements {
-  const kind = supported.kinds.find((k) => k.x402Version === X402_VERSION) ?? supported.kinds[0];
+  const channelKinds = supported.kinds.filter((k): k is ChannelKind => k.scheme === 'channel');
+  const kind = channelKinds.find((k) => k.x402Version === X402_VERSION) ?? channelKinds[0];
   if (!kind) throw new Error('the facilitator supports no payment kind');
   const slice = BigInt(sliceOf(options));
   const sliceAmount = options.price * slice;
@@ -79,19 +105,26 @@ export interface TermsContext {
   source: 'gateway' | 'facilitator';
   message: string;
   resourceUrl: string;
-  requirements: PaymentRequirements;
+  terms: Terms;
   bazaar: Bazaar;
   options: MeterOptions;
+  /** A corrective 402 (a batch-settlement cumulative mismatch): the channel as it is, for the buyer to catch up. */
+  correction?: { channelState: ChannelState; voucherState?: VoucherState } | undefined;
 }
 
+/** The 402: the `channel` option first, exactly as the specification has it, then `batch-settlement`. */
 export function paymentRequired(c: TermsContext): PaymentRequired {
+  const batch =
+    c.terms.batch && c.correction
+      ? { ...c.terms.batch, extra: { ...c.terms.batch.extra, ...c.correction } }
+      : c.terms.batch;
   return {
     x402Version: X402_VERSION,
     error: c.error,
     source: c.source,
     message: c.message,
     resource: { url: c.resourceUrl, description: c.options.description ?? '', mimeType: mimeTypeOf(c.options.unit) },
-    accepts: [c.requirements],
+    accepts: batch ? [c.terms.channel, batch] : [c.terms.channel],
     extensions: { bazaar: c.bazaar },
   };
 }

@@ -89,7 +89,7 @@ describe('payment terms', () => {
       source: 'gateway',
       message: 'm',
       resourceUrl: 'https://seller.example/x',
-      requirements: requirementsFor(options, payTo, supported),
+      terms: { channel: requirementsFor(options, payTo, supported), batch: null },
       bazaar: bazaarFor(options, 'GET', new URLSearchParams()),
       options,
     });

@@ -6,6 +6,7 @@
 //   const run = await streamPaid({ url: 'http://127.0.0.1:4020/demo/ticker/stream', signer, onEvent: (e) => console.log(e) });
 //   run.ended.reason; run.paid
 import {
+  isChannelTerms,
   decodeJsonHeader,
   encodeJsonHeader,
   globalFetch,
@@ -72,7 +73,7 @@ export async function streamPaid(o: StreamPaidOptions): Promise<StreamPaidResult
   if (first.status !== 402)
     throw new PaymentError(`expected 402 with stream terms, got ${first.status}`, 'NOT_METERED', first);
   const terms = await readTerms(first);
-  const accept = terms.accepts.find((a) => a.scheme === 'channel' && a.unit !== 'request');
+  const accept = terms.accepts.filter(isChannelTerms).find((a) => a.unit !== 'request');
   if (!accept?.extra.sliceAmount)
     throw new PaymentError('the seller offers no `channel` stream (token or second) terms', 'NO_STREAM_TERMS', first);
   const slice = BigInt(accept.extra.sliceAmount);

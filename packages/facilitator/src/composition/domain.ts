@@ -12,6 +12,7 @@ import type { Bus } from '../bus/port.js';
 import { PostgresLeadership } from '../cluster/postgres-leadership.js';
 import { AccountBook } from '../domain/account-book.js';
 import { Attestations } from '../domain/attestations.js';
+import { BatchPayments } from '../domain/batch-payments.js';
 import { CatalogRecorder } from '../domain/catalog-recorder.js';
 import { ChannelBook } from '../domain/channel-book.js';
 import { ClaimScheduler } from '../domain/claim-scheduler.js';
@@ -25,6 +26,7 @@ import { LatestLedger } from '../domain/latest-ledger.js';
 import { LedgerWatcher } from '../domain/ledger-watcher.js';
 import { ManualClaims } from '../domain/manual-claims.js';
 import { Openings } from '../domain/openings.js';
+import { PaymentChecks } from '../domain/payment-checks.js';
 import { Payments } from '../domain/payments.js';
 import { Reconciler } from '../domain/reconciler.js';
 import { SellerTokens } from '../domain/seller-tokens.js';
@@ -94,23 +96,30 @@ export async function createDomain(a: Adapters, options: DomainOptions): Promise
   const isFrozen = (account: string) => accounts.isFrozen(account);
   const catalog = new CatalogRecorder(store, log);
   const attestations = new Attestations(seedFromSecret(keys.secret()), store, clock);
-  const verifier = new Verifier({
+  // The checks every payment passes, `channel` or `batch-settlement` (one voucher rate per channel).
+  const checks = new PaymentChecks({
     network: ledgerInfo.network,
     asset: ledgerInfo.contracts.asset,
     vouchers,
-    signer: keys,
-    signReceiptsInline: options.signReceiptsInline ?? os.availableParallelism() <= 2,
     book,
-    store,
-    events,
     latestLedger,
-    clock,
-    latency,
     rate: voucherRate(
       await a.limiters.limiter({ name: 'vouchers', points: config.CHANNEL_VOUCHER_LIMIT_PER_MINUTE, seconds: 60 }),
     ),
     safetyLedgers: config.VOUCHER_EXPIRY_SAFETY_LEDGERS,
     isFrozen,
+  });
+  const signReceiptsInline = options.signReceiptsInline ?? os.availableParallelism() <= 2;
+  const verifier = new Verifier({
+    network: ledgerInfo.network,
+    checks,
+    signer: keys,
+    signReceiptsInline,
+    book,
+    store,
+    events,
+    clock,
+    latency,
     log,
   });
   const streams = new StreamSessions({
@@ -133,7 +142,18 @@ export async function createDomain(a: Adapters, options: DomainOptions): Promise
     isFrozen,
     log,
   });
-  const payments = new Payments({ verifier, streams, store, book, vouchers, attestations, clock, log });
+  const batch = new BatchPayments({
+    network: ledgerInfo.network,
+    checks,
+    signer: keys,
+    signReceiptsInline,
+    book,
+    store,
+    events,
+    clock,
+    latency,
+  });
+  const payments = new Payments({ verifier, batch, streams, store, book, vouchers, attestations, clock, log });
   // What the payee's side publishes about its resource is listed in discovery (domain/catalog.ts).
   payments.onAccepted(({ attempt, accepted }) => {
     if (attempt.payeeSide && attempt.listing)
@@ -264,12 +284,22 @@ function supportedOf(a: Adapters, address: BoundAddress): () => SupportedRespons
       receiptSigner: keys.address,
     };
     return {
-      kinds: [2, 1].map((version) => ({
-        x402Version: version as 1 | 2,
-        scheme: 'channel' as const,
-        network: ledgerInfo.network,
-        extra,
-      })),
+      kinds: [
+        ...[2, 1].map((version) => ({
+          x402Version: version as 1 | 2,
+          scheme: 'channel' as const,
+          network: ledgerInfo.network,
+          extra,
+        })),
+        // The standard's name for the same channels: this key authorises claims below a voucher's
+        // ceiling and refunds, and a channel is bound to it when it opens.
+        {
+          x402Version: 2 as const,
+          scheme: 'batch-settlement' as const,
+          network: ledgerInfo.network,
+          extra: { receiverAuthorizer: keys.address, ...extra },
+        },
+      ],
       extensions: ['bazaar'],
       signers: { 'stellar:*': [keys.address] },
     };
@@ -287,7 +317,7 @@ function followLedgerEvents(bus: Bus, book: ChannelBook, accounts: AccountBook):
 }
 
 export function channelView(r: ChannelRecord, latestLedger: number): ChannelView {
-  const unclaimed = r.lastAccepted > r.claimed ? r.lastAccepted - r.claimed : 0n;
+  const unclaimed = r.charged > r.claimed ? r.charged - r.claimed : 0n;
   return {
     id: r.id.toString(),
     network: r.network,
@@ -299,8 +329,9 @@ export function channelView(r: ChannelRecord, latestLedger: number): ChannelView
     deposit: formatUnits(r.deposit),
     claimed: formatUnits(r.claimed),
     lastAccepted: formatUnits(r.lastAccepted),
+    charged: formatUnits(r.charged),
     unclaimed: formatUnits(unclaimed),
-    remaining: formatUnits(r.deposit - r.lastAccepted),
+    remaining: formatUnits(r.deposit - r.charged),
     expiryLedger: r.expiryLedger,
     expiresInLedgers: r.expiryLedger - latestLedger,
     status: r.status,

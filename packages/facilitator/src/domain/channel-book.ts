@@ -82,7 +82,7 @@ export class ChannelBook {
     return record ? this.remember(record) : null;
   }
 
-  /** Mirrors a committed advance without a store read. */
+  /** Mirrors a committed `channel` advance without a store read (the voucher charged its whole amount). */
   advanced(id: bigint, cumulative: bigint, signature: string, at: string): void {
     const c = this.cache.get(id);
     if (!c || cumulative <= c.record.lastAccepted) return;
@@ -90,8 +90,28 @@ export class ChannelBook {
       ...c.record,
       lastAccepted: cumulative,
       lastSignature: signature,
+      charged: cumulative,
       vouchers: c.record.vouchers + 1,
       lastVoucherAt: at,
+    };
+  }
+
+  /**
+   * Mirrors a committed `batch-settlement` charge: charged moves to `charged`, and a ceiling above
+   * the last one becomes the voucher a claim presents; the reservation is gone.
+   */
+  charged(id: bigint, charged: bigint, ceiling: bigint, signature: string, at: string): void {
+    const c = this.cache.get(id);
+    if (!c || charged < c.record.charged) return;
+    const higher = ceiling > c.record.lastAccepted;
+    c.record = {
+      ...c.record,
+      charged,
+      lastAccepted: higher ? ceiling : c.record.lastAccepted,
+      lastSignature: higher ? signature : c.record.lastSignature,
+      vouchers: c.record.vouchers + 1,
+      lastVoucherAt: at,
+      reservation: null,
     };
   }
 
@@ -123,8 +143,8 @@ export class ChannelBook {
       lastAccepted: onLedger.claimed,
       lastSignature: null,
       charged: onLedger.claimed,
-      receiverAuthorizer: null,
-      refundNonce: 0,
+      receiverAuthorizer: onLedger.receiverAuthorizer,
+      refundNonce: Number(onLedger.refundNonce),
       reservation: null,
       expiryLedger: onLedger.expiryLedger,
       status: onLedger.open ? 'open' : 'closed',

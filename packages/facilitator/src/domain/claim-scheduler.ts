@@ -73,7 +73,7 @@ export class ClaimScheduler {
   }
 
   private claimable(ch: ChannelRecord): boolean {
-    const unclaimed = ch.lastAccepted - ch.claimed;
+    const unclaimed = ch.charged - ch.claimed;
     if (unclaimed <= 0n || ch.lastSignature === null) return false;
     const nearExpiry = ch.expiryLedger - this.latestLedger.currentLedger <= this.options.expiryMarginLedgers;
     return (unclaimed >= this.options.threshold || nearExpiry) && this.due(ch.id);

@@ -89,18 +89,15 @@ export class Claimer {
 
   private async claimNow(channelId: bigint): Promise<ClaimOutcome> {
     const record = await this.deps.store.getChannel(channelId);
-    if (!record || record.lastSignature === null || record.lastAccepted <= record.claimed) {
-      return { status: 'nothing', channelId, unclaimed: record ? record.lastAccepted - record.claimed : 0n };
+    if (!record || record.lastSignature === null || record.charged <= record.claimed) {
+      return { status: 'nothing', channelId, unclaimed: record ? record.charged - record.claimed : 0n };
     }
-    const key = claimKey(record.id, record.lastAccepted);
+    const key = claimKey(record.id, record.charged);
     this.inProgress.add(key);
     try {
       let result: TxResult;
       try {
-        result = await this.deps.ledger.claim(
-          { channelId: record.id, cumulative: record.lastAccepted, signature: record.lastSignature },
-          this.deps.keys,
-        );
+        result = await this.submit(record, record.lastSignature);
       } catch (err) {
         // Not even submitted: report it (PROTOCOL.md §7) once per outage, however often the claim
         // is tried meanwhile (the scheduler's retries, manual claims), then let the caller retry.
@@ -130,20 +127,34 @@ export class Claimer {
     }
   }
 
+  /**
+   * What the seller may claim is what was charged: with a voucher of exactly that amount, the
+   * contract's `claim`; under a higher ceiling (a batch-settlement charge below its price), a
+   * `claim_many` row that this facilitator's key authorises as the channel's receiver authorizer.
+   */
+  private submit(record: ChannelRecord, signature: string): Promise<TxResult> {
+    if (record.charged === record.lastAccepted)
+      return this.deps.ledger.claim({ channelId: record.id, cumulative: record.charged, signature }, this.deps.keys);
+    const row = { channelId: record.id, maxClaimable: record.lastAccepted, signature, total: record.charged };
+    return this.deps.ledger.claimMany([row], this.deps.keys);
+  }
+
   /** Whether this process is making (and will report) this claim right now. */
   isClaiming(channelId: bigint, cumulative: bigint): boolean {
     return this.inProgress.has(claimKey(channelId, cumulative));
   }
 
   private async recordSuccess(record: ChannelRecord, result: TxResult): Promise<ClaimOutcome> {
-    const reported = result.result?.['amount'];
-    const amount = typeof reported === 'string' ? parseUnits(reported) : record.lastAccepted - record.claimed;
+    // `claim` answers { amount }, `claim_many` { amounts: [one per row] }.
+    const amounts = result.result?.['amounts'];
+    const reported = Array.isArray(amounts) ? (amounts[0] as unknown) : result.result?.['amount'];
+    const amount = typeof reported === 'string' ? parseUnits(reported) : record.charged - record.claimed;
     const vouchersCovered = record.vouchers - record.vouchersClaimed;
     const ts = new Date(this.deps.clock.now()).toISOString();
     const claimed: WriteOp = {
       op: 'channel.claimed',
       channelId: record.id,
-      cumulative: record.lastAccepted,
+      cumulative: record.charged,
       vouchersClaimed: record.vouchers,
     };
     const written = await this.deps.events.commit([
@@ -162,7 +173,7 @@ export class Claimer {
             payee: record.payee,
             payer: record.payer,
             amount: formatUnits(amount),
-            cumulative: formatUnits(record.lastAccepted),
+            cumulative: formatUnits(record.charged),
             vouchersCovered,
             tx: result.hash,
           },
@@ -176,7 +187,7 @@ export class Claimer {
       status: 'claimed',
       channelId: record.id,
       amount,
-      cumulative: record.lastAccepted,
+      cumulative: record.charged,
       vouchersCovered,
       tx: result.hash,
       ledger: result.ledger,

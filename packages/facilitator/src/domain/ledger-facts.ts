@@ -17,26 +17,21 @@ export function ledgerFactsOp(channel: LedgerChannel, at: string): WriteOp {
 }
 
 /**
- * The ledger's amounts and expiry for `channel` — not its close, which the ledger watcher records
- * together with its `channel.closed` event (what the close cost the seller), so that a channel is
- * never closed in the books without it.
+ * The ledger's claimed amount and expiry for `channel`: the floor of what was paid. Not its
+ * deposit, which a refund lowers — the watcher applies deposits in the ledger's own order (top-ups,
+ * refunds), so that an older reading can never undo a refund — and not its close, which the
+ * watcher records together with its `channel.closed` event (what the close cost the seller).
  */
 export function ledgerFloorOp(channel: LedgerChannel): WriteOp {
-  return {
-    op: 'channel.ledger',
-    channelId: channel.id,
-    deposit: channel.deposit,
-    expiryLedger: channel.expiryLedger,
-    claimed: channel.claimed,
-  };
+  return { op: 'channel.ledger', channelId: channel.id, expiryLedger: channel.expiryLedger, claimed: channel.claimed };
 }
 
-/** Whether the ledger shows more claimed, deposited or time left on the channel than the stored record. */
+/** Whether the ledger shows more claimed, or a later expiry, than the stored record. */
 export function ledgerIsAhead(stored: ChannelRecord, onLedger: LedgerChannel): boolean {
   return (
     onLedger.claimed > stored.claimed ||
+    onLedger.claimed > stored.charged ||
     onLedger.claimed > stored.lastAccepted ||
-    onLedger.deposit > stored.deposit ||
     onLedger.expiryLedger > stored.expiryLedger
   );
 }

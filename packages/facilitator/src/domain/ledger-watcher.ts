@@ -149,10 +149,24 @@ export class LedgerWatcher {
         ];
       case 'channel.claimed':
         return this.claimed(ev, channelId, known);
+      case 'channel.refunded': {
+        // A cooperative refund: the deposit goes down by what went back to the payer, in nonce order.
+        const refundNonce = Number(str(d['refundNonce']));
+        return [
+          { op: 'channel.refunded', channelId, refundNonce, deposit: units(d['deposit']) },
+          this.event(ev, channelId, parties, {
+            channelId: channelId.toString(),
+            amount: str(d['amount']),
+            deposit: str(d['deposit']),
+            refundNonce: String(refundNonce),
+            tx: ev.tx,
+          }),
+        ];
+      }
       case 'channel.closed': {
         // What the facilitator accepted and no claim covered can never be paid now: the seller's loss.
         const claimed = units(d['claimed']);
-        const lost = known && known.lastAccepted > claimed ? known.lastAccepted - claimed : 0n;
+        const lost = known && known.charged > claimed ? known.charged - claimed : 0n;
         return [
           { op: 'channel.ledger', channelId, claimed, closed: { at: ev.ts, refunded: units(d['refunded']) } },
           this.event(ev, channelId, parties, {
@@ -209,12 +223,11 @@ export class LedgerWatcher {
     const cumulative = units(d['cumulative']);
     if (this.claimer.isClaiming(channelId, cumulative)) return DEFER;
     const ops: WriteOp[] = [{ op: 'channel.ledger', channelId, claimed: cumulative }];
-    if (known && cumulative > known.lastAccepted)
-      this.options.onClaimAbove?.(channelId, known.lastAccepted, cumulative);
+    if (known && cumulative > known.charged) this.options.onClaimAbove?.(channelId, known.charged, cumulative);
     // Recorded (by a claimer, or an earlier pass): the store says so, whoever recorded it.
     if (await this.store.getIdempotent(claimKeyOf(ev.tx))) return ops;
     // A claim of everything the facilitator accepted covers the vouchers no claim covered yet.
-    const coversAll = known !== null && known.lastAccepted === cumulative;
+    const coversAll = known !== null && known.charged === cumulative;
     const vouchersCovered = coversAll ? known.vouchers - known.vouchersClaimed : null;
     if (coversAll) ops.push({ op: 'channel.claimed', channelId, cumulative, vouchersClaimed: known.vouchers });
     ops.push(

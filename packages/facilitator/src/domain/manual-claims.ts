@@ -32,7 +32,7 @@ export class ManualClaims {
     // now would only be refused (21) and cost a transaction.
     if (record.status === 'closed')
       throw new SvcError('CONFLICT', `Channel ${id} is closed; nothing more can be claimed on it.`);
-    const unclaimed = record.lastAccepted - record.claimed;
+    const unclaimed = record.charged - record.claimed;
     if (unclaimed < this.deps.minimum) {
       throw new SvcError(
         'CONFLICT',

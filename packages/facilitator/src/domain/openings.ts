@@ -54,7 +54,8 @@ export class Openings {
       lastAccepted: 0n,
       lastSignature: null,
       charged: 0n,
-      receiverAuthorizer: null,
+      // An opening names the key that authorises claims below a voucher's ceiling, or none.
+      receiverAuthorizer: typeof d['receiverAuthorizer'] === 'string' ? d['receiverAuthorizer'] : null,
       refundNonce: 0,
       reservation: null,
       expiryLedger: Number(d['expiryLedger']),
@@ -74,6 +75,7 @@ export class Openings {
       asset: channel.asset,
       deposit: formatUnits(channel.deposit),
       expiryLedger: channel.expiryLedger,
+      receiverAuthorizer: channel.receiverAuthorizer,
       tx: ev.tx,
     };
     return {

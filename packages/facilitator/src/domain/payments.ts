@@ -12,7 +12,14 @@
 // The verifier itself records `voucher.accepted` (in the advance's own write) and
 // `voucher.rejected` (every refusal, stream slices included).
 import { fromHex, owedPerPayment } from '@svc/core';
-import type { PaymentRejection, PaymentResponse, SettleSuccess, VoucherContext } from '@svc/core';
+import type {
+  Payment,
+  PaymentRejection,
+  PaymentRequirements,
+  PaymentResponse,
+  SettleSuccess,
+  VoucherContext,
+} from '@svc/core';
 import type { Store, WriteOp } from '../store/port.js';
 import type { Attestations } from './attestations.js';
 import type { Listing } from './catalog.js';
@@ -20,6 +27,7 @@ import type { ChannelBook } from './channel-book.js';
 import type { Clock } from './clock.js';
 import { paymentResponseOf } from './payment-response.js';
 import type { VerifyInput, VerifyOutcome } from './verifier.js';
+import type { BatchInput, BatchSettled, BatchVerified } from './batch-payments.js';
 
 /** One request to pay, as the route read it. */
 export interface PaymentAttempt {
@@ -33,8 +41,25 @@ export interface PaymentAttempt {
 export type Accepted = Extract<VerifyOutcome, { ok: true }>;
 export type Refused = Extract<VerifyOutcome, { ok: false }>;
 
-/** Runs after a new acceptance (not after the replay of an earlier answer). */
-export type AcceptedHook = (event: { attempt: PaymentAttempt; accepted: Accepted }) => void;
+/** What a hook reads of an attempt, whatever its scheme (a batch-settlement one's terms as `channel` terms). */
+export interface AttemptView {
+  input: { requirements: PaymentRequirements; payment: Payment };
+  payeeSide: boolean;
+  listing: Listing | null;
+}
+
+/** Runs after a new acceptance (not after the replay of an earlier answer), of either scheme. */
+export type AcceptedHook = (event: {
+  attempt: AttemptView;
+  accepted: { response: PaymentResponse; payer: string };
+}) => void;
+
+/** One `batch-settlement` request to pay, as the route read it. */
+export interface BatchAttempt {
+  input: BatchInput;
+  payeeSide: boolean;
+  listing: Listing | null;
+}
 /** Runs after a refusal of /verify or /settle. */
 export type RefusedHook = (event: { attempt: PaymentAttempt; refused: Refused }) => void;
 
@@ -48,6 +73,8 @@ export type SettleResult =
 
 export interface PaymentsDeps {
   verifier: { verify(input: VerifyInput): Promise<VerifyOutcome>; unserved(key: string): Promise<boolean> };
+  /** `batch-settlement` payments (batch-payments.ts). */
+  batch: { verify(input: BatchInput): Promise<BatchVerified>; settle(input: BatchInput): Promise<BatchSettled> };
   /** Throws RATE_LIMITED when no stream session can be opened for the channel now. */
   streams: { checkCapacity(channelId: bigint): Promise<void> };
   store: Store;
@@ -83,6 +110,28 @@ export class Payments {
     // The attest token is the payee's side's alone: a buyer calling /verify itself gets none.
     const attestToken = attempt.payeeSide ? this.deps.attestations.issue(outcome.response.receipt) : null;
     return { ...outcome, attestToken };
+  }
+
+  /** POST /verify of a `batch-settlement` payment: checked, and its channel reserved for it. */
+  verifyBatch(attempt: BatchAttempt): Promise<BatchVerified> {
+    return this.deps.batch.verify(attempt.input);
+  }
+
+  /**
+   * POST /settle of a `batch-settlement` payment: the channel charged what the request cost, the
+   * receipt issued, the hooks run (a replay of an earlier answer runs none); the payee's side gets
+   * the attest token.
+   */
+  async settleBatch(attempt: BatchAttempt): Promise<BatchSettled & { attestToken?: string | null }> {
+    const settled = await this.deps.batch.settle(attempt.input);
+    if (!settled.ok || settled.replayed || settled.response === null) return settled;
+    const view: AttemptView = {
+      ...attempt,
+      input: { requirements: attempt.input.terms, payment: attempt.input.payment },
+    };
+    this.run(this.#accepted, { attempt: view, accepted: { response: settled.response, payer: settled.payer } });
+    const attestToken = attempt.payeeSide ? this.deps.attestations.issue(settled.response.receipt) : null;
+    return { ...settled, attestToken };
   }
 
   /**

@@ -173,7 +173,7 @@ export class Reconciler implements StoreTrust {
   private async check(stored: ChannelRecord): Promise<void> {
     const onLedger = await this.deps.ledger.getChannel(stored.id);
     if (!onLedger || !ledgerIsAhead(stored, onLedger)) return;
-    if (onLedger.claimed > stored.lastAccepted) this.note(stored.id, stored.lastAccepted, onLedger.claimed);
+    if (onLedger.claimed > stored.charged) this.note(stored.id, stored.charged, onLedger.claimed);
     await this.deps.store.write([ledgerFloorOp(onLedger)]);
     this.deps.book.invalidate(stored.id);
   }

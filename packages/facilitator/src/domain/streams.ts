@@ -80,7 +80,9 @@ export class StreamSessions {
     if (channel.record.payee !== input.payTo)
       throw new SvcError('CONFLICT', `Channel ${input.channelId} does not pay ${input.payTo}.`);
     const now = this.iso();
-    const paid = channel.record.lastAccepted;
+    // The next slice's voucher is on top of what was charged (a batch-settlement first slice's
+    // ceiling may be above it; for `channel` the two are the same).
+    const paid = channel.record.charged;
     const stream: StreamRecord = {
       id: toHex(randomBytes(16)),
       channelId: input.channelId,

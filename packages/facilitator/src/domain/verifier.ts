@@ -1,13 +1,16 @@
-// Voucher verification, in the order of PROTOCOL.md §6 (first failure wins):
+// `channel` voucher verification, in the order of PROTOCOL.md §6 (first failure wins):
 //   malformed → network → channel found → open → payee → asset → frozen payer → expiring →
 //   signature → not increasing → per-channel voucher rate → underpaid → exhausted → advance.
+// The checks up to the signature and the rate are every payment's (payment-checks.ts; the
+// `batch-settlement` scheme is batch-payments.ts). A `channel` voucher charges its whole amount:
+// underpaid is measured from what was charged on the channel, which is the last accepted voucher
+// unless batch-settlement payments charged less than their ceilings.
 // The rate counts only a voucher that could advance the channel (signature valid, cumulative above
 // the last accepted): replaying an old voucher, public in its receipt, cannot use up a buyer's
 // allowance (PROTOCOL.md §6 puts the rate before "not increasing"; this order is stricter).
 // The advance is a compare-and-set in the store, durable before the receipt leaves: two copies of
 // one voucher give exactly one acceptance, in one process or many.
-import { formatUnits, fromHex, owedPerPayment, signReceipt, signReceiptAsync } from '@svc/core';
-import { LedgerUnavailable } from '@svc/ledger';
+import { formatUnits, owedPerPayment, signReceipt, signReceiptAsync } from '@svc/core';
 import type {
   Keypair,
   Payment,
@@ -16,15 +19,15 @@ import type {
   PaymentResponse,
   Receipt,
   ReceiptBody,
-  VoucherContext,
 } from '@svc/core';
-import type { Store, WriteOp } from '../store/port.js';
+import type { ChannelRecord, Store, WriteOp } from '../store/port.js';
 import type { CachedChannel, ChannelBook } from './channel-book.js';
 import type { Clock } from './clock.js';
 import type { EventLog } from './event-log.js';
 import type { LatencyWindow } from './latency.js';
-import type { LatestLedger } from './latest-ledger.js';
 import { answerOf } from './payment-response.js';
+import { fail, pass } from './payment-checks.js';
+import type { PaymentChecks, Step } from './payment-checks.js';
 
 const MAX_CAS_ATTEMPTS = 4;
 
@@ -60,15 +63,12 @@ type Advanced = { kind: 'accepted'; response: PaymentResponse } | { kind: 'lost'
  */
 export type VerifiedHook = (event: { outcome: VerifyOutcome; ms: number } | { error: unknown; ms: number }) => void;
 
-/** Limits vouchers per channel; resolves the seconds to wait when over the limit, else null. */
-export interface VoucherRateLimit {
-  take(channelId: bigint): Promise<number | null>;
-}
+export type { VoucherRateLimit } from './payment-checks.js';
 
 export interface VerifierDeps {
   network: string;
-  asset: string;
-  vouchers: VoucherContext;
+  /** The checks every payment passes (payment-checks.ts). */
+  checks: PaymentChecks;
   signer: Keypair;
   /**
    * Sign each receipt on the calling thread instead of the threadpool. On two cores the hand-off
@@ -80,21 +80,10 @@ export interface VerifierDeps {
   book: ChannelBook;
   store: Store;
   events: EventLog;
-  latestLedger: LatestLedger;
   clock: Clock;
   latency: LatencyWindow;
-  rate: VoucherRateLimit;
-  safetyLedgers: number;
-  isFrozen(account: string): Promise<boolean>;
   log: { warn(obj: object, msg: string): void };
 }
-
-type Rejection = { ok: false; code: PaymentRejection; message: string; retryAfter?: number };
-type Step = { ok: true } | Rejection;
-
-const pass: Step = { ok: true };
-const fail = (code: PaymentRejection, message: string, retryAfter?: number): Rejection =>
-  retryAfter === undefined ? { ok: false, code, message } : { ok: false, code, message, retryAfter };
 
 export class Verifier {
   /** unserved() calls this process is making now (recover() waits for them). */
@@ -157,22 +146,19 @@ export class Verifier {
 
   private async run(input: VerifyInput, started: number): Promise<VerifyOutcome> {
     const { payment, requirements } = input;
-    const network = this.checkNetwork(payment, requirements);
+    const { checks } = this.deps;
+    const network = checks.checkNetwork(payment, requirements);
     if (!network.ok) return network;
-    // Without any reading of the ledger's time no expiry can be judged: 503, try again shortly.
-    if (!this.deps.latestLedger.known)
-      throw new LedgerUnavailable('The facilitator has not read the ledger’s time yet.');
-    let channel = await this.deps.book.get(payment.channelId);
-    if (!channel)
-      return fail('CHANNEL_NOT_FOUND', `Channel ${payment.channelId} does not exist on ${this.deps.network}.`);
+    let channel = await checks.channelOf(payment);
+    if (!channel) return checks.notFound(payment);
     const payer = channel.record.payer;
-    const terms = this.checkTerms(channel, payment, requirements, await this.deps.isFrozen(payer));
+    const terms = await checks.checkTerms(channel, payment, requirements);
     if (!terms.ok) return { ...terms, payer };
-    const signature = await this.checkSignature(channel, payment);
+    const signature = await checks.checkSignature(channel, payment);
     if (!signature.ok) return { ...signature, payer };
     for (let attempt = 0; attempt < MAX_CAS_ATTEMPTS; attempt++) {
       if (attempt === 0 && checkIncreasing(channel, payment.cumulative).ok) {
-        const rate = await this.checkRate(payment.channelId);
+        const rate = await checks.checkRate(payment.channelId);
         if (!rate.ok) return { ...rate, payer };
       }
       // Checked (again) after the rate's await: another copy may have advanced the channel meanwhile.
@@ -207,78 +193,15 @@ export class Verifier {
     };
   }
 
-  private checkNetwork(payment: Payment, requirements: PaymentRequirements): Step {
-    if (payment.network !== this.deps.network || requirements.network !== this.deps.network) {
-      return fail(
-        'WRONG_NETWORK',
-        `This facilitator settles on ${this.deps.network}, not ${payment.network === this.deps.network ? requirements.network : payment.network}.`,
-      );
-    }
-    return pass;
-  }
-
-  private checkTerms(
-    channel: CachedChannel,
-    payment: Payment,
-    requirements: PaymentRequirements,
-    payerFrozen: boolean,
-  ): Step {
-    const { record } = channel;
-    if (record.status !== 'open') return fail('CHANNEL_CLOSED', `Channel ${record.id} is closed.`);
-    if (record.payee !== requirements.payTo) {
-      return fail(
-        'WRONG_PAYEE',
-        `Channel ${record.id} pays ${record.payee}, but this seller is ${requirements.payTo}.`,
-      );
-    }
-    const acceptedAsset = payment.accepted?.['asset'];
-    if (
-      record.asset !== requirements.asset ||
-      record.asset !== this.deps.asset ||
-      (acceptedAsset !== undefined && acceptedAsset !== record.asset)
-    ) {
-      return fail(
-        'WRONG_ASSET',
-        `Channel ${record.id} holds ${record.asset}; the payment asks for ${requirements.asset}.`,
-      );
-    }
-    if (payerFrozen) return fail('ACCOUNT_FROZEN', `The payer ${record.payer} is frozen.`);
-    // On the estimate of the ledger's time, which keeps running while the ledger is silent.
-    const left = record.expiryLedger - this.deps.latestLedger.currentLedger;
-    if (left < this.deps.safetyLedgers) {
-      return fail(
-        'CHANNEL_EXPIRING',
-        `Channel ${record.id} expires in ${Math.max(0, left)} ledgers or fewer; vouchers are refused within ${this.deps.safetyLedgers} ledgers of expiry.`,
-      );
-    }
-    return pass;
-  }
-
-  private async checkSignature(channel: CachedChannel, payment: Payment): Promise<Step> {
-    const sig = fromHex(payment.signature, 64);
-    const valid =
-      channel.keyIsStrict &&
-      (await this.deps.vouchers.verifyAsync(channel.voucherKey, payment.channelId, payment.cumulative, sig));
-    if (!valid)
-      return fail('VOUCHER_BAD_SIGNATURE', "The voucher signature does not verify under the channel's voucher key.");
-    return pass;
-  }
-
-  /** Counted only for a voucher that verifies and could advance: forged or replayed ones cannot use up a channel's limit. */
-  private async checkRate(channelId: bigint): Promise<Step> {
-    const wait = await this.deps.rate.take(channelId);
-    return wait === null
-      ? pass
-      : fail('RATE_LIMITED', `Too many vouchers on channel ${channelId}; retry in ${wait} s.`, wait);
-  }
-
   private checkAmounts(channel: CachedChannel, input: VerifyInput): Step {
     const { record } = channel;
     const { cumulative } = input.payment;
     const increasing = checkIncreasing(channel, cumulative);
     if (!increasing.ok) return increasing;
+    // A `channel` voucher charges its whole amount: what it adds to what was charged so far (the
+    // last accepted voucher, unless `batch-settlement` payments charged less than their ceilings).
     const owed = owedPerPayment(input.requirements);
-    const delta = cumulative - record.lastAccepted;
+    const delta = cumulative - record.charged;
     if (delta < owed) return fail('VOUCHER_UNDERPAID', `The voucher adds ${delta}, but ${owed} is owed.`);
     if (cumulative > record.deposit) {
       return fail('CHANNEL_EXHAUSTED', `The voucher's cumulative ${cumulative} exceeds the deposit ${record.deposit}.`);
@@ -291,7 +214,7 @@ export class Verifier {
     const { record } = channel;
     const { payment } = input;
     const ts = new Date(this.deps.clock.now()).toISOString();
-    const delta = payment.cumulative - record.lastAccepted;
+    const delta = payment.cumulative - record.charged;
     const body: ReceiptBody = {
       v: 1,
       network: this.deps.network,
@@ -325,7 +248,7 @@ export class Verifier {
       receipt,
     };
     let ops = [
-      ...this.advanceOps(record.lastAccepted, input, receipt, response, latencyMs),
+      ...this.advanceOps(record, input, receipt, response, latencyMs),
       ...(input.extraOps?.({ delta, receipt }) ?? []),
     ];
     let result = await this.deps.events.commit(ops);
@@ -346,7 +269,7 @@ export class Verifier {
   }
 
   private advanceOps(
-    expected: bigint,
+    record: ChannelRecord,
     input: VerifyInput,
     receipt: Receipt,
     response: PaymentResponse,
@@ -357,7 +280,8 @@ export class Verifier {
       {
         op: 'channel.advance',
         channelId: payment.channelId,
-        expected,
+        expected: record.lastAccepted,
+        expectedCharged: record.charged,
         cumulative: payment.cumulative,
         signature: payment.signature,
         at: receipt.ts,

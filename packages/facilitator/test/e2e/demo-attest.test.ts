@@ -1,7 +1,7 @@
 // The demo seller attests every paid book it serves: its meter's calls are the facilitator's own
 // (in process, marked internal), so the per-IP costly limit — 30 a minute, meant for strangers
 // calling POST /receipts/:id/attest — does not refuse them after the 30th book.
-import { decodeJsonHeader, sha256, toHex } from '@svc/core';
+import { decodeJsonHeader, sha256, toHex, isChannelTerms } from '@svc/core';
 import type { PaymentRequired } from '@svc/core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { paymentHeader, startHarness } from '../helpers/harness.js';
@@ -20,7 +20,7 @@ describe('the demo seller attests what it served', () => {
     expect(unpaid.status).toBe(402);
     const terms = decodeJsonHeader(unpaid.headers.get('payment-required')!);
     if (!terms.ok) throw new Error(terms.message);
-    const accepted = (terms.value as PaymentRequired).accepts[0]!;
+    const accepted = (terms.value as PaymentRequired).accepts.filter(isChannelTerms)[0]!;
     const b = await h.buyer({ payee: accepted.payTo });
     const ids: string[] = [];
     for (let i = 0; i < 8; i++) {

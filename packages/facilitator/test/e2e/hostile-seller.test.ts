@@ -5,7 +5,7 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { decodeJsonHeader, encodeJsonHeader, randomKeypair, signReceipt } from '@svc/core';
+import { decodeJsonHeader, encodeJsonHeader, randomKeypair, signReceipt, isChannelTerms } from '@svc/core';
 import type { ChannelPayload, PaymentRequired } from '@svc/core';
 import { PaymentError, Wallet, payFetch, streamPaid } from '@svc/sdk';
 import { startHarness } from '../helpers/harness.js';
@@ -152,7 +152,7 @@ describe('payFetch against a seller that names itself as the facilitator', () =>
 
   it('opens no channel above the wallet’s maxDeposit, whatever minimum deposit the seller asks', async () => {
     const real = decodeJsonHeader((await fetch(`${h.url}/demo/book`)).headers.get('payment-required')!);
-    const accept = (real.ok ? (real.value as PaymentRequired) : null)!.accepts[0]!;
+    const accept = (real.ok ? (real.value as PaymentRequired) : null)!.accepts.filter(isChannelTerms)[0]!;
     const greedy = { ...accept, extra: { ...accept.extra, minDeposit: '100000000000' } };
     const wallet = Wallet.open({ ledgerUrl: `${h.url}/ledger`, maxDeposit: 10_000_000n });
     await expect(wallet.signerFor(greedy)).rejects.toMatchObject({ code: 'DEPOSIT_ABOVE_LIMIT' });

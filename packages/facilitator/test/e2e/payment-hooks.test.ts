@@ -3,14 +3,14 @@
 // earlier answer), a refused hook once per refusal, a hook that throws leaves the payment standing,
 // and every refusal is in the audit log as voucher.rejected, beside the verifier's voucher.accepted.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Accepted, PaymentAttempt, Refused } from '../../src/domain/payments.js';
+import type { AcceptedHook, PaymentAttempt, Refused } from '../../src/domain/payments.js';
 import { startHarness } from '../helpers/harness.js';
 import { until } from '../helpers/until.js';
 import type { Harness } from '../helpers/harness.js';
 
 describe('the payment hooks', () => {
   let h: Harness;
-  const accepted: { attempt: PaymentAttempt; accepted: Accepted }[] = [];
+  const accepted: Parameters<AcceptedHook>[0][] = [];
   const refused: { attempt: PaymentAttempt; refused: Refused }[] = [];
 
   beforeAll(async () => {

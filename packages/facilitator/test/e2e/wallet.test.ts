@@ -3,7 +3,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { decodeJsonHeader } from '@svc/core';
+import { decodeJsonHeader, isChannelTerms } from '@svc/core';
 import type { PaymentRequired } from '@svc/core';
 import { Wallet, payFetch } from '@svc/sdk';
 import { startHarness } from '../helpers/harness.js';
@@ -46,7 +46,7 @@ describe('two Wallets on one file (two processes of one buyer)', () => {
     const second = Wallet.open({ file, ledgerUrl: `${h.url}/ledger` });
     expect(second.buyer.address).toBe(first.buyer.address);
     const terms = decodeJsonHeader((await fetch(`${h.url}/demo/book`)).headers.get('payment-required')!);
-    const accept = (terms.ok ? (terms.value as PaymentRequired) : null)!.accepts[0]!;
+    const accept = (terms.ok ? (terms.value as PaymentRequired) : null)!.accepts.filter(isChannelTerms)[0]!;
     const a = await first.signerFor(accept);
     const b = await second.signerFor(accept);
     expect(b.channelId).not.toBe(a.channelId);

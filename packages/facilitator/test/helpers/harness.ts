@@ -22,7 +22,8 @@ export interface Harness {
   ledger: LocalLedgerClient;
   dataDir: string;
   /** A funded buyer with an open channel to `payee`, and its voucher signer. */
-  buyer(o?: { payee?: string; deposit?: bigint; expiryLedger?: number }): Promise<Buyer>;
+  /** `batch: true`: the channel is bound to this facilitator as its receiver authorizer (batch-settlement). */
+  buyer(o?: { payee?: string; deposit?: bigint; expiryLedger?: number; batch?: boolean }): Promise<Buyer>;
   /** Requirements for a per-request price paid to `payTo` (defaults: the demo seller, 5000). */
   requirements(
     overrides?: Omit<Partial<PaymentRequirements>, 'extra'> & { extra?: Partial<PaymentRequirements['extra']> },
@@ -136,6 +137,7 @@ export async function startHarness(
         payee,
         deposit: o.deposit ?? 5_000_000n,
         ...(o.expiryLedger === undefined ? {} : { expiryLedger: o.expiryLedger }),
+        ...(o.batch ? { receiverAuthorizer: f.services.keys.address } : {}),
       });
       return {
         keys: opened.payer,

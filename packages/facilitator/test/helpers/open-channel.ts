@@ -12,10 +12,13 @@ export interface OpenedChannel {
   signer: ChannelSigner;
 }
 
-/** Funds `payer` (a new one unless given) and opens a channel of `deposit` to `payee`. */
+/**
+ * Funds `payer` (a new one unless given) and opens a channel of `deposit` to `payee` (bound to
+ * `receiverAuthorizer` for batch-settlement payments, when given).
+ */
 export async function openChannel(
   ledger: LocalLedgerClient,
-  o: { payee: string; deposit: bigint; payer?: Keypair; expiryLedger?: number },
+  o: { payee: string; deposit: bigint; payer?: Keypair; expiryLedger?: number; receiverAuthorizer?: string },
 ): Promise<OpenedChannel> {
   const info = await ledger.info();
   const payer = o.payer ?? randomKeypair();
@@ -27,6 +30,7 @@ export async function openChannel(
     deposit: o.deposit,
     voucherKey,
     ...(o.expiryLedger === undefined ? {} : { expiryLedger: o.expiryLedger }),
+    ...(o.receiverAuthorizer === undefined ? {} : { receiverAuthorizer: o.receiverAuthorizer }),
   });
   const signer = new ChannelSigner({
     channelId,

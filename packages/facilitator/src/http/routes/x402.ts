@@ -2,6 +2,12 @@
 // x402 2.x facilitator client parses: a rejected payment is 200 with isValid/success false (the
 // official client turns a non-2xx into a 502), a malformed request body is a 400.
 import {
+  BATCH_SCHEME,
+  BatchRequirementsSchema,
+  batchCode,
+  channelTermsOf,
+  decodeBatchPayment,
+  formatUnits,
   ErrorBodySchema,
   IDEMPOTENCY_KEY_RE,
   SettleResponseSchema,
@@ -15,11 +21,19 @@ import {
   decodePayment,
   safeParse,
 } from '@svc/core';
-import type { PaymentRejection, SupportedResponse, VerifyEnvelope } from '@svc/core';
+import type {
+  BatchCode,
+  ChannelState,
+  PaymentRejection,
+  SupportedResponse,
+  VerifyEnvelope,
+  VoucherState,
+} from '@svc/core';
 import type { FastifyRequest } from 'fastify';
 import { z } from 'zod';
 import { listingOf } from '../../domain/catalog.js';
-import type { PaymentAttempt, Payments, Refused } from '../../domain/payments.js';
+import type { BatchAttempt, PaymentAttempt, Payments, Refused } from '../../domain/payments.js';
+import type { BatchInput, BatchRefused } from '../../domain/batch-payments.js';
 import type { SellerTokens } from '../../domain/seller-tokens.js';
 import type { VerifyInput } from '../../domain/verifier.js';
 import type { Metrics } from '../../metrics/metrics.js';
@@ -89,6 +103,7 @@ export function x402Routes(deps: X402Deps): AnyRoute[] {
         ...REFUSED_FOR_NOW,
       },
       handler: async ({ body, request }) => {
+        if (isBatch(body)) return verifyBatch(deps, request, body);
         const attempt = attemptOf(deps, request, body);
         if ('rejection' in attempt)
           return { isValid: false, invalidReason: attempt.rejection, invalidMessage: attempt.message };
@@ -151,6 +166,7 @@ export function x402Routes(deps: X402Deps): AnyRoute[] {
         ...REFUSED_FOR_NOW,
       },
       handler: async ({ body, request }) => {
+        if (isBatch(body)) return settleBatch(deps, request, body);
         const attempt = attemptOf(deps, request, body);
         const failure = (errorReason: PaymentRejection | 'CONFLICT', errorMessage: string) => ({
           success: false as const,
@@ -192,6 +208,115 @@ function attemptOf(
 }
 
 type Input = VerifyInput | { rejection: PaymentRejection; message: string };
+
+function isBatch(body: VerifyEnvelope): boolean {
+  return (body.paymentRequirements as Record<string, unknown>)['scheme'] === BATCH_SCHEME;
+}
+
+/** POST /verify of a `batch-settlement` payment: valid (and its channel reserved), or refused with the scheme's code. */
+async function verifyBatch(deps: X402Deps, request: FastifyRequest, body: VerifyEnvelope) {
+  const attempt = batchAttemptOf(deps, request, body);
+  if ('rejection' in attempt)
+    return { isValid: false as const, invalidReason: attempt.rejection, invalidMessage: attempt.message };
+  const outcome = await deps.payments.verifyBatch(attempt);
+  if (outcome.ok)
+    return { isValid: true as const, payer: outcome.payer, extra: { channelState: outcome.channelState } };
+  throwIfRateLimited(outcome);
+  return {
+    isValid: false as const,
+    invalidReason: outcome.code,
+    invalidMessage: outcome.message,
+    ...(outcome.payer ? { payer: outcome.payer } : {}),
+    ...correctionOf(outcome),
+  };
+}
+
+/**
+ * POST /settle of a `batch-settlement` payment: the channel charged `paymentRequirements.amount`
+ * (what the request cost, an x402 settlement override included), with the charge and the channel
+ * after it; nothing moved on the ledger, so `transaction` and `amount` are empty.
+ */
+async function settleBatch(deps: X402Deps, request: FastifyRequest, body: VerifyEnvelope) {
+  const attempt = batchAttemptOf(deps, request, body);
+  const failure = (errorReason: BatchCode | PaymentRejection, errorMessage: string) => ({
+    success: false as const,
+    errorReason,
+    errorMessage,
+    transaction: '' as const,
+    network: deps.network,
+  });
+  if ('rejection' in attempt) return failure(attempt.rejection, attempt.message);
+  const outcome = await deps.payments.settleBatch(attempt);
+  if (!outcome.ok) {
+    throwIfRateLimited(outcome);
+    return { ...failure(outcome.code, outcome.message), ...correctionOf(outcome) };
+  }
+  const receipt = outcome.response
+    ? { receipt: outcome.response, ...(outcome.attestToken ? { attestToken: outcome.attestToken } : {}) }
+    : {};
+  return {
+    success: true as const,
+    transaction: '',
+    network: deps.network,
+    payer: outcome.payer,
+    amount: '',
+    extra: { chargedAmount: formatUnits(outcome.chargedAmount), channelState: outcome.channelState, ...receipt },
+  };
+}
+
+/** The channel's state and its highest voucher, when a refusal carries them (a cumulative mismatch). */
+function correctionOf(refused: BatchRefused): { extra?: { channelState: ChannelState; voucherState?: VoucherState } } {
+  if (!refused.channelState) return {};
+  return {
+    extra: {
+      channelState: refused.channelState,
+      ...(refused.voucherState ? { voucherState: refused.voucherState } : {}),
+    },
+  };
+}
+
+/** The request as a `batch-settlement` payment, or the scheme's refusal (x402 version 2 only). */
+function batchAttemptOf(
+  deps: X402Deps,
+  request: FastifyRequest,
+  body: VerifyEnvelope,
+): BatchAttempt | { rejection: BatchCode; message: string } {
+  if (body.x402Version !== 2)
+    return { rejection: batchCode('scheme'), message: 'batch-settlement is paid with x402 version 2.' };
+  const terms = safeParse(BatchRequirementsSchema, body.paymentRequirements);
+  if (!terms.success) {
+    const issue = terms.error.issues[0];
+    return {
+      rejection: batchCode('scheme'),
+      message: `paymentRequirements are not batch-settlement terms: ${issue ? `${issue.path.join('.')}: ${issue.message}` : 'invalid'}.`,
+    };
+  }
+  const decoded = decodeBatchPayment(body.paymentPayload);
+  if (!decoded.ok) return { rejection: batchCode('voucher_payload'), message: decoded.message };
+  if (decoded.value.kind !== 'voucher')
+    return {
+      rejection: batchCode('payload_type'),
+      message: `A ${decoded.value.kind} payload is not taken here yet; pay with a voucher payload.`,
+    };
+  const requirements = terms.data;
+  const channelTerms = channelTermsOf(requirements);
+  const resource = safeParse(ResourceUrlSchema, body.paymentPayload['resource']);
+  const method = body.method ?? '';
+  const input: BatchInput = {
+    payment: decoded.value,
+    requirements,
+    terms: channelTerms,
+    amount: BigInt(requirements.amount),
+    resource: resource.success ? resource.data.url : '',
+    method,
+    requestHash: body.requestHash ?? null,
+    idempotencyKey: idempotencyKey(request.headers['idempotency-key']),
+  };
+  const payeeSide = bearerOf(request) !== null;
+  if (payeeSide) requireSeller(deps.sellerTokens, request, requirements.payTo);
+  const listing = payeeSide ? listingOf(body.paymentPayload, method, channelTerms.unit) : null;
+  return { input, payeeSide, listing };
+}
 
 /**
  * The request as svc's channel terms, or the refusal the official client understands: another x402
@@ -244,7 +369,11 @@ function idempotencyKey(header: string | string[] | undefined): string | null {
 }
 
 /** RATE_LIMITED is the one rejection that is an HTTP status: 429 with Retry-After. */
-function throwIfRateLimited(outcome: Pick<Refused, 'code' | 'message' | 'retryAfter'>): void {
+function throwIfRateLimited(outcome: {
+  code: Refused['code'] | BatchRefused['code'];
+  message: string;
+  retryAfter?: number | undefined;
+}): void {
   if (outcome.code === 'RATE_LIMITED') {
     throw new SvcError('RATE_LIMITED', outcome.message, { retryAfter: outcome.retryAfter ?? 60 });
   }

@@ -1,0 +1,498 @@
+// `batch-settlement` payments (docs/schemes/scheme_batch_settlement_stellar.md): a voucher is a
+// ceiling — what was charged on the channel so far plus this payment's price — and the facilitator
+// keeps what was actually charged per channel. /verify checks a payment and reserves the channel for
+// it (so that a second request cannot ride the same ceiling while the first is served); /settle
+// charges the channel what the request cost, at most its price, and issues the receipt. A payment
+// whose ceiling does not match what was charged gets the channel's state and the last voucher
+// back, so a buyer that lost its books catches up in one round trip (the corrective 402).
+//
+// The checks before the amounts are those of every payment (payment-checks.ts); the writes are the
+// store's compare-and-set ops `channel.reserve` and `channel.charge` (store/port.ts).
+import { formatUnits, sha256, signReceipt, signReceiptAsync, toHex, utf8 } from '@svc/core';
+import type {
+  BatchCode,
+  BatchCodeName,
+  BatchPayment,
+  BatchRequirements,
+  ChannelState,
+  Keypair,
+  PaymentRequirements,
+  PaymentResponse,
+  Receipt,
+  ReceiptBody,
+  VoucherState,
+} from '@svc/core';
+import { batchCode, batchCodeOf } from '@svc/core';
+import type { ChannelRecord, Store, WriteOp } from '../store/port.js';
+import type { CachedChannel, ChannelBook } from './channel-book.js';
+import type { Clock } from './clock.js';
+import type { EventLog } from './event-log.js';
+import type { LatencyWindow } from './latency.js';
+import type { PaymentChecks, Rejection } from './payment-checks.js';
+
+/** How long a verified payment holds its channel, at least and at most (its terms' maxTimeoutSeconds between). */
+const RESERVATION_MIN_S = 60;
+const RESERVATION_MAX_S = 600;
+const MAX_CAS_ATTEMPTS = 4;
+
+export interface BatchInput {
+  payment: BatchPayment;
+  requirements: BatchRequirements;
+  /** The same terms as svc's `channel` terms (unit, unit price, slices): for receipts, listings and streams. */
+  terms: PaymentRequirements;
+  /** The most this payment may charge: at /verify its price, at /settle the charge (≤ the price). */
+  amount: bigint;
+  resource: string;
+  method: string;
+  requestHash: string | null;
+  idempotencyKey: string | null;
+}
+
+export interface BatchRefused {
+  ok: false;
+  code: BatchCode | 'RATE_LIMITED';
+  message: string;
+  payer?: string;
+  retryAfter?: number;
+  /** With cumulative_amount_mismatch: what the buyer's books must catch up to. */
+  channelState?: ChannelState;
+  voucherState?: VoucherState;
+}
+
+export type BatchVerified = { ok: true; payer: string; channelState: ChannelState } | BatchRefused;
+
+export type BatchSettled =
+  | {
+      ok: true;
+      payer: string;
+      chargedAmount: bigint;
+      channelState: ChannelState;
+      /** The svc envelope of the receipt; null for a charge of nothing (no receipt is issued). */
+      response: PaymentResponse | null;
+      /** The first answer to an earlier copy (Idempotency-Key), not a new charge. */
+      replayed?: true;
+    }
+  | BatchRefused;
+
+export interface BatchPaymentsDeps {
+  network: string;
+  checks: PaymentChecks;
+  /** This facilitator's key: the receiver authorizer a batch-settlement channel must be bound to. */
+  signer: Keypair;
+  signReceiptsInline: boolean;
+  book: ChannelBook;
+  store: Store;
+  events: EventLog;
+  clock: Clock;
+  latency: LatencyWindow;
+}
+
+/** What /settle keeps under an Idempotency-Key: enough to answer a retry the same way. */
+interface SettleRecord {
+  receiptId: string | null;
+  chargedAmount: string;
+  channelState: ChannelState;
+  remaining: string;
+  latencyMs: number;
+}
+
+export class BatchPayments {
+  constructor(private readonly deps: BatchPaymentsDeps) {}
+
+  /** POST /verify: the payment is valid for its price, and the channel is reserved for it. */
+  async verify(input: BatchInput): Promise<BatchVerified> {
+    const checked = await this.check(input);
+    if (!checked.ok) return checked;
+    let channel = checked.channel;
+    const payer = channel.record.payer;
+    const fingerprint = fingerprintOf(input);
+    for (let attempt = 0; attempt < MAX_CAS_ATTEMPTS; attempt++) {
+      const { record } = channel;
+      const fits = this.fits(record, input.payment.cumulative, input.amount, payer);
+      if (!fits.ok) return fits;
+      if (reservedByOther(record, fingerprint, this.now())) return this.busy(record, payer);
+      if (attempt === 0) {
+        const rate = await this.deps.checks.checkRate(record.id);
+        if (!rate.ok) return { ...refusal(rate), payer };
+      }
+      const at = this.now();
+      const reserved = await this.deps.store.write([
+        {
+          op: 'channel.reserve',
+          channelId: record.id,
+          expectedCharged: record.charged,
+          fingerprint,
+          until: new Date(this.deps.clock.now() + reservationMs(input.requirements)).toISOString(),
+          at,
+        },
+      ]);
+      if (reserved.ok) {
+        this.deps.book.invalidate(record.id);
+        return { ok: true, payer, channelState: channelStateOf(record) };
+      }
+      const reloaded = await this.deps.book.reload(record.id);
+      if (!reloaded) return { ...this.refuse('channel_not_found', `Channel ${record.id} disappeared.`), payer };
+      channel = reloaded;
+    }
+    return this.busy(channel.record, payer);
+  }
+
+  /**
+   * POST /settle: charges the channel `input.amount` (what the request cost; at most its price).
+   * After this payment's own /verify the reservation stands for it; without one the payment is
+   * checked here first, as /verify would. A charge of nothing releases the channel and issues no
+   * receipt (the handler failed, or the seller charged nothing).
+   */
+  async settle(input: BatchInput): Promise<BatchSettled> {
+    const started = performance.now();
+    const checked = await this.check(input);
+    if (!checked.ok) return (await this.replay(input)) ?? checked;
+    let channel = checked.channel;
+    const payer = channel.record.payer;
+    const fingerprint = fingerprintOf(input);
+    for (let attempt = 0; attempt < MAX_CAS_ATTEMPTS; attempt++) {
+      const { record } = channel;
+      const own = ownsReservation(record, fingerprint, this.now());
+      // A payment verified here is charged against its own ceiling; another is checked as /verify would.
+      const price = own ? ceilingRoom(record, input.payment.cumulative) : priceOf(input);
+      const fits = own
+        ? this.within(record, input.payment.cumulative, input.amount, payer)
+        : this.fits(record, input.payment.cumulative, price, payer);
+      if (!fits.ok) return (await this.replay(input)) ?? fits;
+      if (!own && input.amount > price)
+        return {
+          ...this.refuse(
+            'charge_exceeds_signed_cumulative',
+            `A charge of ${input.amount} is above this payment's price ${price}.`,
+          ),
+          payer,
+        };
+      if (!own && reservedByOther(record, fingerprint, this.now())) return this.busy(record, payer);
+      if (input.amount === 0n) return this.release(record, fingerprint, payer);
+      if (attempt === 0 && !own) {
+        const rate = await this.deps.checks.checkRate(record.id);
+        if (!rate.ok) return { ...refusal(rate), payer };
+      }
+      const charged = await this.charge(record, input, fingerprint, started);
+      if (charged) return charged;
+      const reloaded = await this.deps.book.reload(record.id);
+      if (!reloaded) return { ...this.refuse('channel_not_found', `Channel ${record.id} disappeared.`), payer };
+      channel = reloaded;
+    }
+    return (await this.replay(input)) ?? this.busy(channel.record, payer);
+  }
+
+  /** The checks of every payment, and the channel bound to this facilitator as its receiver authorizer. */
+  private async check(input: BatchInput): Promise<{ ok: true; channel: CachedChannel } | BatchRefused> {
+    const { checks } = this.deps;
+    const { payment, requirements } = input;
+    const network = checks.checkNetwork(payment, requirements);
+    if (!network.ok) return refusal(network);
+    const channel = await checks.channelOf(payment);
+    if (!channel) return refusal(checks.notFound(payment));
+    const payer = channel.record.payer;
+    const terms = await checks.checkTerms(channel, payment, requirements);
+    if (!terms.ok) return { ...refusal(terms), payer };
+    const authorizer = channel.record.receiverAuthorizer;
+    if (authorizer !== this.deps.signer.address)
+      return {
+        ...this.refuse(
+          'receiver_authorizer_mismatch',
+          authorizer === null
+            ? `Channel ${channel.record.id} has no receiver authorizer: a batch-settlement channel must be opened with extra.receiverAuthorizer (${this.deps.signer.address}); pay it with the \`channel\` option instead.`
+            : `Channel ${channel.record.id} is bound to the receiver authorizer ${authorizer}, not this facilitator's ${this.deps.signer.address}.`,
+        ),
+        payer,
+      };
+    const signature = await checks.checkSignature(channel, payment);
+    if (!signature.ok) return { ...refusal(signature), payer };
+    return { ok: true, channel };
+  }
+
+  /** The voucher is for exactly what was charged plus `price`, within the deposit and above what was claimed. */
+  private fits(record: ChannelRecord, ceiling: bigint, price: bigint, payer: string): { ok: true } | BatchRefused {
+    if (ceiling > record.deposit)
+      return {
+        ...this.refuse(
+          'cumulative_exceeds_balance',
+          `The voucher's ceiling ${ceiling} exceeds the channel's balance ${record.deposit}: top the channel up.`,
+        ),
+        payer,
+      };
+    if (ceiling <= record.claimed)
+      return this.mismatch(
+        record,
+        'cumulative_below_claimed',
+        `The voucher's ceiling ${ceiling} is not above what the ledger shows claimed (${record.claimed}).`,
+        payer,
+      );
+    if (ceiling !== record.charged + price)
+      return this.mismatch(
+        record,
+        'cumulative_amount_mismatch',
+        `The voucher's ceiling is ${ceiling}, but ${record.charged} was charged on channel ${record.id} and the price is ${price}: sign ${record.charged + price}.`,
+        payer,
+      );
+    return { ok: true };
+  }
+
+  /** A charge under the ceiling this payment's /verify reserved the channel for. */
+  private within(record: ChannelRecord, ceiling: bigint, charge: bigint, payer: string): { ok: true } | BatchRefused {
+    if (record.charged + charge > ceiling)
+      return {
+        ...this.refuse(
+          'charge_exceeds_signed_cumulative',
+          `Charging ${charge} on top of the ${record.charged} charged would pass the voucher's ceiling ${ceiling}.`,
+        ),
+        payer,
+      };
+    return { ok: true };
+  }
+
+  /** The charge, its receipt and its event, in one write; null when the channel moved under it (reload and retry). */
+  private async charge(
+    record: ChannelRecord,
+    input: BatchInput,
+    fingerprint: string,
+    started: number,
+  ): Promise<BatchSettled | null> {
+    const { payment } = input;
+    const at = this.now();
+    const charged = record.charged + input.amount;
+    const receipt = await this.receipt(record, input, charged, at);
+    const after: ChannelRecord = { ...record, charged };
+    const channelState = channelStateOf(after);
+    const latencyMs = round2(performance.now() - started);
+    const response = envelope(receipt, record.deposit - charged, latencyMs);
+    const ops: WriteOp[] = [
+      {
+        op: 'channel.charge',
+        channelId: record.id,
+        expectedCharged: record.charged,
+        charge: input.amount,
+        ceiling: payment.cumulative,
+        signature: payment.signature,
+        fingerprint,
+        at,
+      },
+      { op: 'receipt', receipt },
+      acceptedEvent(receipt, latencyMs),
+    ];
+    if (input.idempotencyKey) {
+      const kept: SettleRecord = {
+        receiptId: receipt.id,
+        chargedAmount: formatUnits(input.amount),
+        channelState,
+        remaining: response.remaining,
+        latencyMs,
+      };
+      ops.push({
+        op: 'idempotency',
+        key: settleKey(input.idempotencyKey),
+        fingerprint,
+        response: JSON.stringify(kept),
+        at,
+      });
+    }
+    let written = await this.deps.events.commit(ops);
+    if (!written.ok && written.reason === 'duplicate' && ops[written.op]?.op === 'idempotency')
+      // The key was another payment's: charge this one without remembering it.
+      written = await this.deps.events.commit(ops.filter((op) => op.op !== 'idempotency'));
+    if (!written.ok) return null;
+    this.deps.book.charged(record.id, charged, payment.cumulative, payment.signature, at);
+    this.deps.latency.record(performance.now() - started);
+    return { ok: true, payer: record.payer, chargedAmount: input.amount, channelState, response };
+  }
+
+  private async release(record: ChannelRecord, fingerprint: string, payer: string): Promise<BatchSettled> {
+    await this.deps.store.write([{ op: 'channel.release', channelId: record.id, fingerprint }]);
+    this.deps.book.invalidate(record.id);
+    return { ok: true, payer, chargedAmount: 0n, channelState: channelStateOf(record), response: null };
+  }
+
+  private async receipt(record: ChannelRecord, input: BatchInput, charged: bigint, ts: string): Promise<Receipt> {
+    const body: ReceiptBody = {
+      v: 1,
+      network: this.deps.network,
+      signer: this.deps.signer.address,
+      channelId: record.id.toString(),
+      payer: record.payer,
+      payee: record.payee,
+      resource: input.resource,
+      method: input.method,
+      unit: input.terms.unit,
+      amount: formatUnits(input.amount),
+      cumulative: formatUnits(charged),
+      requestHash: input.requestHash,
+      ts,
+    };
+    return this.deps.signReceiptsInline
+      ? signReceipt(this.deps.signer, body)
+      : signReceiptAsync(this.deps.signer, body);
+  }
+
+  /** The first answer given under this Idempotency-Key for this very payment, if any. */
+  private async replay(input: BatchInput): Promise<BatchSettled | null> {
+    if (!input.idempotencyKey) return null;
+    const kept = await this.deps.store.getIdempotent(settleKey(input.idempotencyKey));
+    if (!kept || kept.fingerprint !== fingerprintOf(input)) return null;
+    const first = JSON.parse(kept.response) as SettleRecord;
+    const receipt = first.receiptId === null ? null : await this.deps.store.getReceipt(first.receiptId);
+    if (first.receiptId !== null && !receipt) return null;
+    return {
+      ok: true,
+      payer: receipt?.payer ?? '',
+      chargedAmount: BigInt(first.chargedAmount),
+      channelState: first.channelState,
+      response: receipt ? envelope(receipt, BigInt(first.remaining), first.latencyMs) : null,
+      replayed: true,
+    };
+  }
+
+  /** A refusal that brings the buyer's books back: the channel as it is, and its highest voucher. */
+  private mismatch(record: ChannelRecord, name: BatchCodeName, message: string, payer: string): BatchRefused {
+    const voucherState =
+      record.lastSignature === null
+        ? undefined
+        : { signedMaxClaimable: formatUnits(record.lastAccepted), signature: record.lastSignature };
+    return {
+      ...this.refuse(name, message),
+      payer,
+      channelState: channelStateOf(record),
+      ...(voucherState ? { voucherState } : {}),
+    };
+  }
+
+  private busy(record: ChannelRecord, payer: string): BatchRefused {
+    return {
+      ...this.refuse(
+        'channel_busy',
+        `Channel ${record.id} is serving another payment; retry once it is answered (a channel pays one request at a time).`,
+      ),
+      payer,
+      retryAfter: 1,
+    };
+  }
+
+  private refuse(name: BatchCodeName, message: string): BatchRefused {
+    return { ok: false, code: batchCode(name), message };
+  }
+
+  private now(): string {
+    return new Date(this.deps.clock.now()).toISOString();
+  }
+}
+
+/** The channel as a batch-settlement answer shows it (design: channelState). */
+export function channelStateOf(record: ChannelRecord): ChannelState {
+  return {
+    channelId: record.id.toString(),
+    balance: formatUnits(record.deposit),
+    totalClaimed: formatUnits(record.claimed),
+    chargedCumulativeAmount: formatUnits(record.charged),
+    refundNonce: String(record.refundNonce),
+    expiryLedger: record.expiryLedger,
+  };
+}
+
+/** A refusal of the checks every payment passes, in the scheme's codes (RATE_LIMITED stays a 429). */
+function refusal(r: Rejection): BatchRefused {
+  if (r.code === 'RATE_LIMITED')
+    return {
+      ok: false,
+      code: 'RATE_LIMITED',
+      message: r.message,
+      ...(r.retryAfter ? { retryAfter: r.retryAfter } : {}),
+    };
+  return { ok: false, code: batchCodeOf(r.code) ?? batchCode('voucher_payload'), message: r.message };
+}
+
+/**
+ * The payment and the request it pays for, as one hash (64 hex): a reservation and an
+ * Idempotency-Key are this payment's only.
+ */
+export function fingerprintOf(input: BatchInput): string {
+  const { payment } = input;
+  const parts = [
+    payment.channelId,
+    payment.cumulative,
+    payment.signature,
+    input.method,
+    input.resource,
+    input.requestHash ?? '',
+  ];
+  return toHex(sha256(utf8(JSON.stringify(parts.map(String)))));
+}
+
+function reservedByOther(record: ChannelRecord, fingerprint: string, now: string): boolean {
+  const r = record.reservation;
+  return r !== null && r.until > now && r.fingerprint !== fingerprint;
+}
+
+function ownsReservation(record: ChannelRecord, fingerprint: string, now: string): boolean {
+  const r = record.reservation;
+  return r !== null && r.until > now && r.fingerprint === fingerprint;
+}
+
+/** What the voucher leaves to charge above what was charged. */
+function ceilingRoom(record: ChannelRecord, ceiling: bigint): bigint {
+  return ceiling > record.charged ? ceiling - record.charged : 0n;
+}
+
+/** The price the buyer signed for: its copy of the terms, else the charge itself. */
+function priceOf(input: BatchInput): bigint {
+  const echoed = input.payment.accepted?.['amount'];
+  return typeof echoed === 'string' && /^[0-9]{1,39}$/.test(echoed) ? BigInt(echoed) : input.amount;
+}
+
+function reservationMs(requirements: BatchRequirements): number {
+  return Math.min(RESERVATION_MAX_S, Math.max(RESERVATION_MIN_S, requirements.maxTimeoutSeconds)) * 1000;
+}
+
+function settleKey(key: string): string {
+  return `settle:${key}`;
+}
+
+function envelope(receipt: Receipt, remaining: bigint, latencyMs: number): PaymentResponse {
+  return {
+    success: true,
+    transaction: '',
+    network: receipt.network,
+    payer: receipt.payer,
+    scheme: 'channel',
+    channelId: receipt.channelId,
+    cumulative: receipt.cumulative,
+    delta: receipt.amount,
+    remaining: formatUnits(remaining),
+    latencyMs,
+    receipt,
+  };
+}
+
+function acceptedEvent(receipt: Receipt, latencyMs: number): WriteOp {
+  return {
+    op: 'event',
+    event: {
+      type: 'voucher.accepted',
+      source: 'facilitator',
+      ts: receipt.ts,
+      channelId: BigInt(receipt.channelId),
+      accounts: [receipt.payer, receipt.payee],
+      data: {
+        channelId: receipt.channelId,
+        payer: receipt.payer,
+        payee: receipt.payee,
+        cumulative: receipt.cumulative,
+        delta: receipt.amount,
+        unit: receipt.unit,
+        resource: receipt.resource,
+        latencyMs,
+        receiptId: receipt.id,
+      },
+    },
+  };
+}
+
+function round2(ms: number): number {
+  return Math.round(ms * 100) / 100;
+}
