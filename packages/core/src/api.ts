@@ -240,9 +240,9 @@ export const ChannelViewSchema = z
       description:
         'The highest voucher accepted: what is owed in all under `channel`, the highest ceiling signed under `batch-settlement`.',
     }),
-    charged: zUnits.meta({
+    charged: zUnits.optional().meta({
       description:
-        'What the seller may claim: equal to lastAccepted unless batch-settlement charges were below their price.',
+        'What the seller may claim: equal to lastAccepted unless batch-settlement charges were below their price (absent from an older facilitator).',
     }),
     unclaimed: zUnits.meta({ description: 'charged − claimed.' }),
     remaining: zUnits.meta({ description: 'deposit − charged: what can still be charged.' }),

@@ -116,6 +116,24 @@ describe('@svc/meter on Express 5 and node:http', () => {
             areFeesSponsored: true,
           },
         },
+        // The same terms under the standard's name, after the specification's option.
+        {
+          scheme: 'batch-settlement',
+          network: 'stellar:local',
+          asset: info.contracts.asset,
+          payTo: payee.address,
+          amount: '5000',
+          maxTimeoutSeconds: 60,
+          extra: {
+            receiverAuthorizer: h.f.services.keys.address,
+            channelContract: info.contracts.channel,
+            facilitator: h.url,
+            minDeposit: '5000000',
+            areFeesSponsored: true,
+            unit: 'request',
+            unitPrice: '5000',
+          },
+        },
       ],
       extensions: {
         bazaar: {

@@ -61,13 +61,15 @@ describe('GET /supported, POST /settle', () => {
     o: CallOptions = {},
   ) => call('/settle', payload, headers, o);
 
-  it('lists the channel scheme for x402 v2 and v1 with the asset, contract and receipt signer', async () => {
+  it('lists the channel scheme for x402 v2 and v1 with the asset, contract and receipt signer, then batch-settlement', async () => {
     const body = SupportedResponseSchema.parse(await (await fetch(`${h.url}/supported`)).json());
     const info = await h.ledger.info();
     expect(body.kinds.map((k) => [k.x402Version, k.scheme, k.network])).toEqual([
       [2, 'channel', 'stellar:local'],
       [1, 'channel', 'stellar:local'],
+      [2, 'batch-settlement', 'stellar:local'],
     ]);
+    expect(body.kinds[2]!.extra).toEqual({ ...body.kinds[0]!.extra, receiverAuthorizer: h.f.services.keys.address });
     expect(body.kinds[0]!.extra).toEqual({
       asset: info.contracts.asset,
       assetCode: 'USDC',
