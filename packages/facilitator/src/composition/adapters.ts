@@ -2,8 +2,8 @@
 // store, the limiter backend, the bus — opened, with the ledger's description read (or restored).
 import fs from 'node:fs';
 import { networkOfPassphrase } from '@svc/core';
-import { HttpLedger, LocalLedger, StellarLedger } from '@svc/ledger';
-import type { Ledger, LedgerInfo } from '@svc/ledger';
+import { HttpLedger, LocalLedger, StellarLedger, lockDataDir } from '@svc/ledger';
+import type { DataDirLock, Ledger, LedgerInfo } from '@svc/ledger';
 import { MemoryBus } from '../bus/memory-bus.js';
 import { PostgresBus } from '../bus/postgres-bus.js';
 import type { Bus } from '../bus/port.js';
@@ -14,13 +14,15 @@ import { loadOrCreateKey } from '../keys.js';
 import { openLimiters } from '../limits/limiter.js';
 import type { LimitBackend, Limiters } from '../limits/limiter.js';
 import type { Logger } from '../logger.js';
-import { openStore } from '../store/index.js';
+import { SQLITE_FILE_NAME, openStore } from '../store/index.js';
 import type { Store } from '../store/port.js';
 import type { Keypair } from '@svc/core';
 
 export interface Adapters {
   config: Config;
   log: Logger;
+  /** This process's hold on DATA_DIR's SQLite store (null on PostgreSQL: instances share the store). */
+  dataDirLock: DataDirLock | null;
   keys: Keypair;
   ledger: Ledger;
   /** The in-process local ledger, when this facilitator runs one (it then serves /ledger). */
@@ -45,10 +47,37 @@ export interface AdapterOptions {
 }
 
 export async function openAdapters(config: Config, log: Logger, options: AdapterOptions = {}): Promise<Adapters> {
+  // What is open so far, closed in reverse when a later step fails (a refused start in a process
+  // that goes on, as in tests, keeps no lock, file or connection).
+  const opened: (() => Promise<void> | void)[] = [];
+  try {
+    return await open(config, log, options, opened);
+  } catch (err) {
+    for (const close of opened.reverse()) await Promise.resolve(close()).catch(() => undefined);
+    throw err;
+  }
+}
+
+async function open(
+  config: Config,
+  log: Logger,
+  options: AdapterOptions,
+  opened: (() => Promise<void> | void)[],
+): Promise<Adapters> {
   fs.mkdirSync(config.DATA_DIR, { recursive: true });
+  // The SQLite store is one process's (its caches, its claim scheduler, the sessions it ends at
+  // start): a second facilitator on this DATA_DIR is refused before it touches anything. The
+  // embedded ledger takes its own lock when it opens.
+  const dataDirLock =
+    config.DATABASE_URL === undefined
+      ? lockDataDir(config.DATA_DIR, 'facilitator', `the SQLite store ${SQLITE_FILE_NAME}`)
+      : null;
+  if (dataDirLock) opened.push(() => dataDirLock.release());
   const keys = loadOrCreateKey(config.DATA_DIR, 'facilitator.secret', config.FACILITATOR_SECRET);
   const stellar = !options.ledger && config.LEDGER === 'stellar';
   const { ledger, localLedger } = await openLedger(config, options.ledger, stellar);
+  // A ledger the caller gave is the caller's to close.
+  if (!options.ledger) opened.push(() => ledger.close());
   const storeHealth = new StoreHealth();
   // openStore applies pending migrations before it returns.
   const store = storeHealth.watch(
@@ -58,11 +87,13 @@ export async function openAdapters(config: Config, log: Logger, options: Adapter
       lockTimeoutMs: config.PG_LOCK_TIMEOUT_MS,
     }),
   );
+  opened.push(() => store.close());
   const sharedSchema = config.DATABASE_URL !== undefined ? store.sharedSchema : null;
   // The ledger may be down: start from what the last run saw of it, and catch up when it answers.
   const ledgerInfo = await ledgerInfoOf(ledger, store, log);
   networkOfPassphrase(ledgerInfo.passphrase); // refuses the public network
   const limiters = await openLimiters(limitBackend(config));
+  opened.push(() => limiters.close());
   const bus: Bus =
     sharedSchema !== null && config.DATABASE_URL
       ? await PostgresBus.open({
@@ -75,6 +106,7 @@ export async function openAdapters(config: Config, log: Logger, options: Adapter
   return {
     config,
     log,
+    dataDirLock,
     keys,
     ledger,
     localLedger,
