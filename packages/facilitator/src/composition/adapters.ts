@@ -9,21 +9,25 @@ import { PostgresBus } from '../bus/postgres-bus.js';
 import type { Bus } from '../bus/port.js';
 import type { Config } from '../config.js';
 import { ledgerInfoOf } from '../domain/ledger-connection.js';
+import type { RetiredSigner } from '../domain/receipt-signers.js';
 import { StoreHealth } from '../domain/store-health.js';
-import { loadOrCreateKey } from '../keys.js';
 import { openLimiters } from '../limits/limiter.js';
 import type { LimitBackend, Limiters } from '../limits/limiter.js';
 import type { Logger } from '../logger.js';
 import { SQLITE_FILE_NAME, openStore } from '../store/index.js';
 import type { Store } from '../store/port.js';
 import type { Keypair } from '@svc/core';
+import { openReceiptSigner } from './receipt-signer.js';
 
 export interface Adapters {
   config: Config;
   log: Logger;
   /** This process's hold on DATA_DIR's SQLite store (null on PostgreSQL: instances share the store). */
   dataDirLock: DataDirLock | null;
+  /** The receipt signer's key: the store's signer (composition/receipt-signer.ts). */
   keys: Keypair;
+  /** Signers a rotation retired: their receipts still count (GET /supported lists them). */
+  retiredSigners: RetiredSigner[];
   ledger: Ledger;
   /** The in-process local ledger, when this facilitator runs one (it then serves /ledger). */
   localLedger: LocalLedger | null;
@@ -73,11 +77,6 @@ async function open(
       ? lockDataDir(config.DATA_DIR, 'facilitator', `the SQLite store ${SQLITE_FILE_NAME}`)
       : null;
   if (dataDirLock) opened.push(() => dataDirLock.release());
-  const keys = loadOrCreateKey(config.DATA_DIR, 'facilitator.secret', config.FACILITATOR_SECRET);
-  const stellar = !options.ledger && config.LEDGER === 'stellar';
-  const { ledger, localLedger } = await openLedger(config, options.ledger, stellar);
-  // A ledger the caller gave is the caller's to close.
-  if (!options.ledger) opened.push(() => ledger.close());
   const storeHealth = new StoreHealth();
   // openStore applies pending migrations before it returns.
   const store = storeHealth.watch(
@@ -88,6 +87,13 @@ async function open(
     }),
   );
   opened.push(() => store.close());
+  // Before this start writes anything of its own (even the embedded ledger's file): a key that is
+  // not the store's signer stops it here.
+  const { keys, retired: retiredSigners } = await openReceiptSigner(store, config);
+  const stellar = !options.ledger && config.LEDGER === 'stellar';
+  const { ledger, localLedger } = await openLedger(config, options.ledger, stellar);
+  // A ledger the caller gave is the caller's to close.
+  if (!options.ledger) opened.push(() => ledger.close());
   const sharedSchema = config.DATABASE_URL !== undefined ? store.sharedSchema : null;
   // The ledger may be down: start from what the last run saw of it, and catch up when it answers.
   const ledgerInfo = await ledgerInfoOf(ledger, store, log);
@@ -108,6 +114,7 @@ async function open(
     log,
     dataDirLock,
     keys,
+    retiredSigners,
     ledger,
     localLedger,
     stellar,

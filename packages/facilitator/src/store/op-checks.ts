@@ -212,6 +212,7 @@ function checkOp(op: WriteOp): void {
       return checkAmount(receiptCumulative(op.receipt.cumulative), 'receipt cumulative');
     case 'idempotency':
     case 'meta.set':
+    case 'meta.init':
       return checkText(op.key, 'key');
     case 'stream.open':
       checkStream(op.stream);
