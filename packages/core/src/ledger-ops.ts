@@ -15,7 +15,7 @@
 //   LEDGER_OP_ARGS['transfer'].parse(args).amount === 5000n
 import { z } from 'zod';
 import { fitsI128 } from './amount.js';
-import { zLedgerChannelId } from './ledger-wire.js';
+import { zLedgerChannelId, zLedgerRefundNonce } from './ledger-wire.js';
 import { isAccountAddress, isAddress } from './strkey.js';
 
 const U32_MAX = 2 ** 32 - 1;
@@ -60,6 +60,18 @@ export const PolicyArgSchema = z
   })
   .nullable();
 
+/**
+ * One row of `channel.claim_many`: the payer's voucher for `maxClaimable` (a ceiling) and the
+ * `total` the caller claims under it (≤ maxClaimable; below it only for the channel's receiver
+ * authorizer).
+ */
+export const ClaimRowArgSchema = z.strictObject({
+  channelId: zLedgerChannelId,
+  maxClaimable: zAmountArg,
+  signature: zSignatureArg,
+  total: zAmountArg,
+});
+
 /** Every op of the local ledger, by name, with the schema of its args. */
 export const LEDGER_OP_ARGS = {
   transfer: z.strictObject({ to: zAddressArg, amount: zAmountArg }),
@@ -71,6 +83,8 @@ export const LEDGER_OP_ARGS = {
     deposit: zAmountArg,
     voucherKey: zKeyHexArg,
     expiryLedger: zLedgerArg,
+    /** Who may claim less than a voucher's whole amount and refund: the facilitator's account. */
+    receiverAuthorizer: zAccountArg.optional(),
   }),
   'channel.top_up': z.strictObject({
     channelId: zLedgerChannelId,
@@ -78,6 +92,9 @@ export const LEDGER_OP_ARGS = {
     expiryLedger: zLedgerArg.optional(),
   }),
   'channel.claim': z.strictObject({ channelId: zLedgerChannelId, cumulative: zAmountArg, signature: zSignatureArg }),
+  /** The transaction's source is the caller (the contract's `caller.require_auth()`). */
+  'channel.claim_many': z.strictObject({ claims: z.array(ClaimRowArgSchema) }),
+  'channel.refund': z.strictObject({ channelId: zLedgerChannelId, amount: zAmountArg, nonce: zLedgerRefundNonce }),
   'channel.close': z.strictObject({ channelId: zLedgerChannelId }),
   'dex.swap': z.strictObject({ sell: zAddressArg, amount: zAmountArg }),
   'pool.deposit': z.strictObject({ amount: zAmountArg }),

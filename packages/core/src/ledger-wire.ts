@@ -18,12 +18,24 @@ export const DEFAULT_LEDGER_EVENTS_PAGE = 100;
 
 const zAmount = zUnits.transform((v) => BigInt(v));
 
+/** A u64 as the ledger carries it: a decimal string (JSON numbers lose precision above 2^53), bigint once parsed. */
+function zDecimalU64(what: string) {
+  return z
+    .string()
+    .regex(/^[0-9]{1,20}$/, what)
+    .transform((v) => BigInt(v))
+    .refine((v) => v <= U64_MAX, 'outside the u64 range');
+}
+
 /** A channel id as the ledger carries it: a decimal u64, bigint once parsed. */
-export const zLedgerChannelId = z
-  .string()
-  .regex(/^[0-9]{1,20}$/, 'a decimal u64 channel id')
-  .transform((v) => BigInt(v))
-  .refine((v) => v <= U64_MAX, 'outside the u64 range');
+export const zLedgerChannelId = zDecimalU64('a decimal u64 channel id');
+
+/**
+ * A channel's refund nonce (u64 on chain). A decimal string like the channel id rather than a
+ * JSON number: the contract compares it for equality, and a nonce rounded to the nearest double
+ * would be a different nonce.
+ */
+export const zLedgerRefundNonce = zDecimalU64('a decimal u64 refund nonce');
 
 /** The envelope of POST /tx; the op's args are checked against the op's own schema. */
 export const SignedLedgerTxSchema = z.strictObject({
@@ -115,6 +127,10 @@ export const LedgerTxResultSchema = z.object({
 export type TxResult = z.output<typeof LedgerTxResultSchema>;
 export type TxStatus = TxResult['status'];
 
+/** A successful `channel.claim_many`'s result: what each row paid its payee, in the rows' order. */
+export const LedgerClaimManyResultSchema = z.object({ amounts: z.array(zAmount) });
+export type LedgerClaimManyResult = z.output<typeof LedgerClaimManyResultSchema>;
+
 /** The channel contract's own record (PROTOCOL.md §9 GET /ledger/channels/:id). */
 export const LedgerChannelSchema = z.object({
   id: zLedgerChannelId,
@@ -125,7 +141,11 @@ export const LedgerChannelSchema = z.object({
   claimed: zAmount,
   /** 64 lowercase hex characters. */
   voucherKey: z.string(),
+  /** The account whose claims may take less than a voucher's whole amount, and which may refund (G…); null when none. */
+  receiverAuthorizer: z.string().nullable(),
   expiryLedger: z.number().int(),
+  /** The nonce the next refund must carry; each refund moves it up by one. */
+  refundNonce: zLedgerRefundNonce,
   open: z.boolean(),
 });
 export type LedgerChannel = z.output<typeof LedgerChannelSchema>;
@@ -202,6 +222,7 @@ export function channelToWire(channel: LedgerChannel): LedgerChannelWire {
     id: channel.id.toString(),
     deposit: channel.deposit.toString(),
     claimed: channel.claimed.toString(),
+    refundNonce: channel.refundNonce.toString(),
   };
 }
 

@@ -5,6 +5,7 @@ import {
   LEDGER_OP_ARGS,
   LedgerAccountSchema,
   LedgerChannelSchema,
+  LedgerClaimManyResultSchema,
   PoolStateSchema,
   accountToWire,
   channelToWire,
@@ -25,7 +26,9 @@ const CHANNEL: LedgerChannelWire = {
   deposit: '170141183460469231731687303715884105727',
   claimed: '5000',
   voucherKey: 'ab'.repeat(32),
+  receiverAuthorizer: PAYEE,
   expiryLedger: 17_280,
+  refundNonce: '18446744073709551615',
   open: true,
 };
 
@@ -88,6 +91,24 @@ describe('the ledger wire', () => {
     expect(LedgerChannelSchema.safeParse({ ...CHANNEL, id: '18446744073709551616' }).success).toBe(false);
   });
 
+  it('carries the refund nonce as an exact u64 decimal string and the receiver authorizer or null', () => {
+    const channel = LedgerChannelSchema.parse(CHANNEL);
+    expect(channel.refundNonce).toBe(2n ** 64n - 1n);
+    expect(channel.receiverAuthorizer).toBe(PAYEE);
+    const none = LedgerChannelSchema.parse({ ...CHANNEL, receiverAuthorizer: null, refundNonce: '0' });
+    expect(channelToWire(none)).toMatchObject({ receiverAuthorizer: null, refundNonce: '0' });
+    for (const refundNonce of [0, '-1', '1.5', '18446744073709551616'])
+      expect(LedgerChannelSchema.safeParse({ ...CHANNEL, refundNonce }).success, String(refundNonce)).toBe(false);
+    expect(LedgerChannelSchema.safeParse({ ...CHANNEL, receiverAuthorizer: undefined }).success).toBe(false);
+  });
+
+  it('parses a claim_many result: the amount each row paid, in order', () => {
+    expect(LedgerClaimManyResultSchema.parse({ amounts: ['5', '170141183460469231731687303715884105727'] })).toEqual({
+      amounts: [5n, 2n ** 127n - 1n],
+    });
+    expect(LedgerClaimManyResultSchema.safeParse({ amounts: [5] }).success).toBe(false);
+  });
+
   it('writes a policy as exactly the five fields an op takes, caps as decimal strings', () => {
     const policy = {
       agentKey: PAYEE,
@@ -113,6 +134,34 @@ describe('the ledger ops args', () => {
     expect(LEDGER_OP_ARGS['transfer'].parse({ to: PAYEE, amount: '-5' }).amount).toBe(-5n);
     const policy = policyToWire({ agentKey: PAYEE, perTxCap: 1n, dailyCap: 2n, payees: [PAYEE], expiresLedger: 9 });
     expect(LEDGER_OP_ARGS['account.create'].parse({ owner: PAYER, policy }).policy?.perTxCap).toBe(1n);
+  });
+
+  it('take claim_many rows and a refund with its nonce, amounts and ids as bigint', () => {
+    const row = { channelId: '7', maxClaimable: '900', signature: 'AB'.repeat(64), total: '800' };
+    expect(LEDGER_OP_ARGS['channel.claim_many'].parse({ claims: [row] })).toEqual({
+      claims: [{ channelId: 7n, maxClaimable: 900n, signature: 'ab'.repeat(64), total: 800n }],
+    });
+    expect(LEDGER_OP_ARGS['channel.refund'].parse({ channelId: '7', amount: '5', nonce: '3' })).toEqual({
+      channelId: 7n,
+      amount: 5n,
+      nonce: 3n,
+    });
+    const open = { payee: PAYEE, deposit: '1', voucherKey: 'ab'.repeat(32), expiryLedger: 9 };
+    expect(LEDGER_OP_ARGS['channel.open'].parse({ ...open, receiverAuthorizer: PAYER }).receiverAuthorizer).toBe(PAYER);
+    expect(LEDGER_OP_ARGS['channel.open'].parse(open).receiverAuthorizer).toBeUndefined();
+  });
+
+  it('refuse a receiver authorizer that is not a G… account, rows missing a field, a nonce that is not a u64 string', () => {
+    const open = { payee: PAYEE, deposit: '1', voucherKey: 'ab'.repeat(32), expiryLedger: 9 };
+    for (const receiverAuthorizer of [null, 'CASSET', 'GNOTANADDRESS'])
+      expect(LEDGER_OP_ARGS['channel.open'].safeParse({ ...open, receiverAuthorizer }).success).toBe(false);
+    const row = { channelId: '7', maxClaimable: '900', signature: 'ab'.repeat(64) };
+    expect(LEDGER_OP_ARGS['channel.claim_many'].safeParse({ claims: [row] }).success).toBe(false);
+    expect(
+      LEDGER_OP_ARGS['channel.claim_many'].safeParse({ claims: [{ ...row, total: '1', memo: 'x' }] }).success,
+    ).toBe(false);
+    for (const nonce of [3, '-1', '18446744073709551616'])
+      expect(LEDGER_OP_ARGS['channel.refund'].safeParse({ channelId: '7', amount: '5', nonce }).success).toBe(false);
   });
 
   it('refuse an unknown field, a malformed address and a channel id outside u64', () => {

@@ -27,18 +27,20 @@ import type { LedgerFaucet } from './faucet.js';
 import { LedgerTxRefused, LedgerUnavailable } from './port.js';
 import type {
   ClaimArgs,
+  ClaimRow,
   EventsPage,
   Ledger,
   LedgerAccount,
   LedgerChannel,
   LedgerInfo,
   PoolState,
+  RefundArgs,
   TxResult,
 } from './port.js';
-import { claimArgs } from './claim-args.js';
+import { claimArgs, claimManyArgs, refundArgs } from './claim-args.js';
 
 export const DEFAULT_HTTP_LEDGER_TIMEOUT_MS = 10_000;
-const CLAIM_SEQ_RETRIES = 2;
+const SEQ_RETRIES = 2;
 
 export interface HttpLedgerOptions {
   /** Base URL of the routes, prefix included: `http://127.0.0.1:4021/ledger`. */
@@ -57,7 +59,8 @@ export class HttpLedger implements Ledger, LedgerFaucet {
   readonly url: string;
   readonly #timeoutMs: number;
   readonly #fetch: typeof fetch;
-  readonly #claims = new Map<string, Promise<unknown>>();
+  /** The last submission per signer: the next one waits for it. */
+  readonly #tails = new Map<string, Promise<unknown>>();
 
   constructor(options: HttpLedgerOptions) {
     this.url = options.url.replace(/\/+$/, '');
@@ -111,26 +114,38 @@ export class HttpLedger implements Ledger, LedgerFaucet {
     return this.#expect(await this.#request('GET', `/events?${after}limit=${count}`), LedgerEventsPageSchema);
   }
 
-  /** Claims as `signer`, one submission per signer at a time; a sequence number taken meanwhile is read again. */
   claim(args: ClaimArgs, signer: Keypair): Promise<TxResult> {
-    const previous = this.#claims.get(signer.address) ?? Promise.resolve();
-    const run = previous.then(() => this.#claimNow(args, signer));
-    this.#claims.set(
+    return this.#submitAs(signer, 'channel.claim', claimArgs(args));
+  }
+
+  claimMany(rows: readonly ClaimRow[], signer: Keypair): Promise<TxResult> {
+    return this.#submitAs(signer, 'channel.claim_many', claimManyArgs(rows));
+  }
+
+  refund(args: RefundArgs, signer: Keypair): Promise<TxResult> {
+    return this.#submitAs(signer, 'channel.refund', refundArgs(args));
+  }
+
+  /** A tx of `signer`, one submission per signer at a time; a sequence number taken meanwhile is read again. */
+  #submitAs(signer: Keypair, op: string, args: Record<string, unknown>): Promise<TxResult> {
+    const previous = this.#tails.get(signer.address) ?? Promise.resolve();
+    const run = previous.then(() => this.#submitNow(signer, op, args));
+    this.#tails.set(
       signer.address,
       run.catch(() => undefined),
     );
     return run;
   }
 
-  async #claimNow(args: ClaimArgs, signer: Keypair): Promise<TxResult> {
+  async #submitNow(signer: Keypair, op: string, args: Record<string, unknown>): Promise<TxResult> {
     const { passphrase } = await this.info();
     for (let attempt = 0; ; attempt++) {
       const { seq } = await this.getAccount(signer.address);
-      const body = { source: signer.address, seq: seq + 1, op: 'channel.claim', args: claimArgs(args) };
+      const body = { source: signer.address, seq: seq + 1, op, args };
       try {
         return await this.submit(signLedgerTx(signer, passphrase, body));
       } catch (err) {
-        if (!(err instanceof LedgerTxRefused) || attempt >= CLAIM_SEQ_RETRIES) throw err;
+        if (!(err instanceof LedgerTxRefused) || attempt >= SEQ_RETRIES) throw err;
       }
     }
   }

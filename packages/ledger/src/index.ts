@@ -28,6 +28,8 @@ export {
   localContracts,
 } from './contracts.js';
 export type { LocalContracts } from './contracts.js';
+export { CLAIM_BATCH_RESOURCES, MAX_CLAIMS_PER_TX, rowsWithin } from './claim-batch.js';
+export type { ClaimBatchResource } from './claim-batch.js';
 export { DEFAULT_OPS } from './ops/index.js';
 export { ContractError, defineOp, fail, opRegistry } from './ops/registry.js';
 export type { OpDefinition, OpRegistry, OpResult } from './ops/registry.js';

@@ -4,15 +4,21 @@
 // TEXT column alone would quietly store the float 1.5 as '1.5').
 //
 // Versions: 1 — accounts, balances, channels, txs, events, faucet grants; 2 — smart_accounts;
-// 3 — the credit pool (pool_totals, pool_positions, pool_lines). Every table is created IF NOT
-// EXISTS, so opening an older file adds what the later versions brought and its existing rows stay
-// as they are (an empty pool reads as no row); a file of a newer version than this build is refused.
+// 3 — the credit pool (pool_totals, pool_positions, pool_lines); 4 — the channel contract v2: a
+// channel's receiver authorizer and refund nonce (columns added to an older file's channels, whose
+// channels get none and nonce 0). Every table is created IF NOT EXISTS, so opening an older file
+// adds what the later versions brought and its existing rows stay as they are (an empty pool reads
+// as no row); a file of a newer version than this build is refused.
+//
+// Channel ids are u64 (derived from the voucher key since version 4, so any value from 1 to
+// 2^64 − 1) and SQLite's INTEGER is an i64: an id is stored as the i64 of the same 64 bits
+// (ledger-state.ts). The sequential ids of older files are below 2^63 and so stored as they were.
 import fs from 'node:fs';
 import path from 'node:path';
 import Database from 'better-sqlite3';
 
 export const LEDGER_DB_FILE = 'ledger.sqlite';
-export const SCHEMA_VERSION = 3;
+export const SCHEMA_VERSION = 4;
 const BUSY_TIMEOUT_MS = 5_000;
 
 /** Balances, deposits and claimed amounts are never negative and fit i128 (39 digits). */
@@ -21,6 +27,11 @@ const AMOUNT = (column: string) => `${column} TEXT NOT NULL CHECK (${DIGITS(colu
 /** A cap of a smart account's policy: an amount, or NULL when the account has no policy. */
 const OPTIONAL_AMOUNT = (column: string) => `${column} TEXT CHECK (${column} IS NULL OR (${DIGITS(column)}))`;
 const POLICY_COLUMNS = ['agent_key', 'per_tx_cap', 'daily_cap', 'payees', 'expires_ledger'];
+/** A u64 as decimal digits (at most 20): the refund nonce. */
+const U64_TEXT = (column: string) =>
+  `${column} TEXT NOT NULL DEFAULT '0' CHECK (length(${column}) BETWEEN 1 AND 20 AND ${column} NOT GLOB '*[^0-9]*')`;
+/** The columns version 4 added to channels, in the order a fresh file has them. */
+const CHANNEL_COLUMNS_V4 = { receiver_authorizer: 'receiver_authorizer TEXT', refund_nonce: U64_TEXT('refund_nonce') };
 
 const SCHEMA = `
 CREATE TABLE IF NOT EXISTS meta (
@@ -46,7 +57,8 @@ CREATE TABLE IF NOT EXISTS channels (
   ${AMOUNT('claimed')},
   voucher_key   TEXT NOT NULL,
   expiry_ledger INTEGER NOT NULL,
-  open          INTEGER NOT NULL
+  open          INTEGER NOT NULL,
+  ${Object.values(CHANNEL_COLUMNS_V4).join(',\n  ')}
 ) STRICT;
 CREATE TABLE IF NOT EXISTS txs (
   hash      TEXT PRIMARY KEY,
@@ -131,6 +143,7 @@ export function openLedgerDb(dataDir: string): Database.Database {
     }
     db.transaction(() => {
       db.exec(SCHEMA);
+      addChannelColumns(db);
       db.pragma(`user_version = ${SCHEMA_VERSION}`);
     }).immediate();
     return db;
@@ -138,4 +151,11 @@ export function openLedgerDb(dataDir: string): Database.Database {
     db.close();
     throw err;
   }
+}
+
+/** Gives the channels of a file made before version 4 the columns it lacks (their defaults: none, 0). */
+function addChannelColumns(db: Database.Database): void {
+  const have = new Set((db.pragma('table_info(channels)') as { name: string }[]).map((c) => c.name));
+  for (const [name, definition] of Object.entries(CHANNEL_COLUMNS_V4))
+    if (!have.has(name)) db.exec(`ALTER TABLE channels ADD COLUMN ${definition}`);
 }

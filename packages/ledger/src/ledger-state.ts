@@ -1,12 +1,17 @@
 // Typed reads and writes of the ledger's tables. No rules live here: the ops decide, this module
 // only stores. Every amount crosses this boundary as bigint and is stored as a decimal string.
 import type Database from 'better-sqlite3';
+import { U64_MAX } from '@svc/core';
 import type { LedgerBalance, LedgerChannel, LedgerEvent, TxResult, TxStatus } from './port.js';
 import { PoolStore } from './pool-store.js';
 import { SmartAccountStore } from './smart-account-store.js';
 
-/** SQLite INTEGER is a signed 64-bit value; channel ids above it cannot exist here. */
-const I64_MAX = (1n << 63n) - 1n;
+/**
+ * A channel id (u64) as its row's key: SQLite's INTEGER is an i64, so the same 64 bits read as
+ * signed. Ids below 2^63 (every id of a file made before derived ids) are stored unchanged.
+ */
+const rowId = (id: bigint): bigint => BigInt.asIntN(64, id);
+const channelIdOfRow = (key: bigint): bigint => BigInt.asUintN(64, key);
 
 interface ChannelRow {
   id: bigint;
@@ -18,6 +23,8 @@ interface ChannelRow {
   voucher_key: string;
   expiry_ledger: bigint;
   open: bigint;
+  receiver_authorizer: string | null;
+  refund_nonce: string;
 }
 
 interface EventRow {
@@ -77,14 +84,16 @@ function toEvent(row: EventRow): LedgerEvent {
 
 function toChannel(row: ChannelRow): LedgerChannel {
   return {
-    id: row.id,
+    id: channelIdOfRow(row.id),
     payer: row.payer,
     payee: row.payee,
     asset: row.asset,
     deposit: BigInt(row.deposit),
     claimed: BigInt(row.claimed),
     voucherKey: row.voucher_key,
+    receiverAuthorizer: row.receiver_authorizer,
     expiryLedger: Number(row.expiry_ledger),
+    refundNonce: BigInt(row.refund_nonce),
     open: row.open === 1n,
   };
 }
@@ -118,15 +127,12 @@ export class LedgerState {
         'SELECT asset, amount FROM balances WHERE address = ? ORDER BY asset',
       ),
       channelGet: db.prepare<[bigint], ChannelRow>('SELECT * FROM channels WHERE id = ?').safeIntegers(true),
-      channelMaxId: db
-        .prepare<[], { id: bigint }>('SELECT COALESCE(MAX(id), 0) AS id FROM channels')
-        .safeIntegers(true),
       channelInsert: db.prepare(
-        `INSERT INTO channels (id, payer, payee, asset, deposit, claimed, voucher_key, expiry_ledger, open)
-         VALUES (@id, @payer, @payee, @asset, @deposit, @claimed, @voucherKey, @expiryLedger, @open)`,
+        `INSERT INTO channels (id, payer, payee, asset, deposit, claimed, voucher_key, expiry_ledger, open, receiver_authorizer, refund_nonce)
+         VALUES (@id, @payer, @payee, @asset, @deposit, @claimed, @voucherKey, @expiryLedger, @open, @receiverAuthorizer, @refundNonce)`,
       ),
       channelUpdate: db.prepare(
-        'UPDATE channels SET deposit = @deposit, claimed = @claimed, expiry_ledger = @expiryLedger, open = @open WHERE id = @id',
+        'UPDATE channels SET deposit = @deposit, claimed = @claimed, expiry_ledger = @expiryLedger, open = @open, refund_nonce = @refundNonce WHERE id = @id',
       ),
       eventInsert: db.prepare('INSERT INTO events (tx, ledger, ts, type, data) VALUES (?, ?, ?, ?, ?)'),
       eventsAfter: db.prepare<[number, number], EventRow>('SELECT * FROM events WHERE id > ? ORDER BY id LIMIT ?'),
@@ -181,28 +187,36 @@ export class LedgerState {
   }
 
   channel(id: bigint): LedgerChannel | null {
-    if (id < 1n || id > I64_MAX) return null;
-    const row = this.stmt.channelGet.get(id);
+    if (id < 1n || id > U64_MAX) return null;
+    const row = this.stmt.channelGet.get(rowId(id));
     return row ? toChannel(row) : null;
   }
 
-  /** Stores a new channel under the next id of the u64 counter (ids start at 1). */
-  insertChannel(channel: Omit<LedgerChannel, 'id'>): bigint {
-    const id = (this.stmt.channelMaxId.get()?.id ?? 0n) + 1n;
-    const { payer, payee, asset, voucherKey } = channel;
-    this.stmt.channelInsert.run({ id, payer, payee, asset, voucherKey, ...this.channelParams(channel) });
-    return id;
+  /** Stores a new channel under its id (the contract derives it; ops/channel.ts checks it is free). */
+  insertChannel(channel: LedgerChannel): void {
+    const { payer, payee, asset, voucherKey, receiverAuthorizer } = channel;
+    this.stmt.channelInsert.run({
+      payer,
+      payee,
+      asset,
+      voucherKey,
+      receiverAuthorizer,
+      ...this.channelParams(channel),
+    });
   }
 
+  /** Writes what may change: the amounts, the expiry, the refund nonce and whether it is open. */
   updateChannel(channel: LedgerChannel): void {
-    this.stmt.channelUpdate.run({ ...this.channelParams(channel), id: channel.id });
+    this.stmt.channelUpdate.run(this.channelParams(channel));
   }
 
-  private channelParams(channel: Omit<LedgerChannel, 'id'>) {
+  private channelParams(channel: LedgerChannel) {
     return {
+      id: rowId(channel.id),
       deposit: channel.deposit.toString(10),
       claimed: channel.claimed.toString(10),
       expiryLedger: channel.expiryLedger,
+      refundNonce: channel.refundNonce.toString(10),
       open: channel.open ? 1 : 0,
     };
   }

@@ -52,16 +52,18 @@ import type { OpDefinition, OpRegistry, OpResult } from './ops/registry.js';
 import { LedgerTxRefused, LedgerUnavailable } from './port.js';
 import type {
   ClaimArgs,
+  ClaimRow,
   EventsPage,
   Ledger,
   LedgerAccount,
   LedgerChannel,
   LedgerInfo,
   PoolState,
+  RefundArgs,
   SmartAccountState,
   TxResult,
 } from './port.js';
-import { claimArgs } from './claim-args.js';
+import { claimArgs, claimManyArgs, refundArgs } from './claim-args.js';
 import { poolState } from './pool-view.js';
 import { describeIssues } from './describe-issues.js';
 
@@ -298,16 +300,23 @@ export class LocalLedger implements Ledger, LedgerFaucet {
     });
   }
 
-  /** Claims as `signer`: the sequence number is read and used in one step, so claims never collide. */
   claim(args: ClaimArgs, signer: Keypair): Promise<TxResult> {
+    return this.#submitAs(signer, 'channel.claim', claimArgs(args));
+  }
+
+  claimMany(rows: readonly ClaimRow[], signer: Keypair): Promise<TxResult> {
+    return this.#submitAs(signer, 'channel.claim_many', claimManyArgs(rows));
+  }
+
+  refund(args: RefundArgs, signer: Keypair): Promise<TxResult> {
+    return this.#submitAs(signer, 'channel.refund', refundArgs(args));
+  }
+
+  /** A tx of `signer`: the sequence number is read and used in one step, so its txs never collide. */
+  #submitAs(signer: Keypair, op: string, args: Record<string, unknown>): Promise<TxResult> {
     return settle(() => {
       this.#assertOpen();
-      const body = {
-        source: signer.address,
-        seq: this.#state.seq(signer.address) + 1,
-        op: 'channel.claim',
-        args: claimArgs(args),
-      };
+      const body = { source: signer.address, seq: this.#state.seq(signer.address) + 1, op, args };
       return this.#apply(signLedgerTx(signer, this.passphrase, body));
     });
   }

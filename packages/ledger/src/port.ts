@@ -5,6 +5,7 @@
 //   const ledger: Ledger = await LocalLedger.open({ dataDir, ledgerSeconds: 5 });
 //   const ch = await ledger.getChannel(42n);
 //   const res = await ledger.claim({ channelId: 42n, cumulative: 135000n, signature }, facilitatorKeys);
+//   const batch = await ledger.claimMany([{ channelId: 42n, maxClaimable: 140000n, signature, total: 135000n }], facilitatorKeys);
 import type {
   EventsPage,
   Keypair,
@@ -41,6 +42,7 @@ export type LedgerEventType =
   | 'channel.opened'
   | 'channel.topped_up'
   | 'channel.claimed'
+  | 'channel.refunded'
   | 'channel.closed'
   | 'account.created'
   | 'account.policy_set'
@@ -71,6 +73,27 @@ export interface ClaimArgs {
   signature: string;
 }
 
+/**
+ * One row of a `claim_many`: the payer's voucher for `maxClaimable` (a ceiling) and the `total`
+ * the channel's claimed becomes. A total below maxClaimable is only the channel's receiver
+ * authorizer's to claim (docs/channel-contract.md).
+ */
+export interface ClaimRow {
+  channelId: bigint;
+  maxClaimable: bigint;
+  /** The payer's voucher signature for `maxClaimable`, 128 hex characters. */
+  signature: string;
+  total: bigint;
+}
+
+/** A refund of up to `amount` from the channel's unclaimed deposit to its payer, under the channel's refund nonce. */
+export interface RefundArgs {
+  channelId: bigint;
+  amount: bigint;
+  /** The channel's current `refundNonce`; a refund under any other fails (27). */
+  nonce: bigint;
+}
+
 export interface Ledger {
   info(): Promise<LedgerInfo>;
   latestLedger(): Promise<number>;
@@ -92,6 +115,19 @@ export interface Ledger {
    * code; rejects with LedgerUnavailable when it could not tell.
    */
   claim(args: ClaimArgs, signer: Keypair): Promise<TxResult>;
+  /**
+   * Claims several channels in one transaction of `signer`, who is the contract's `caller` (it
+   * must be each channel's receiver authorizer where a row claims less than its voucher). All rows
+   * or none: FAILED carries the first failing row's code. SUCCESS's `result.amounts` holds what
+   * each row paid, in order (LedgerClaimManyResultSchema). At most MAX_CLAIMS_PER_TX rows.
+   */
+  claimMany(rows: readonly ClaimRow[], signer: Keypair): Promise<TxResult>;
+  /**
+   * Refunds up to `args.amount` of the channel's unclaimed deposit to its payer, as a transaction
+   * of `signer` (the channel's receiver authorizer or its payee). SUCCESS's `result.refunded` is
+   * what moved; its `channel.refunded` event carries the deposit and refund nonce after it.
+   */
+  refund(args: RefundArgs, signer: Keypair): Promise<TxResult>;
   /** Events after `cursor` (null: from the adapter's beginning), in order, at most `limit`. */
   events(cursor: string | null, limit: number): Promise<EventsPage>;
   /** The credit pool, where the network has one (the local ledger does); read-only. */

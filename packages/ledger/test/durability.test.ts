@@ -15,13 +15,8 @@ const REPO_ROOT = path.resolve(HERE, '../../..');
 const CRASH_CHILD = path.join(HERE, 'fixtures/crash-child.ts');
 const APPLIED_BEFORE_KILL = 40;
 
-async function channels(ledger: LocalLedger): Promise<LedgerChannel[]> {
-  const out: LedgerChannel[] = [];
-  for (let id = 1n; ; id++) {
-    const ch = await ledger.getChannel(id);
-    if (!ch) return out;
-    out.push(ch);
-  }
+async function channels(ledger: LocalLedger, ids: bigint[]): Promise<(LedgerChannel | null)[]> {
+  return Promise.all(ids.map((id) => ledger.getChannel(id)));
 }
 
 describe('durability', () => {
@@ -31,57 +26,58 @@ describe('durability', () => {
     let ledger = await LocalLedger.open({ dataDir: tmp.dir, clock });
     const payer = new Actor(ledger);
     const payee = new Actor(ledger);
-    const vk = randomKeypair();
+    const keys = [randomKeypair(), randomKeypair(), randomKeypair()];
     const txs: TxResult[] = [await ledger.faucet(payer.address)];
-    for (const deposit of ['1000', '2000', '3000']) {
-      txs.push(
-        await payer.send('channel.open', {
-          payee: payee.address,
-          deposit,
-          voucherKey: vk.publicKeyHex,
-          expiryLedger: 500,
-        }),
-      );
+    const ids: bigint[] = [];
+    for (const [i, deposit] of ['1000', '2000', '3000'].entries()) {
+      const opened = await payer.send('channel.open', {
+        payee: payee.address,
+        deposit,
+        voucherKey: keys[i]!.publicKeyHex,
+        expiryLedger: 500,
+        receiverAuthorizer: payee.address,
+      });
+      txs.push(opened);
+      ids.push(BigInt(String(opened.result?.['channelId'])));
     }
+    const [, second, third] = ids as [bigint, bigint, bigint];
     clock.advance(60_000);
-    txs.push(
-      await payee.send('channel.claim', { channelId: '2', cumulative: '700', signature: voucher(vk, 2n, 700n) }),
-    );
-    txs.push(
-      await payee.send('channel.claim', { channelId: '2', cumulative: '700', signature: voucher(vk, 2n, 700n) }),
-    );
-    txs.push(await payee.send('channel.close', { channelId: '3' }));
+    const claim = { channelId: second.toString(), cumulative: '700', signature: voucher(keys[1]!, second, 700n) };
+    txs.push(await payee.send('channel.claim', claim));
+    txs.push(await payee.send('channel.claim', claim));
+    const row = { channelId: second.toString(), maxClaimable: '900', signature: voucher(keys[1]!, second, 900n) };
+    txs.push(await payee.send('channel.claim_many', { claims: [{ ...row, total: '800' }] }));
+    txs.push(await payee.send('channel.refund', { channelId: second.toString(), amount: '100', nonce: '0' }));
+    txs.push(await payee.send('channel.close', { channelId: third.toString() }));
     const parties = [payer.address, payee.address, CONTRACTS.channel];
     const before = {
       info: await ledger.info(),
       accounts: await Promise.all(parties.map((a) => ledger.getAccount(a))),
-      channels: await channels(ledger),
+      channels: await channels(ledger, ids),
       events: await allEvents(ledger),
       txs: await Promise.all(txs.map((t) => ledger.getTx(t.hash))),
     };
     expect(before.txs).toEqual(txs);
     expect(before.txs.map((t) => t?.status)).toContain('FAILED');
+    expect(before.channels[1]).toMatchObject({ claimed: 800n, deposit: 1_900n, refundNonce: 1n });
     await ledger.close();
 
     ledger = await LocalLedger.open({ dataDir: tmp.dir, clock });
     expect({
       info: await ledger.info(),
       accounts: await Promise.all(parties.map((a) => ledger.getAccount(a))),
-      channels: await channels(ledger),
+      channels: await channels(ledger, ids),
       events: await allEvents(ledger),
       txs: await Promise.all(txs.map((t) => ledger.getTx(t.hash))),
     }).toEqual(before);
 
-    // The counters carry on where they were: seq, channel ids, event ids.
+    // The counters carry on where they were: seq, event ids; and a used voucher key stays used.
     const again = new Actor(ledger, payer.keys);
-    const res = await again.send('channel.open', {
-      payee: payee.address,
-      deposit: '5',
-      voucherKey: vk.publicKeyHex,
-      expiryLedger: 500,
-    });
-    expect(res.result).toEqual({ channelId: '4' });
-    expect(await again.seq()).toBe(4);
+    const open = { payee: payee.address, deposit: '5', voucherKey: keys[0]!.publicKeyHex, expiryLedger: 500 };
+    expect(await again.send('channel.open', open)).toMatchObject({ status: 'FAILED', code: 27 });
+    const res = await again.send('channel.open', { ...open, voucherKey: randomKeypair().publicKeyHex });
+    expect(res.status).toBe('SUCCESS');
+    expect(await again.seq()).toBe(5);
     expect(Number(res.events[0]!.id)).toBe(Number(before.events.at(-1)!.id) + 1);
     await ledger.close();
     tmp.remove();

@@ -1,6 +1,6 @@
 import Fastify from 'fastify';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { randomKeypair, signLedgerTx } from '@svc/core';
+import { channelIdOf, randomKeypair, signLedgerTx } from '@svc/core';
 import { LEDGER_BODY_LIMIT, LocalLedger, ledgerRoutes, startLedgerServer } from '../src/index.js';
 import type { FaucetOptions, LedgerServer } from '../src/index.js';
 import { PASS, tempDir, voucher } from './helpers/actors.js';
@@ -158,28 +158,31 @@ describe('ledger HTTP routes (PROTOCOL.md §9)', () => {
       op: 'channel.open',
       args: { ...open.args, deposit: '5000' },
     });
+    const id = channelIdOf(PASS, server.ledger.contracts.channel, vk.publicKey).toString();
     expect(await (await post('/tx', JSON.stringify(open2))).json()).toMatchObject({
       status: 'SUCCESS',
-      result: { channelId: '1' },
+      result: { channelId: id },
     });
     const claim = signLedgerTx(payer, PASS, {
       source: payer.address,
       seq: 3,
       op: 'channel.claim',
-      args: { channelId: '1', cumulative: '300', signature: voucher(vk, 1n, 300n) },
+      args: { channelId: id, cumulative: '300', signature: voucher(vk, id, 300n) },
     });
     const claimed = (await (await post('/tx', JSON.stringify(claim))).json()) as { hash: string };
-    const channel = await fetch(`${server.url}/channels/1`);
+    const channel = await fetch(`${server.url}/channels/${id}`);
     expect(channel.status).toBe(200);
     expect(await channel.json()).toEqual({
-      id: '1',
+      id,
       payer: payer.address,
       payee: open.args['payee'],
       asset: server.ledger.contracts.asset,
       deposit: '5000',
       claimed: '300',
       voucherKey: vk.publicKeyHex,
+      receiverAuthorizer: null,
       expiryLedger: 99,
+      refundNonce: '0',
       open: true,
     });
     const tx = await fetch(`${server.url}/tx/${claimed.hash.toUpperCase()}`);
@@ -230,9 +233,11 @@ describe('ledger HTTP routes (PROTOCOL.md §9)', () => {
     const base = { source: keys.address, seq: 1, op: 'transfer', args: {}, signature: 'ab'.repeat(64) };
     const ARG_FIELDS: Record<string, string[]> = {
       transfer: ['to', 'amount'],
-      'channel.open': ['payee', 'deposit', 'voucherKey', 'expiryLedger'],
+      'channel.open': ['payee', 'deposit', 'voucherKey', 'expiryLedger', 'receiverAuthorizer'],
       'channel.top_up': ['channelId', 'amount', 'expiryLedger'],
       'channel.claim': ['channelId', 'cumulative', 'signature'],
+      'channel.claim_many': ['claims'],
+      'channel.refund': ['channelId', 'amount', 'nonce'],
       'channel.close': ['channelId'],
       'account.create': ['owner', 'policy'],
       'account.set_policy': ['account', 'policy'],

@@ -5,6 +5,7 @@
 //   runLedgerContract({ name: 'LocalLedger', create: async () => ({ ledger, advance, close }) });
 import { afterEach, beforeEach, describe } from 'vitest';
 import { accountCases } from './contract/accounts.js';
+import { channelBatchCases } from './contract/channel-batches.js';
 import { channelCases } from './contract/channels.js';
 import { dexCases } from './contract/dex.js';
 import { ContractFixture } from './contract/fixture.js';
@@ -32,6 +33,7 @@ export function runLedgerContract({ name, create }: LedgerContractOptions): void
     accountCases(f);
     transactionCases(f);
     channelCases(f);
+    channelBatchCases(f);
     moneyAndEventCases(f);
     smartAccountCases(f);
     dexCases(f);

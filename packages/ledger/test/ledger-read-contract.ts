@@ -88,7 +88,7 @@ export function runLedgerReadContract({ name, create }: { name: string; create: 
     it('events from the beginning carry the opening and the top-up in the port’s shape', async () => {
       const { events, cursor } = await h.ledger.events(null, 100);
       const ours = channelEvents(events, h.seed.channel.id);
-      const { id, payer, payee, asset, voucherKey, expiryLedger } = h.seed.channel;
+      const { id, payer, payee, asset, voucherKey, expiryLedger, receiverAuthorizer } = h.seed.channel;
       expect(ours.map((e) => [e.type, e.data])).toEqual([
         [
           'channel.opened',
@@ -100,6 +100,7 @@ export function runLedgerReadContract({ name, create }: { name: string; create: 
             deposit: h.seed.openDeposit.toString(),
             expiryLedger,
             voucherKey,
+            receiverAuthorizer,
           },
         ],
         [

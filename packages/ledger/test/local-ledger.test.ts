@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { randomKeypair } from '@svc/core';
-import type { SignedLedgerTx } from '@svc/core';
+import { channelIdOf, randomKeypair } from '@svc/core';
+import type { Keypair, SignedLedgerTx } from '@svc/core';
 import { z } from 'zod';
 import {
   DEFAULT_OPS,
@@ -11,7 +11,7 @@ import {
   LedgerUnavailable,
   opRegistry,
 } from '../src/index.js';
-import { Actor, CONTRACTS, tempDir } from './helpers/actors.js';
+import { Actor, CONTRACTS, PASS, tempDir, voucher } from './helpers/actors.js';
 import { FakeClock } from './helpers/fake-clock.js';
 import { runLedgerContract } from './ledger-contract.js';
 import { runLedgerReadContract } from './ledger-read-contract.js';
@@ -65,7 +65,9 @@ runLedgerReadContract({
       deposit: 1_000_500n,
       claimed: 0n,
       voucherKey: voucherKeys.publicKeyHex,
+      receiverAuthorizer: null,
       expiryLedger,
+      refundNonce: 0n,
       open: true,
     };
     const seed = {
@@ -107,6 +109,48 @@ describe('LocalLedger', () => {
       /perAddressPerHour/,
     );
     await expect(LocalLedger.open({ dataDir: tmp.dir, faucet: { amount: 0n } })).rejects.toThrow(/amount/);
+    tmp.remove();
+  });
+});
+
+describe('LocalLedger channel ids', () => {
+  it('stores ids from 2^63 to 2^64 − 1 (an i64 column) and reads them back the same, across a reopen', async () => {
+    const tmp = tempDir();
+    const clock = new FakeClock();
+    let ledger = await LocalLedger.open({ dataDir: tmp.dir, clock });
+    const [payer, payee] = [new Actor(ledger), new Actor(ledger)];
+    await ledger.faucet(payer.address);
+    const keyWith = (high: boolean) => {
+      for (;;) {
+        const key = randomKeypair();
+        if (channelIdOf(PASS, CONTRACTS.channel, key.publicKey) >= 2n ** 63n === high) return key;
+      }
+    };
+    const opened: Array<[bigint, Keypair]> = [];
+    for (const key of [keyWith(true), keyWith(false), keyWith(true)]) {
+      const res = await payer.send('channel.open', {
+        payee: payee.address,
+        deposit: '1000',
+        voucherKey: key.publicKeyHex,
+        expiryLedger: 500,
+      });
+      opened.push([BigInt(String(res.result?.['channelId'])), key]);
+    }
+    const [high] = opened[0]!;
+    expect(high).toBeGreaterThanOrEqual(2n ** 63n);
+    const claimed = await ledger.claim(
+      { channelId: high, cumulative: 10n, signature: voucher(opened[0]![1], high, 10n) },
+      payee.keys,
+    );
+    expect(claimed.result).toEqual({ amount: '10' });
+    await ledger.close();
+    ledger = await LocalLedger.open({ dataDir: tmp.dir, clock });
+    for (const [id, key] of opened)
+      expect(await ledger.getChannel(id)).toMatchObject({ id, voucherKey: key.publicKeyHex, deposit: 1000n });
+    expect(await ledger.getChannel(high)).toMatchObject({ claimed: 10n });
+    // The i64 the id is stored as is not itself an id.
+    expect(await ledger.getChannel(BigInt.asIntN(64, high))).toBeNull();
+    await ledger.close();
     tmp.remove();
   });
 });

@@ -29,7 +29,10 @@ describe('contract errors → PROTOCOL.md §7 codes', () => {
     for (const code of [20, 21, 22, 23, 24, 25, 26, 27])
       expect(ledgerCodeOf('claim', { type: 'Contract', code: String(code) })).toBe(code);
     expect(ledgerCodeOf('claim', { type: 'Crypto', code: 'InvalidInput' })).toBe(22);
+    expect(ledgerCodeOf('claim_many', { type: 'Crypto', code: 'InvalidInput' })).toBe(22);
     expect(ledgerCodeOf('close', { type: 'Crypto', code: 'InvalidInput' })).toBeUndefined();
+    expect(ledgerCodeOf('refund', { type: 'Crypto', code: 'InvalidInput' })).toBeUndefined();
+    expect(ledgerCodeOf('refund', { type: 'Auth', code: 'InvalidAction' })).toBe(26);
     expect(ledgerCodeOf('top_up', { type: 'Auth', code: 'InvalidAction' })).toBe(26);
     // A Stellar Asset Contract's BalanceError (#10) is the token's number, not the channel's.
     expect(ledgerCodeOf('open', { type: 'Contract', code: '10' })).toBeUndefined();
@@ -77,12 +80,25 @@ describe('channel contract decoding', () => {
     expect(
       decodeChannelEvent([sym('closed'), u64(9n)], struct({ refunded: i128(1n), claimed: i128(0n) }), ASSET_CONTRACT),
     ).toEqual({ type: 'channel.closed', data: { channelId: '9', refunded: '1', claimed: '0' } });
+    const refunded = struct({ amount: i128(5n), deposit: i128(95n), refund_nonce: u64(2n ** 64n - 1n) });
+    expect(decodeChannelEvent([sym('refunded'), u64(9n)], refunded, ASSET_CONTRACT)).toEqual({
+      type: 'channel.refunded',
+      data: { channelId: '9', amount: '5', deposit: '95', refundNonce: '18446744073709551615' },
+    });
+    expect(() =>
+      decodeChannelEvent([sym('refunded'), u64(9n)], struct({ amount: i128(5n), deposit: i128(95n) }), ASSET_CONTRACT),
+    ).toThrow(/refunded event/);
   });
 
   it('decodes return values as the local ledger’s results, amounts as decimal strings', () => {
     expect(decodeReturn('claim', i128((1n << 100n) + 1n))).toEqual({ amount: ((1n << 100n) + 1n).toString() });
     expect(decodeReturn('open', u64(18_446_744_073_709_551_615n))).toEqual({ channelId: '18446744073709551615' });
     expect(decodeReturn('close', i128(0n))).toEqual({ refunded: '0' });
+    expect(decodeReturn('refund', i128(7n))).toEqual({ refunded: '7' });
+    expect(decodeReturn('claim_many', xdr.ScVal.scvVec([i128(1n), i128(1n << 100n)]))).toEqual({
+      amounts: ['1', (1n << 100n).toString()],
+    });
+    expect(() => decodeReturn('claim_many', i128(1n))).toThrow(/claim_many return value/);
     expect(decodeReturn('claim', undefined)).toBeUndefined();
     expect(() => decodeReturn('claim', xdr.ScVal.scvU32(5))).toThrow(/claim return value/);
   });

@@ -38,6 +38,7 @@ describe('StellarLedger.events', () => {
           deposit: '1000000',
           expiryLedger: CLAIM.expiryLedger,
           voucherKey: VOUCHER_KEY.publicKeyHex,
+          receiverAuthorizer: null,
         },
       ],
       [

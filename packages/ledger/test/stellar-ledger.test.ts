@@ -7,8 +7,10 @@ import { runLedgerReadContract } from './ledger-read-contract.js';
 import { READ_START_LEDGER, UNKNOWN_TX } from './fixtures/soroban/generate.js';
 import {
   ASSET_CONTRACT,
+  BUYER_VOUCHER_KEY,
   CHANNEL_CONTRACT,
   CLAIM,
+  FACILITATOR,
   LATEST_LEDGER,
   OPENED,
   PASSPHRASE,
@@ -92,7 +94,9 @@ describe('StellarLedger: reads', () => {
       deposit: CLAIM.deposit,
       claimed: CLAIM.claimedBefore,
       voucherKey: VOUCHER_KEY.publicKeyHex,
+      receiverAuthorizer: FACILITATOR.address,
       expiryLedger: CLAIM.expiryLedger,
+      refundNonce: 0n,
       open: true,
     });
     expect(await ledger.getChannel(CLAIM.channelId + 1n)).toBeNull();
@@ -132,8 +136,10 @@ runLedgerReadContract({
       asset: ASSET_CONTRACT,
       deposit: OPENED.deposit + OPENED.topUp,
       claimed: 0n,
-      voucherKey: VOUCHER_KEY.publicKeyHex,
+      voucherKey: BUYER_VOUCHER_KEY.publicKeyHex,
+      receiverAuthorizer: FACILITATOR.address,
       expiryLedger: OPENED.expiryLedger,
+      refundNonce: 0n,
       open: true,
     };
     const seed = {

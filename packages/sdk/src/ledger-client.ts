@@ -11,6 +11,7 @@
 //   const { address } = await ledger.createAccount({ owner, policy: { agentKey: agent.address, perTxCap: 10_000_000n, dailyCap: 50_000_000n, payees: [seller], expiresLedger } });
 //   await ledger.openChannel({ payer: { account: address, signer: agent }, payee: seller, deposit: 10_000_000n, voucherKey });
 import {
+  channelIdOf,
   channelToWire,
   globalFetch,
   LedgerAccountSchema,
@@ -202,22 +203,47 @@ export class LocalLedgerClient {
     };
   }
 
+  /**
+   * The id a channel opened with `voucherKey` gets on this ledger (the contract derives it from
+   * the key): known before the opening is sent, so a voucher can be signed for it at once.
+   */
+  async channelIdOf(voucherKey: Keypair): Promise<bigint> {
+    const info = await this.cachedInfo();
+    return channelIdOf(info.passphrase, info.contracts.channel, voucherKey.publicKey);
+  }
+
+  /**
+   * Opens a channel under `voucherKey` (one key, one channel: a key already used fails with 27).
+   * `receiverAuthorizer` (a G… account, typically the facilitator's) may then claim less than a
+   * voucher's amount and refund the unclaimed deposit to the payer.
+   */
   async openChannel(o: {
     payer: TxSigner;
     payee: string;
     deposit: bigint;
     voucherKey: Keypair;
     expiryLedger?: number;
+    receiverAuthorizer?: string;
   }): Promise<{ channelId: bigint; tx: string; expiryLedger: number }> {
     const info = await this.info();
     const expiryLedger = o.expiryLedger ?? info.latestLedger + DEFAULT_CHANNEL_LEDGERS;
+    const channelId = channelIdOf(info.passphrase, info.contracts.channel, o.voucherKey.publicKey);
     const res = await this.op(o.payer, 'channel.open', {
       payee: o.payee,
       deposit: o.deposit.toString(),
       voucherKey: o.voucherKey.publicKeyHex,
       expiryLedger,
+      ...(o.receiverAuthorizer !== undefined ? { receiverAuthorizer: o.receiverAuthorizer } : {}),
     });
-    return { channelId: BigInt(String(res.result?.['channelId'])), tx: res.hash, expiryLedger };
+    const opened = String(res.result?.['channelId']);
+    if (opened !== channelId.toString())
+      throw new LedgerError(
+        `the ledger opened channel ${opened}, not ${channelId}, the id its voucher key derives: it does not run the channel contract this client knows (tx ${res.hash})`,
+        502,
+        undefined,
+        res.hash,
+      );
+    return { channelId, tx: res.hash, expiryLedger };
   }
 
   async topUp(o: {

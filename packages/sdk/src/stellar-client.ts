@@ -20,7 +20,16 @@ import {
   TransactionBuilder,
   xdr,
 } from '@stellar/stellar-sdk';
-import { fromHex, globalFetch, isContractAddress, LEDGER_CODES, networkOfPassphrase, NETWORKS } from '@svc/core';
+import {
+  channelIdOf,
+  fromHex,
+  globalFetch,
+  isAccountAddress,
+  isContractAddress,
+  LEDGER_CODES,
+  networkOfPassphrase,
+  NETWORKS,
+} from '@svc/core';
 import type { Keypair, LedgerCode } from '@svc/core';
 import { DEFAULT_CHANNEL_LEDGERS, LedgerError } from './ledger-client.js';
 import { BuyerRpc, refusalCode, returnValueOf, SorobanRpcError } from './soroban-rpc.js';
@@ -82,29 +91,48 @@ export class StellarChannelClient {
     return this.#rpc.latestLedger();
   }
 
-  /** `open(payer, payee, deposit, voucher_key, expiry_ledger) -> u64`; the deposit moves from the payer to the contract. */
+  /** The id the contract gives a channel opened with `voucherKey` (hex or its Keypair): known before the opening is sent. */
+  channelIdOf(voucherKey: Keypair | string): bigint {
+    const key = typeof voucherKey === 'string' ? fromHex(voucherKey, 32) : voucherKey.publicKey;
+    return channelIdOf(this.passphrase, this.channelContract, key);
+  }
+
+  /**
+   * `open(payer, payee, deposit, voucher_key, expiry_ledger, receiver_authorizer: Option<Address>) -> u64`;
+   * the deposit moves from the payer to the contract, under the id the voucher key derives.
+   */
   async openChannel(o: {
     payer: Keypair;
     payee: string;
     deposit: bigint;
     voucherKey: Keypair | string;
     expiryLedger?: number;
+    /** A G… account that may claim below a voucher's amount and refund (the facilitator's). */
+    receiverAuthorizer?: string;
   }): Promise<{ channelId: bigint; tx: string; expiryLedger: number }> {
+    if (o.receiverAuthorizer !== undefined && !isAccountAddress(o.receiverAuthorizer))
+      throw new Error('receiverAuthorizer must be a G… account address');
     const expiryLedger = o.expiryLedger ?? (await this.latestLedger()) + DEFAULT_CHANNEL_LEDGERS;
     const key = typeof o.voucherKey === 'string' ? o.voucherKey : o.voucherKey.publicKeyHex;
+    const channelId = this.channelIdOf(key);
     const args = [
       address(o.payer.address),
       address(o.payee),
       i128(o.deposit),
       xdr.ScVal.scvBytes(Buffer.from(fromHex(key, 32))),
       xdr.ScVal.scvU32(expiryLedger),
+      o.receiverAuthorizer === undefined ? xdr.ScVal.scvVoid() : address(o.receiverAuthorizer),
     ];
     const done = await this.#invoke(o.payer, 'open', args);
-    return {
-      channelId: this.#decode(done, 'open', (v): v is bigint => typeof v === 'bigint'),
-      tx: done.tx,
-      expiryLedger,
-    };
+    const opened = this.#decode(done, 'open', (v): v is bigint => typeof v === 'bigint');
+    if (opened !== channelId)
+      throw new LedgerError(
+        `the channel contract opened channel ${opened}, not ${channelId}, the id its voucher key derives: it is not the contract this client knows (tx ${done.tx})`,
+        502,
+        undefined,
+        done.tx,
+      );
+    return { channelId, tx: done.tx, expiryLedger };
   }
 
   /** `top_up(payer, channel_id, amount, expiry_ledger: Option<u32>) -> Channel`. */

@@ -7,7 +7,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { startLedgerServer } from '@svc/ledger';
 import type { LedgerServer } from '@svc/ledger';
-import { randomKeypair } from '@svc/core';
+import { channelIdOf, randomKeypair } from '@svc/core';
 import type { Keypair } from '@svc/core';
 import { LedgerError, LocalLedgerClient } from '../src/index.js';
 import type { AccountPolicy, LedgerInfoWire, SmartAccountSigner } from '../src/index.js';
@@ -93,9 +93,38 @@ describe('LocalLedgerClient: smart accounts and the DEX', () => {
     });
     expect(await code(client.topUp({ payer: asAgent, channelId: opened.channelId, amount: 501n }))).toBe(7);
     expect(
-      await code(client.openChannel({ payer: asAgent, payee: randomKeypair().address, deposit: 1n, voucherKey })),
+      await code(
+        client.openChannel({
+          payer: asAgent,
+          payee: randomKeypair().address,
+          deposit: 1n,
+          voucherKey: randomKeypair(),
+        }),
+      ),
     ).toBe(5);
     expect(await client.balance(address)).toBe(1_000_000n - 2_000n);
+  });
+
+  it('opens a channel under the id its voucher key derives, known before it is sent; a key opens one channel only', async () => {
+    const voucherKey = randomKeypair();
+    const facilitator = randomKeypair().address;
+    const expected = channelIdOf(info.passphrase, info.contracts.channel, voucherKey.publicKey);
+    expect(await client.channelIdOf(voucherKey)).toBe(expected);
+    await client.faucet(owner.address, 1_000n);
+    const opened = await client.openChannel({
+      payer: owner,
+      payee: seller.address,
+      deposit: 100n,
+      voucherKey,
+      receiverAuthorizer: facilitator,
+    });
+    expect(opened.channelId).toBe(expected);
+    expect(await client.channel(expected)).toMatchObject({
+      id: expected.toString(),
+      receiverAuthorizer: facilitator,
+      refundNonce: '0',
+    });
+    expect(await code(client.openChannel({ payer: owner, payee: seller.address, deposit: 1n, voucherKey }))).toBe(27);
   });
 
   it('the owner freezes, moves funds past the policy, unfreezes and replaces the policy', async () => {

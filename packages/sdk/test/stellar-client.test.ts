@@ -4,8 +4,10 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { LedgerError, StellarChannelClient } from '../src/index.js';
 import {
+  BUYER_VOUCHER_KEY,
   CHANNEL_CONTRACT,
   CLOCK_MS,
+  FACILITATOR,
   OPENED,
   PASSPHRASE,
   PAYEE,
@@ -14,7 +16,7 @@ import {
   RPC_URL,
   VOUCHER_KEY,
 } from '../../ledger/test/fixtures/soroban/scenario.js';
-import { closeCall, openCall, topUpCall } from '../../ledger/test/fixtures/soroban/world.js';
+import { closeCall, FOREIGN_CHANNEL_ID, openCall, topUpCall } from '../../ledger/test/fixtures/soroban/world.js';
 import { describeTx, SorobanReplay } from '../../ledger/test/helpers/soroban-replay.js';
 
 let replays: SorobanReplay[] = [];
@@ -45,13 +47,17 @@ function sent(replay: SorobanReplay) {
 }
 
 describe('StellarChannelClient', () => {
-  it('opens a channel: open(payer, payee, deposit, voucher key, expiry) signed by the payer, expiry defaulting to a day of ledgers', async () => {
+  it('opens a channel: open(payer, payee, deposit, voucher key, expiry, receiver authorizer) signed by the payer, expiry defaulting to a day of ledgers', async () => {
     const { client, replay } = clientFor('sdk-open');
+    // The id is the voucher key's, known before anything is sent.
+    expect(client.channelIdOf(BUYER_VOUCHER_KEY)).toBe(OPENED.channelId);
+    expect(client.channelIdOf(BUYER_VOUCHER_KEY.publicKeyHex)).toBe(OPENED.channelId);
     const opened = await client.openChannel({
       payer: PAYER,
       payee: PAYEE.address,
       deposit: OPENED.deposit,
-      voucherKey: VOUCHER_KEY,
+      voucherKey: BUYER_VOUCHER_KEY,
+      receiverAuthorizer: FACILITATOR.address,
     });
     expect(opened).toEqual({ channelId: OPENED.channelId, tx: openCall.hash, expiryLedger: OPENED.expiryLedger });
     const tx = sent(replay);
@@ -62,8 +68,9 @@ describe('StellarChannelClient', () => {
         { address: PAYER.address },
         { address: PAYEE.address },
         { i128: '1000000' },
-        { bytes: VOUCHER_KEY.publicKeyHex },
+        { bytes: BUYER_VOUCHER_KEY.publicKeyHex },
         { u32: OPENED.expiryLedger },
+        { address: FACILITATOR.address },
       ],
     });
     expect(tx.source).toBe(PAYER.address);
@@ -82,7 +89,7 @@ describe('StellarChannelClient', () => {
     });
     expect(sent(replay).invoke?.args).toEqual([
       { address: PAYER.address },
-      { u64: '7' },
+      { u64: OPENED.channelId.toString() },
       { i128: '500' },
       { void: null },
     ]);
@@ -95,7 +102,7 @@ describe('StellarChannelClient', () => {
       tx: closeCall.hash,
     });
     const tx = sent(replay);
-    expect(tx.invoke?.args).toEqual([{ address: PAYEE.address }, { u64: '7' }]);
+    expect(tx.invoke?.args).toEqual([{ address: PAYEE.address }, { u64: OPENED.channelId.toString() }]);
     expect(tx.verifies(PAYEE.address)).toBe(true);
   });
 
@@ -107,6 +114,34 @@ describe('StellarChannelClient', () => {
       code: 25,
       message: expect.stringMatching(/^NOT_EXPIRED: .*nothing was sent/) as unknown,
     });
+  });
+
+  it('refuses an opening whose returned id is not the one the voucher key derives (another contract), and a receiver authorizer that is not an account', async () => {
+    const { client } = clientFor('sdk-open-foreign-id');
+    const attempt = client.openChannel({
+      payer: PAYER,
+      payee: PAYEE.address,
+      deposit: OPENED.deposit,
+      voucherKey: BUYER_VOUCHER_KEY,
+      receiverAuthorizer: FACILITATOR.address,
+    });
+    await expect(attempt).rejects.toBeInstanceOf(LedgerError);
+    await expect(attempt).rejects.toMatchObject({
+      tx: openCall.hash,
+      message: expect.stringMatching(
+        new RegExp(`opened channel ${FOREIGN_CHANNEL_ID}, not ${OPENED.channelId}, the id its voucher key derives`),
+      ) as unknown,
+    });
+    // Checked before anything is asked of the RPC (this replay has nothing left to answer).
+    await expect(
+      client.openChannel({
+        payer: PAYER,
+        payee: PAYEE.address,
+        deposit: 1n,
+        voucherKey: VOUCHER_KEY,
+        receiverAuthorizer: CHANNEL_CONTRACT,
+      }),
+    ).rejects.toThrow(/receiverAuthorizer must be a G… account/);
   });
 
   it('refuses the public network and a channel contract that is not a contract address', () => {

@@ -168,6 +168,8 @@ function wrap(ledger: LocalLedger) {
     submit: (tx: Parameters<LocalLedger['submit']>[0]) => ledger.submit(tx),
     claim: (args: Parameters<LocalLedger['claim']>[0], signer: Parameters<LocalLedger['claim']>[1]) =>
       ledger.claim(args, signer),
+    claimMany: (...a: Parameters<LocalLedger['claimMany']>) => ledger.claimMany(...a),
+    refund: (...a: Parameters<LocalLedger['refund']>) => ledger.refund(...a),
     events: (cursor: string | null, limit: number) => ledger.events(cursor, limit),
   };
 }

@@ -230,6 +230,8 @@ describe('a claim the ledger cannot take is retried with backoff and reported', 
       events: (cursor, limit) => ledger.events(cursor, limit),
       close: () => ledger.close(),
       submit: (tx) => ledger.submit(tx),
+      claimMany: (rows, signer) => ledger.claimMany(rows, signer),
+      refund: (args, signer) => ledger.refund(args, signer),
       claim: (args, signer) => {
         submits++;
         if (outage > 0) {

@@ -1,6 +1,13 @@
 // Every op the local ledger knows: the asset, channel, smart-account, DEX and credit-pool contracts.
 import { accountCreateOp, accountFreezeOp, accountSetPolicyOp } from './account.js';
-import { channelClaimOp, channelCloseOp, channelOpenOp, channelTopUpOp } from './channel.js';
+import {
+  channelClaimManyOp,
+  channelClaimOp,
+  channelCloseOp,
+  channelOpenOp,
+  channelRefundOp,
+  channelTopUpOp,
+} from './channel.js';
 import { dexSwapOp } from './dex.js';
 import { poolDepositOp, poolWithdrawOp } from './pool.js';
 import { poolLiquidateOp } from './pool-liquidate.js';
@@ -14,6 +21,8 @@ export const DEFAULT_OPS: OpRegistry = opRegistry([
   channelOpenOp,
   channelTopUpOp,
   channelClaimOp,
+  channelClaimManyOp,
+  channelRefundOp,
   channelCloseOp,
   accountCreateOp,
   accountSetPolicyOp,

@@ -12,8 +12,8 @@ import { LEDGER_OP_ARGS } from '@svc/core';
 import type { LedgerCode, LedgerOpArgs, LedgerOpName } from '@svc/core';
 import type { OpContext } from './context.js';
 
-/** What an op returns as the tx's `result`: JSON-safe (amounts and ids as decimal strings). */
-export type OpResult = Record<string, string | number | boolean> | undefined;
+/** What an op returns as the tx's `result`: JSON-safe (amounts and ids as decimal strings, lists of them). */
+export type OpResult = Record<string, string | number | boolean | string[]> | undefined;
 
 export interface OpDefinition<S extends z.ZodType = z.ZodType> {
   readonly name: string;

@@ -3,7 +3,7 @@
 // `error` diagnostic event (when the node records diagnostics). The contract's own error enum uses
 // the numbers 20–27 of §7 (docs/channel-contract.md), so `Error(Contract, #23)` is 23. Two host
 // errors stand for §7 codes too: `ed25519_verify` traps (Error(Crypto, …)) on a bad voucher during
-// `claim` — 22 — and a missing or wrong authorisation (Error(Auth, …)) is 26.
+// `claim` or `claim_many` — 22 — and a missing or wrong authorisation (Error(Auth, …)) is 26.
 import { xdr } from '@stellar/stellar-sdk';
 import { LEDGER_CODES } from '@svc/core';
 import type { LedgerCode } from '@svc/core';
@@ -59,7 +59,7 @@ export function ledgerCodeOf(fn: ChannelFunction, error: HostError | undefined):
     const code = Number(error.code);
     return CHANNEL_CODES.has(code) ? (code as LedgerCode) : undefined;
   }
-  if (error.type === 'Crypto' && fn === 'claim') return 22;
+  if (error.type === 'Crypto' && (fn === 'claim' || fn === 'claim_many')) return 22;
   if (error.type === 'Auth') return 26;
   return undefined;
 }

@@ -6,9 +6,9 @@ import { Address, nativeToScVal, scValToNative, xdr } from '@stellar/stellar-sdk
 import { z } from 'zod';
 import { fromHex, toHex } from '@svc/core';
 import { LedgerUnavailable } from '../port.js';
-import type { ClaimArgs, LedgerChannel } from '../port.js';
+import type { ClaimArgs, ClaimRow, LedgerChannel, RefundArgs } from '../port.js';
 
-export const CHANNEL_FUNCTIONS = ['open', 'top_up', 'claim', 'close'] as const;
+export const CHANNEL_FUNCTIONS = ['open', 'top_up', 'claim', 'claim_many', 'refund', 'close'] as const;
 export type ChannelFunction = (typeof CHANNEL_FUNCTIONS)[number];
 
 /** The contract's event name (first topic) → the port's event type (what the ledger watcher reads). */
@@ -16,6 +16,7 @@ export const EVENT_TYPES = {
   opened: 'channel.opened',
   topped_up: 'channel.topped_up',
   claimed: 'channel.claimed',
+  refunded: 'channel.refunded',
   closed: 'channel.closed',
 } as const;
 type EventName = keyof typeof EVENT_TYPES;
@@ -27,7 +28,7 @@ export function isChannelFunction(name: string): name is ChannelFunction {
   return (CHANNEL_FUNCTIONS as readonly string[]).includes(name);
 }
 
-/** The local ledger's op name for a contract function (`top_up` → `channel.top_up`). */
+/** The local ledger's op name for a contract function (`claim_many` → `channel.claim_many`). */
 export function opName(fn: ChannelFunction): string {
   return `channel.${fn}`;
 }
@@ -49,6 +50,33 @@ export function claimArgsVal(args: ClaimArgs): xdr.ScVal[] {
   return [u64Val(args.channelId), i128Val(args.cumulative), bytesVal(args.signature, 64)];
 }
 
+/** A `#[contracttype]` struct: a map keyed by its field names as symbols, sorted. */
+function structVal(fields: Record<string, xdr.ScVal>): xdr.ScVal {
+  return xdr.ScVal.scvMap(
+    Object.keys(fields)
+      .sort()
+      .map((key) => new xdr.ScMapEntry({ key: xdr.ScVal.scvSymbol(key), val: fields[key]! })),
+  );
+}
+
+/** `claim_many(caller: Address, claims: Vec<ClaimRow>) -> Vec<i128>`. */
+export function claimManyArgsVal(caller: string, rows: readonly ClaimRow[]): xdr.ScVal[] {
+  const claims = rows.map((row) =>
+    structVal({
+      channel_id: u64Val(row.channelId),
+      max_claimable: i128Val(row.maxClaimable),
+      signature: bytesVal(row.signature, 64),
+      total: i128Val(row.total),
+    }),
+  );
+  return [new Address(caller).toScVal(), xdr.ScVal.scvVec(claims)];
+}
+
+/** `refund(caller: Address, channel_id: u64, amount: i128, nonce: u64) -> i128`. */
+export function refundArgsVal(caller: string, args: RefundArgs): xdr.ScVal[] {
+  return [new Address(caller).toScVal(), u64Val(args.channelId), i128Val(args.amount), u64Val(args.nonce)];
+}
+
 export function channelStorageKey(channelContract: string, id: bigint): xdr.LedgerKey {
   return xdr.LedgerKey.contractData(
     new xdr.LedgerKeyContractData({
@@ -62,13 +90,18 @@ export function channelStorageKey(channelContract: string, id: bigint): xdr.Ledg
 const zBytes = (length: number) => z.instanceof(Uint8Array).refine((b) => b.length === length, `${length} bytes`);
 const zU32 = z.number().int().nonnegative();
 
+const zU64 = z.bigint().nonnegative();
+
 const ChannelValSchema = z.object({
   payer: z.string(),
   payee: z.string(),
   deposit: z.bigint(),
   claimed: z.bigint(),
   voucher_key: zBytes(32),
+  /** Option<Address>: None is Void, which reads as null. */
+  receiver_authorizer: z.string().nullable(),
   expiry_ledger: zU32,
+  refund_nonce: zU64,
   open: z.boolean(),
 });
 
@@ -99,7 +132,9 @@ export function decodeChannel(id: bigint, value: xdr.ScVal, asset: string): Ledg
     deposit: c.deposit,
     claimed: c.claimed,
     voucherKey: toHex(c.voucher_key),
+    receiverAuthorizer: c.receiver_authorizer,
     expiryLedger: c.expiry_ledger,
+    refundNonce: c.refund_nonce,
     open: c.open,
   };
 }
@@ -111,9 +146,11 @@ const EVENT_DATA = {
     deposit: z.bigint(),
     expiry_ledger: zU32,
     voucher_key: zBytes(32),
+    receiver_authorizer: z.string().nullable(),
   }),
   topped_up: z.object({ amount: z.bigint(), deposit: z.bigint(), expiry_ledger: zU32 }),
   claimed: z.object({ payee: z.string(), amount: z.bigint(), cumulative: z.bigint() }),
+  refunded: z.object({ amount: z.bigint(), deposit: z.bigint(), refund_nonce: zU64 }),
   closed: z.object({ refunded: z.bigint(), claimed: z.bigint() }),
 } as const;
 
@@ -148,6 +185,7 @@ export function decodeChannelEvent(topics: xdr.ScVal[], value: xdr.ScVal, asset:
           deposit: d.deposit.toString(),
           expiryLedger: d.expiry_ledger,
           voucherKey: toHex(d.voucher_key),
+          receiverAuthorizer: d.receiver_authorizer,
         },
       };
     }
@@ -165,6 +203,18 @@ export function decodeChannelEvent(topics: xdr.ScVal[], value: xdr.ScVal, asset:
         data: { channelId, payee: d.payee, amount: d.amount.toString(), cumulative: d.cumulative.toString() },
       };
     }
+    case 'refunded': {
+      const d = parse(EVENT_DATA.refunded, native(value), 'refunded event');
+      return {
+        type,
+        data: {
+          channelId,
+          amount: d.amount.toString(),
+          deposit: d.deposit.toString(),
+          refundNonce: d.refund_nonce.toString(),
+        },
+      };
+    }
     case 'closed': {
       const d = parse(EVENT_DATA.closed, native(value), 'closed event');
       return { type, data: { channelId, refunded: d.refunded.toString(), claimed: d.claimed.toString() } };
@@ -176,7 +226,7 @@ export function decodeChannelEvent(topics: xdr.ScVal[], value: xdr.ScVal, asset:
 export function decodeReturn(
   fn: ChannelFunction,
   value: xdr.ScVal | undefined,
-): Record<string, string | number> | undefined {
+): Record<string, string | number | string[]> | undefined {
   if (value === undefined) return undefined;
   switch (fn) {
     case 'open':
@@ -191,6 +241,10 @@ export function decodeReturn(
     }
     case 'claim':
       return { amount: parse(z.bigint(), native(value), 'claim return value').toString() };
+    case 'claim_many':
+      return { amounts: parse(z.array(z.bigint()), native(value), 'claim_many return value').map(String) };
+    case 'refund':
+      return { refunded: parse(z.bigint(), native(value), 'refund return value').toString() };
     case 'close':
       return { refunded: parse(z.bigint(), native(value), 'close return value').toString() };
   }

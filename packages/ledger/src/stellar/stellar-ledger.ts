@@ -11,7 +11,8 @@
 //   getChannel         getLedgerEntries: the channel's persistent storage entry
 //   getAccount         getLedgerEntries (the account) + simulateTransaction (asset `balance`)
 //   getTx              getTransaction
-//   claim              getLedgerEntries (sequence) → simulateTransaction → sendTransaction → getTransaction…
+//   claim, claimMany,  getLedgerEntries (sequence) → simulateTransaction → sendTransaction → getTransaction…
+//   refund
 //   events             getHealth (a fresh start only) → getEvents…
 //   submit             nothing: refused, Stellar transactions are built here (or by the buyer SDK)
 import { Account, Address, Keypair as StellarKeypair, scValToNative, xdr } from '@stellar/stellar-sdk';
@@ -26,7 +27,17 @@ import {
 } from '@svc/core';
 import type { Keypair, NetworkName, SignedLedgerTx } from '@svc/core';
 import { LedgerTxRefused, LedgerUnavailable } from '../port.js';
-import type { ClaimArgs, EventsPage, Ledger, LedgerAccount, LedgerChannel, LedgerInfo, TxResult } from '../port.js';
+import type {
+  ClaimArgs,
+  ClaimRow,
+  EventsPage,
+  Ledger,
+  LedgerAccount,
+  LedgerChannel,
+  LedgerInfo,
+  RefundArgs,
+  TxResult,
+} from '../port.js';
 import {
   hostErrorFromText,
   hostErrorsFromEvents,
@@ -34,7 +45,15 @@ import {
   pickHostError,
   refusalMessage,
 } from './contract-errors.js';
-import { channelStorageKey, claimArgsVal, decodeChannel, opName } from './contract-interface.js';
+import {
+  channelStorageKey,
+  claimArgsVal,
+  claimManyArgsVal,
+  decodeChannel,
+  opName,
+  refundArgsVal,
+} from './contract-interface.js';
+import type { ChannelFunction } from './contract-interface.js';
 import { EventReader } from './event-reader.js';
 import { SorobanRpc } from './soroban-rpc.js';
 import { isoFromUnix, txResultOf } from './tx-result.js';
@@ -191,16 +210,23 @@ export class StellarLedger implements Ledger {
   }
 
   /** Claims as `signer` (source and fee payer), one transaction at a time per signer. */
-  async claim(args: ClaimArgs, signer: Keypair): Promise<TxResult> {
-    this.#assertOpen();
-    const keys = StellarKeypair.fromSecret(signer.secret());
+  claim(args: ClaimArgs, signer: Keypair): Promise<TxResult> {
     const tag = `claim:${args.channelId}:${args.cumulative}:${args.signature.toLowerCase()}`;
-    const outcome = await this.#submitter.submit(
-      keys,
-      { contract: this.contracts.channel, fn: 'claim', args: claimArgsVal(args) },
-      tag,
-    );
-    return this.#claimResult(outcome, signer.address);
+    return this.#invoke(signer, 'claim', claimArgsVal(args), tag);
+  }
+
+  /** `claim_many` with `signer` as its caller, source and fee payer (its authorization is the source's). */
+  claimMany(rows: readonly ClaimRow[], signer: Keypair): Promise<TxResult> {
+    const tag = `claim_many:${rows
+      .map((r) => `${r.channelId}:${r.maxClaimable}:${r.total}:${r.signature.toLowerCase()}`)
+      .join(',')}`;
+    return this.#invoke(signer, 'claim_many', claimManyArgsVal(signer.address, rows), tag);
+  }
+
+  /** `refund` with `signer` as its caller, source and fee payer. */
+  refund(args: RefundArgs, signer: Keypair): Promise<TxResult> {
+    const tag = `refund:${args.channelId}:${args.amount}:${args.nonce}`;
+    return this.#invoke(signer, 'refund', refundArgsVal(signer.address, args), tag);
   }
 
   async events(cursor: string | null, limit: number): Promise<EventsPage> {
@@ -214,20 +240,28 @@ export class StellarLedger implements Ledger {
     return Promise.resolve();
   }
 
-  async #claimResult(outcome: SubmitOutcome, source: string): Promise<TxResult> {
+  /** One invocation of the channel contract as a transaction of `signer`; `tag` names the request (a retry of it). */
+  async #invoke(signer: Keypair, fn: ChannelFunction, args: xdr.ScVal[], tag: string): Promise<TxResult> {
+    this.#assertOpen();
+    const keys = StellarKeypair.fromSecret(signer.secret());
+    const outcome = await this.#submitter.submit(keys, { contract: this.contracts.channel, fn, args }, tag);
+    return this.#result(outcome, signer.address, fn);
+  }
+
+  async #result(outcome: SubmitOutcome, source: string, fn: ChannelFunction): Promise<TxResult> {
     if (outcome.kind === 'refused') {
       const error = hostErrorFromText(outcome.error) ?? pickHostError(hostErrorsFromEvents(outcome.events));
-      const code = ledgerCodeOf('claim', error);
+      const code = ledgerCodeOf(fn, error);
       return {
         hash: '',
         status: 'FAILED',
         ledger: outcome.latestLedger,
         source,
-        op: opName('claim'),
+        op: opName(fn),
         ...(code !== undefined ? { code } : {}),
         message: error
-          ? `${refusalMessage('claim', error, 'in simulation')}; nothing was submitted`
-          : `the claim was not submitted: ${outcome.error.split('\n')[0] ?? ''}`,
+          ? `${refusalMessage(fn, error, 'in simulation')}; nothing was submitted`
+          : `the ${fn} was not submitted: ${outcome.error.split('\n')[0] ?? ''}`,
         events: [],
         ts: isoFromUnix(Math.floor(this.#now() / 1000)),
       };
@@ -238,8 +272,8 @@ export class StellarLedger implements Ledger {
     // another claim landed first, and the same call now fails the same way).
     const again = await this.#submitter.resimulate(outcome.unsigned);
     const error = again.error !== undefined ? hostErrorFromText(again.error) : undefined;
-    const code = ledgerCodeOf('claim', error);
-    return code === undefined ? result : { ...result, code, message: refusalMessage('claim', error, 'on chain') };
+    const code = ledgerCodeOf(fn, error);
+    return code === undefined ? result : { ...result, code, message: refusalMessage(fn, error, 'on chain') };
   }
 
   async #sequence(address: string): Promise<number> {

@@ -1,9 +1,10 @@
-// Ledger contract cases: the channel contract: open, top_up, claim, close.
+// Ledger contract cases: the channel contract: open, top_up, claim, close (claim_many and refund:
+// channel-batches.ts).
 import crypto from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { ed25519 } from '@noble/curves/ed25519.js';
-import { concatBytes, fromHex, randomKeypair, SMALL_ORDER_ENCODINGS, toHex } from '@svc/core';
-import { ASSET, balanceOf, CONTRACTS, voucher } from '../helpers/actors.js';
+import { channelIdOf, concatBytes, fromHex, randomKeypair, SMALL_ORDER_ENCODINGS, toHex } from '@svc/core';
+import { allEvents, ASSET, balanceOf, CONTRACTS, voucher } from '../helpers/actors.js';
 import { forgeVoucher, MIXED_ORDER_KEY, MIXED_ORDER_KEY_HEX } from '../helpers/forged-voucher.js';
 import type { ContractFixture } from './fixture.js';
 
@@ -11,45 +12,82 @@ const GRANT = 100_000_000_000n;
 
 export function channelCases(f: ContractFixture): void {
   describe('channel.open', () => {
-    it('moves the deposit into the contract and records the channel under ids from 1', async () => {
+    it('moves the deposit into the contract and records the channel under the id its voucher key derives', async () => {
       await f.ledger.faucet(f.payer.address);
+      const info = await f.ledger.info();
       const latest = await f.ledger.latestLedger();
+      const id = channelIdOf(info.passphrase, info.contracts.channel, f.voucherKeys.publicKey);
       const res = await f.payer.send('channel.open', {
         payee: f.payee.address,
         deposit: '1000000',
         voucherKey: f.voucherKeys.publicKeyHex.toUpperCase(),
         expiryLedger: latest + 500,
       });
-      expect(res).toMatchObject({ status: 'SUCCESS', result: { channelId: '1' } });
+      expect(res).toMatchObject({ status: 'SUCCESS', result: { channelId: id.toString() } });
       expect(res.events.map((e) => [e.type, e.data])).toEqual([
         ['asset.transferred', { asset: ASSET, from: f.payer.address, to: CONTRACTS.channel, amount: '1000000' }],
         [
           'channel.opened',
           {
-            channelId: '1',
+            channelId: id.toString(),
             payer: f.payer.address,
             payee: f.payee.address,
             asset: ASSET,
             deposit: '1000000',
             expiryLedger: latest + 500,
             voucherKey: f.voucherKeys.publicKeyHex,
+            receiverAuthorizer: null,
           },
         ],
       ]);
-      expect(await f.ledger.getChannel(1n)).toEqual({
-        id: 1n,
+      expect(await f.ledger.getChannel(id)).toEqual({
+        id,
         payer: f.payer.address,
         payee: f.payee.address,
         asset: ASSET,
         deposit: 1_000_000n,
         claimed: 0n,
         voucherKey: f.voucherKeys.publicKeyHex,
+        receiverAuthorizer: null,
         expiryLedger: latest + 500,
+        refundNonce: 0n,
         open: true,
       });
       expect(await f.payer.balance()).toBe(GRANT - 1_000_000n);
       expect(await balanceOf(f.ledger, CONTRACTS.channel)).toBe(1_000_000n);
-      expect(await f.openChannel(5n)).toBe(2n);
+      const other = randomKeypair();
+      expect(await f.openChannel(5n, 1000, other)).toBe(
+        channelIdOf(info.passphrase, info.contracts.channel, other.publicKey),
+      );
+    });
+
+    it('refuses a voucher key already used with 27, whoever opens, and moves nothing', async () => {
+      const id = await f.openChannel(1000n, 1000, f.voucherKeys);
+      await f.ledger.faucet(f.stranger.address);
+      const latest = await f.ledger.latestLedger();
+      const again = {
+        payee: f.stranger.address,
+        deposit: '10',
+        voucherKey: f.voucherKeys.publicKeyHex,
+        expiryLedger: latest + 10,
+      };
+      for (const who of [f.payer, f.stranger]) {
+        const res = await f.expectCode(who.send('channel.open', again), 27);
+        expect(res.message).toBe('voucher key already used: open the channel with a new voucher key');
+      }
+      // Closing the channel does not free its key: the id stays its.
+      await f.payee.send('channel.close', { channelId: id.toString() });
+      await f.expectCode(f.payer.send('channel.open', again), 27);
+      expect(await f.stranger.balance()).toBe(GRANT);
+      expect(await f.ledger.getChannel(id)).toMatchObject({ payee: f.payee.address, deposit: 1000n, open: false });
+    });
+
+    it('records the receiver authorizer the payer names, and emits it', async () => {
+      const authorizer = randomKeypair().address;
+      const id = await f.openChannel(1000n, 1000, randomKeypair(), authorizer);
+      expect(await f.ledger.getChannel(id)).toMatchObject({ receiverAuthorizer: authorizer, refundNonce: 0n });
+      const opened = (await allEvents(f.ledger)).filter((e) => e.type === 'channel.opened');
+      expect(opened.at(-1)?.data).toMatchObject({ channelId: id.toString(), receiverAuthorizer: authorizer });
     });
 
     it('refuses every small-order or non-canonical voucher key with 27', async () => {
@@ -66,7 +104,11 @@ export function channelCases(f: ContractFixture): void {
         expect(res.message).toMatch(/voucherKey/);
       }
       expect(await f.payer.balance()).toBe(GRANT);
-      expect(await f.ledger.getChannel(1n)).toBeNull();
+      const info = await f.ledger.info();
+      for (const key of keys)
+        expect(
+          await f.ledger.getChannel(channelIdOf(info.passphrase, info.contracts.channel, fromHex(key))),
+        ).toBeNull();
       expect(await f.payer.seq()).toBe(keys.length);
     });
 
@@ -156,8 +198,9 @@ export function channelCases(f: ContractFixture): void {
       const id = await f.openChannel(10_000n);
       const other = await f.openChannel(10_000n);
       await f.expectCode(f.claim(f.payee, id, 100n, voucher(randomKeypair(), id, 100n)), 22);
-      await f.expectCode(f.claim(f.payee, id, 100n, voucher(f.voucherKeys, other, 100n)), 22);
-      await f.expectCode(f.claim(f.payee, id, 101n, voucher(f.voucherKeys, id, 100n)), 22);
+      await f.expectCode(f.claim(f.payee, id, 100n, voucher(f.keyOf(id), other, 100n)), 22);
+      await f.expectCode(f.claim(f.payee, id, 100n, voucher(f.keyOf(other), id, 100n)), 22);
+      await f.expectCode(f.claim(f.payee, id, 101n, voucher(f.keyOf(id), id, 100n)), 22);
       await f.expectCode(f.claim(f.payee, id, 0n), 23);
       await f.claim(f.payee, id, 500n);
       await f.expectCode(f.claim(f.payee, id, 500n), 23);

@@ -27,7 +27,10 @@ export class ContractFixture {
   payer!: Actor;
   payee!: Actor;
   stranger!: Actor;
+  /** A voucher key for a channel a case opens by hand (one key opens one channel). */
   voucherKeys!: Keypair;
+  /** The voucher key of each channel openChannel opened, by id. */
+  readonly channelKeys = new Map<bigint, Keypair>();
 
   constructor(private readonly create: CreateHarness) {}
 
@@ -38,6 +41,7 @@ export class ContractFixture {
     this.payee = new Actor(this.ledger);
     this.stranger = new Actor(this.ledger);
     this.voucherKeys = randomKeypair();
+    this.channelKeys.clear();
   }
 
   async tearDown(): Promise<void> {
@@ -53,18 +57,34 @@ export class ContractFixture {
     return tx;
   }
 
-  /** Opens a funded channel payer → payee expiring `expiryIn` ledgers from now; returns its id. */
-  async openChannel(deposit = 1_000_000n, expiryIn = 1000, key = this.voucherKeys.publicKeyHex): Promise<bigint> {
+  /**
+   * Opens a funded channel payer → payee expiring `expiryIn` ledgers from now, under a fresh
+   * voucher key unless given (hex: a key with no secret here); returns its id.
+   */
+  async openChannel(
+    deposit = 1_000_000n,
+    expiryIn = 1000,
+    key: Keypair | string = randomKeypair(),
+    receiverAuthorizer?: string,
+  ): Promise<bigint> {
     if ((await this.payer.balance()) < deposit) await this.ledger.faucet(this.payer.address);
     const latest = await this.ledger.latestLedger();
     const res = await this.payer.send('channel.open', {
       payee: this.payee.address,
       deposit: deposit.toString(),
-      voucherKey: key,
+      voucherKey: typeof key === 'string' ? key : key.publicKeyHex,
       expiryLedger: latest + expiryIn,
+      ...(receiverAuthorizer !== undefined ? { receiverAuthorizer } : {}),
     });
     expect(res.status).toBe('SUCCESS');
-    return BigInt(String(res.result?.['channelId']));
+    const id = BigInt(String(res.result?.['channelId']));
+    if (typeof key !== 'string') this.channelKeys.set(id, key);
+    return id;
+  }
+
+  /** The voucher key channel `id` was opened with by openChannel (else the case's own voucherKeys). */
+  keyOf(id: bigint): Keypair {
+    return this.channelKeys.get(id) ?? this.voucherKeys;
   }
 
   /** `by` submits a claim of the voucher for `cumulative` (signed with the channel's key unless given). */
@@ -72,7 +92,7 @@ export class ContractFixture {
     by: Actor,
     channelId: bigint,
     cumulative: bigint,
-    signature = voucher(this.voucherKeys, channelId, cumulative),
+    signature = voucher(this.keyOf(channelId), channelId, cumulative),
   ): Promise<TxResult> {
     return by.send('channel.claim', { channelId: channelId.toString(), cumulative: cumulative.toString(), signature });
   }

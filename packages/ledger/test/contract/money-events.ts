@@ -14,10 +14,9 @@ export function moneyAndEventCases(f: ContractFixture): void {
         for (const p of parties) total += await p.balance();
         expect(total).toBe(minted);
         let held = 0n;
-        for (let id = 1n; ; id++) {
+        for (const id of f.channelKeys.keys()) {
           const ch = await f.ledger.getChannel(id);
-          if (!ch) break;
-          if (ch.open) held += ch.deposit - ch.claimed;
+          if (ch?.open) held += ch.deposit - ch.claimed;
         }
         expect(await balanceOf(f.ledger, CONTRACTS.channel)).toBe(held);
       };
@@ -33,9 +32,15 @@ export function moneyAndEventCases(f: ContractFixture): void {
         () => f.payer.send('channel.top_up', { channelId: a.toString(), amount: '50000' }),
         () => f.claim(f.payee, a, 450_000n),
         () => f.claim(f.payee, a, 450_001n),
+        () => f.payee.send('channel.refund', { channelId: b.toString(), amount: '10000', nonce: '0' }),
         () => f.stranger.send('transfer', { to: f.payee.address, amount: '777' }),
         () => f.payee.send('transfer', { to: f.payer.address, amount: '99999999' }),
         () => f.claim(f.payee, b, 250_000n),
+        () =>
+          f.ledger.claimMany(
+            [{ channelId: b, maxClaimable: 260_000n, signature: voucher(f.keyOf(b), b, 260_000n), total: 260_000n }],
+            f.stranger.keys,
+          ),
         () => f.payer.send('channel.close', { channelId: b.toString() }),
         () => Promise.resolve(f.h.advance(200)),
         () => f.payer.send('channel.close', { channelId: b.toString() }),
@@ -46,7 +51,8 @@ export function moneyAndEventCases(f: ContractFixture): void {
         await check();
       }
       expect(await f.ledger.getChannel(a)).toMatchObject({ open: false, claimed: 450_000n });
-      expect(await f.payee.balance()).toBe(450_000n + 250_000n + 777n);
+      expect(await f.ledger.getChannel(b)).toMatchObject({ open: false, claimed: 260_000n, deposit: 290_000n });
+      expect(await f.payee.balance()).toBe(450_000n + 260_000n + 777n);
     });
 
     it('events are strictly increasing, carry f.ledger, tx and ts, match their txs and replay to the balances', async () => {
@@ -116,7 +122,7 @@ export function moneyAndEventCases(f: ContractFixture): void {
     it('claim(args, signer) claims with the payer’s voucher, taking the signer’s sequence number', async () => {
       const id = await f.openChannel();
       const cumulative = 70n;
-      const signature = voucher(f.voucherKeys, id, cumulative);
+      const signature = voucher(f.keyOf(id), id, cumulative);
       const before = (await f.ledger.getAccount(f.stranger.address)).seq;
       const res = await f.ledger.claim({ channelId: id, cumulative, signature }, f.stranger.keys);
       expect(res).toMatchObject({
@@ -134,7 +140,7 @@ export function moneyAndEventCases(f: ContractFixture): void {
             {
               channelId: id,
               cumulative: cumulative + extra,
-              signature: voucher(f.voucherKeys, id, cumulative + extra),
+              signature: voucher(f.keyOf(id), id, cumulative + extra),
             },
             f.stranger.keys,
           ),

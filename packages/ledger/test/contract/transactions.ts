@@ -2,7 +2,7 @@
 import { describe, expect, it } from 'vitest';
 import { NETWORKS, signLedgerTx, txHash } from '@svc/core';
 import { LedgerTxRefused } from '../../src/index.js';
-import { ASSET, PASS, snapshot } from '../helpers/actors.js';
+import { ASSET, CONTRACTS, PASS, snapshot } from '../helpers/actors.js';
 import type { ContractFixture } from './fixture.js';
 
 const GRANT = 100_000_000_000n;
@@ -92,7 +92,14 @@ export function transactionCases(f: ContractFixture): void {
         ['channel.open', { ...open, expiryLedger: -1 }],
         ['channel.open', { ...open, expiryLedger: 2 ** 32 }],
         ['channel.top_up', { channelId: '-1', amount: '1' }],
+        ['channel.open', { ...open, receiverAuthorizer: CONTRACTS.channel }],
+        ['channel.open', { ...open, receiverAuthorizer: null }],
         ['channel.claim', { channelId: '1', cumulative: '1', signature: 'ab' }],
+        ['channel.claim_many', { claims: {} }],
+        ['channel.claim_many', { claims: [{ channelId: '1', maxClaimable: '1', signature: 'ab', total: '1' }] }],
+        ['channel.claim_many', { claims: [{ channelId: '1', maxClaimable: '1', signature: 'ab'.repeat(64) }] }],
+        ['channel.refund', { channelId: '1', amount: '1', nonce: 0 }],
+        ['channel.refund', { channelId: '1', amount: '1', nonce: (1n << 64n).toString() }],
         ['channel.close', { channelId: (1n << 64n).toString() }],
         ['channel.close', { channelId: 1 }],
       ];

@@ -38,7 +38,7 @@ export interface Fixture {
   exchanges: Exchange[];
 }
 
-/** An ScVal as compact JSON: `{ u64: "42" }`, `{ i128: "135000" }`, `{ bytes: "…hex" }`, `{ address: "G…" }`. */
+/** An ScVal as compact JSON: `{ u64: "42" }`, `{ i128: "135000" }`, `{ bytes: "…hex" }`, `{ address: "G…" }`, `{ vec: […] }`, `{ map: { field: … } }`. */
 export function describeScVal(v: xdr.ScVal): unknown {
   switch (v.switch().name) {
     case 'scvU64':
@@ -58,6 +58,17 @@ export function describeScVal(v: xdr.ScVal): unknown {
       return { symbol: v.sym().toString() };
     case 'scvBool':
       return { bool: v.b() };
+    case 'scvVec':
+      return { vec: (v.vec() ?? []).map(describeScVal) };
+    case 'scvMap':
+      return {
+        map: Object.fromEntries(
+          (v.map() ?? []).map((e) => [
+            e.key().switch().name === 'scvSymbol' ? e.key().sym().toString() : e.key().toXDR('base64'),
+            describeScVal(e.val()),
+          ]),
+        ),
+      };
     default:
       return { xdr: v.toXDR('base64') };
   }
