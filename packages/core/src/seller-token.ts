@@ -76,11 +76,15 @@ export function sellerTokenBody(payTo: string, expiresUnix: number): string {
   return `${SELLER_TOKEN_PREFIX}.${payTo}.${expiresUnix}`;
 }
 
-/** A token's parts, or null when it is not shaped like one (its MAC is the facilitator's to check). */
+/**
+ * A token's parts, or null when it is not shaped like one (its MAC is the facilitator's to check).
+ * One spelling only: the expiry in plain decimal, as sellerTokenBody writes it (a leading zero would
+ * read to the same body, and so the same MAC, under a second string), nothing around the token.
+ */
 export function parseSellerToken(
   token: string,
 ): { payTo: string; expiresUnix: number; body: string; mac: string } | null {
-  const m = /^svcs1\.([A-Z2-7]{56})\.([0-9]{1,12})\.([A-Za-z0-9_-]{43})$/.exec(token);
+  const m = /^svcs1\.([A-Z2-7]{56})\.([1-9][0-9]{0,11})\.([A-Za-z0-9_-]{43})$/.exec(token);
   if (!m || !isAccountAddress(m[1])) return null;
   return { payTo: m[1], expiresUnix: Number(m[2]), body: sellerTokenBody(m[1], Number(m[2])), mac: m[3]! };
 }

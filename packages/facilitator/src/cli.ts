@@ -1,5 +1,6 @@
 // svc — the command line: `svc start` (the facilitator), `svc ledger` (a standalone local ledger),
-// `svc pay <url>` (pay a metered endpoint as a buyer), `svc backup <file>` (copy the SQLite store).
+// `svc pay <url>` (pay a metered endpoint as a buyer), `svc backup <file>` (copy the SQLite store),
+// `svc rotate-key` (a new receipt signer).
 import fs from 'node:fs';
 import path from 'node:path';
 import { ledgerConfigFromEnv } from '@svc/ledger';
@@ -15,6 +16,9 @@ const USAGE = `usage: svc <command>
   ledger             run a standalone local ledger (PORT, HOST, DATA_DIR, LEDGER_SECONDS)
   backup <file>      write a consistent copy of the SQLite store (DATA_DIR) while the facilitator runs
                      [--force] replaces an existing file; svc backup --help says how to restore
+  rotate-key         give the facilitator a new receipt signer on purpose (its DATA_DIR and
+                     DATABASE_URL; FACILITATOR_SECRET, if set, is the new key); the old signer's
+                     receipts still verify, seller tokens must be fetched anew: svc rotate-key --help
   pay <url> [n]      pay a metered endpoint n times (default 1) as a buyer using a local wallet
   stream <url>       buy a paid event stream (per token or per second), printing events as they come
                      [--post JSON] sends a POST with that body (e.g. /demo/chat)
@@ -159,6 +163,10 @@ async function main(argv: string[]): Promise<void> {
     case 'backup': {
       const { backupCommand } = await import('./cli/backup.js');
       return backupCommand(rest);
+    }
+    case 'rotate-key': {
+      const { rotateKeyCommand } = await import('./cli/rotate-key.js');
+      return rotateKeyCommand(rest);
     }
     case 'pay': {
       const { payCommand } = await import('./cli/pay.js');

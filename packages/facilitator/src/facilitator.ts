@@ -113,6 +113,8 @@ function lifecycle(a: Adapters, domain: Domain, http: Http, clock: Clock): Step[
   const { latestLedger, streams, stats, catalog, demo } = services;
   const shared = a.sharedSchema !== null;
   return [
+    // DATA_DIR is let go last, once nothing of this process writes there any more.
+    { stop: () => a.dataDirLock?.release() },
     { stop: () => a.ledger.close() },
     { stop: () => a.limiters.close() },
     { stop: () => store.close() },

@@ -42,6 +42,8 @@ export interface Services {
   /** Whether this instance runs the singleton work (always, on SQLite). */
   leadership: Leadership;
   keys: Keypair;
+  /** Every signer whose receipts count here: this key's address first, then those a rotation retired. */
+  receiptSigners: readonly string[];
   vouchers: VoucherContext;
   book: ChannelBook;
   accounts: AccountBook;

@@ -15,6 +15,8 @@ export type { LedgerServerConfig } from './config.js';
 export { DEFAULT_FAUCET_AMOUNT, DEFAULT_FAUCET_PER_ADDRESS_PER_HOUR, DEFAULT_FAUCET_PER_HOUR } from './faucet.js';
 export type { FaucetOptions, LedgerFaucet } from './faucet.js';
 export { SYSTEM_CLOCK } from './ledger-clock.js';
+export { DataDirInUse, lockDataDir } from './data-dir-lock.js';
+export type { DataDirHolder, DataDirLock } from './data-dir-lock.js';
 export type { Clock } from './ledger-clock.js';
 export {
   ASSET_CODE,

@@ -40,7 +40,9 @@ import { checkFaucetLimits, faucetAmount, faucetLimits } from './faucet.js';
 import type { FaucetLimits, FaucetOptions, LedgerFaucet } from './faucet.js';
 import { assertLedgerSeconds, LedgerClock, SYSTEM_CLOCK } from './ledger-clock.js';
 import type { Clock, ClockAnchor } from './ledger-clock.js';
-import { openLedgerDb } from './ledger-db.js';
+import { lockDataDir } from './data-dir-lock.js';
+import type { DataDirLock } from './data-dir-lock.js';
+import { LEDGER_DB_FILE, openLedgerDb } from './ledger-db.js';
 import { LedgerState } from './ledger-state.js';
 import { OpContext } from './ops/context.js';
 import type { LedgerEnv, TxSigner } from './ops/context.js';
@@ -110,10 +112,18 @@ export class LocalLedger implements Ledger, LedgerFaucet {
   readonly #env: LedgerEnv;
   readonly #faucet: FaucetLimits;
   readonly #ops: OpRegistry;
+  readonly #lock: DataDirLock;
   #closed = false;
 
-  private constructor(db: Database.Database, clock: LedgerClock, faucet: FaucetLimits, ops: OpRegistry) {
+  private constructor(
+    db: Database.Database,
+    lock: DataDirLock,
+    clock: LedgerClock,
+    faucet: FaucetLimits,
+    ops: OpRegistry,
+  ) {
     this.#db = db;
+    this.#lock = lock;
     this.#ops = ops;
     this.#state = new LedgerState(db);
     this.#clock = clock;
@@ -131,14 +141,18 @@ export class LocalLedger implements Ledger, LedgerFaucet {
       const ledgerSeconds = options.ledgerSeconds ?? DEFAULT_LEDGER_SECONDS;
       assertLedgerSeconds(ledgerSeconds);
       const limits = faucetLimits(options.faucet);
-      const db = openLedgerDb(options.dataDir);
+      // One process writes a ledger's file: a second ledger on it would keep a clock and seqs of its own.
+      const lock = lockDataDir(options.dataDir, 'ledger', `the local ledger's file ${LEDGER_DB_FILE}`);
+      let db: Database.Database | undefined;
       try {
+        db = openLedgerDb(options.dataDir);
         const state = new LedgerState(db);
         const clock = LocalLedger.#openClock(state, options.clock ?? SYSTEM_CLOCK, ledgerSeconds);
         LocalLedger.#seedDex(state, options.dexReserves ?? DEX_GENESIS_RESERVES);
-        return new LocalLedger(db, clock, limits, options.ops ?? DEFAULT_OPS);
+        return new LocalLedger(db, lock, clock, limits, options.ops ?? DEFAULT_OPS);
       } catch (err) {
-        db.close();
+        db?.close();
+        lock.release();
         throw err;
       }
     });
@@ -328,6 +342,7 @@ export class LocalLedger implements Ledger, LedgerFaucet {
       if (this.#closed) return;
       this.#closed = true;
       this.#db.close();
+      this.#lock.release();
     });
   }
 

@@ -42,7 +42,14 @@ export class PaymentError extends Error {
   }
 }
 
-const signerCache = new Map<string, Promise<readonly string[]>>();
+/** A facilitator's signers as last read, and when: a receipt by a signer not among them reads them again. */
+const signerCache = new Map<string, { signers: Promise<readonly string[]>; at: number }>();
+/**
+ * How soon a facilitator's /supported is read again for a receipt by a signer it did not list (a
+ * facilitator that rotated its key since): at most this often, so that receipts naming unknown
+ * signers cost the facilitator one request per interval, not one per payment.
+ */
+const SIGNERS_REREAD_MS = 1_000;
 
 export async function payFetch(
   url: string | URL,
@@ -195,7 +202,8 @@ async function checkReceipt(
   const payment = readPaymentResponse(decoded?.ok ? decoded.value : null);
   if (!payment) throw new PaymentError('the paid response carries no readable PAYMENT-RESPONSE', 'BAD_RECEIPT', res);
   // The seller answered (and was paid): the answer goes with an error, to be read or retried.
-  const trusted = options.trustedSigners ?? (await trustedSigners(doFetch, accept.extra.facilitator, res));
+  const trusted =
+    options.trustedSigners ?? (await trustedSigners(doFetch, accept.extra.facilitator, res, payment.receipt.signer));
   const check = verifyReceipt(payment.receipt, trusted);
   if (!check.ok) throw new PaymentError(`the receipt does not verify: ${check.reason}`, 'BAD_RECEIPT', res);
   const r = payment.receipt;
@@ -212,14 +220,22 @@ async function checkReceipt(
 
 /**
  * The receipt signers to trust for `facilitator`, or PaymentError FACILITATOR_UNREADABLE (with
- * `res`, the seller's answer, attached) when its /supported cannot be read.
+ * `res`, the seller's answer, attached) when its /supported cannot be read. With `signer`, the
+ * signer of the receipt at hand: when the list read earlier lacks it, the list is read again (not
+ * more often than every SIGNERS_REREAD_MS): the facilitator may have rotated its key since.
  */
 export async function trustedSigners(
   doFetch: typeof fetch,
   facilitator: string,
   res: Response,
+  signer?: string,
 ): Promise<readonly string[]> {
   try {
+    const signers = await facilitatorSigners(doFetch, facilitator);
+    if (signer === undefined || signers.includes(signer)) return signers;
+    const cached = signerCache.get(facilitator);
+    if (cached && Date.now() - cached.at < SIGNERS_REREAD_MS) return signers;
+    signerCache.delete(facilitator);
     return await facilitatorSigners(doFetch, facilitator);
   } catch (err) {
     throw new PaymentError(
@@ -232,7 +248,7 @@ export async function trustedSigners(
 
 /** The facilitator's published receipt signers (GET /supported), cached per facilitator. */
 export function facilitatorSigners(doFetch: typeof fetch, facilitator: string): Promise<readonly string[]> {
-  let pending = signerCache.get(facilitator);
+  let pending = signerCache.get(facilitator)?.signers;
   if (!pending) {
     pending = (async () => {
       const res = await doFetch(`${facilitator}/supported`);
@@ -241,7 +257,7 @@ export function facilitatorSigners(doFetch: typeof fetch, facilitator: string): 
       return Object.values(supported.data.signers).flat();
     })();
     pending.catch(() => signerCache.delete(facilitator));
-    signerCache.set(facilitator, pending);
+    signerCache.set(facilitator, { signers: pending, at: Date.now() });
   }
   return pending;
 }

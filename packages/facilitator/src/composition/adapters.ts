@@ -2,26 +2,32 @@
 // store, the limiter backend, the bus — opened, with the ledger's description read (or restored).
 import fs from 'node:fs';
 import { networkOfPassphrase } from '@svc/core';
-import { HttpLedger, LocalLedger, StellarLedger } from '@svc/ledger';
-import type { Ledger, LedgerInfo } from '@svc/ledger';
+import { HttpLedger, LocalLedger, StellarLedger, lockDataDir } from '@svc/ledger';
+import type { DataDirLock, Ledger, LedgerInfo } from '@svc/ledger';
 import { MemoryBus } from '../bus/memory-bus.js';
 import { PostgresBus } from '../bus/postgres-bus.js';
 import type { Bus } from '../bus/port.js';
 import type { Config } from '../config.js';
 import { ledgerInfoOf } from '../domain/ledger-connection.js';
+import type { RetiredSigner } from '../domain/receipt-signers.js';
 import { StoreHealth } from '../domain/store-health.js';
-import { loadOrCreateKey } from '../keys.js';
 import { openLimiters } from '../limits/limiter.js';
 import type { LimitBackend, Limiters } from '../limits/limiter.js';
 import type { Logger } from '../logger.js';
-import { openStore } from '../store/index.js';
+import { SQLITE_FILE_NAME, openStore } from '../store/index.js';
 import type { Store } from '../store/port.js';
 import type { Keypair } from '@svc/core';
+import { openReceiptSigner } from './receipt-signer.js';
 
 export interface Adapters {
   config: Config;
   log: Logger;
+  /** This process's hold on DATA_DIR's SQLite store (null on PostgreSQL: instances share the store). */
+  dataDirLock: DataDirLock | null;
+  /** The receipt signer's key: the store's signer (composition/receipt-signer.ts). */
   keys: Keypair;
+  /** Signers a rotation retired: their receipts still count (GET /supported lists them). */
+  retiredSigners: RetiredSigner[];
   ledger: Ledger;
   /** The in-process local ledger, when this facilitator runs one (it then serves /ledger). */
   localLedger: LocalLedger | null;
@@ -45,10 +51,32 @@ export interface AdapterOptions {
 }
 
 export async function openAdapters(config: Config, log: Logger, options: AdapterOptions = {}): Promise<Adapters> {
+  // What is open so far, closed in reverse when a later step fails (a refused start in a process
+  // that goes on, as in tests, keeps no lock, file or connection).
+  const opened: (() => Promise<void> | void)[] = [];
+  try {
+    return await open(config, log, options, opened);
+  } catch (err) {
+    for (const close of opened.reverse()) await Promise.resolve(close()).catch(() => undefined);
+    throw err;
+  }
+}
+
+async function open(
+  config: Config,
+  log: Logger,
+  options: AdapterOptions,
+  opened: (() => Promise<void> | void)[],
+): Promise<Adapters> {
   fs.mkdirSync(config.DATA_DIR, { recursive: true });
-  const keys = loadOrCreateKey(config.DATA_DIR, 'facilitator.secret', config.FACILITATOR_SECRET);
-  const stellar = !options.ledger && config.LEDGER === 'stellar';
-  const { ledger, localLedger } = await openLedger(config, options.ledger, stellar);
+  // The SQLite store is one process's (its caches, its claim scheduler, the sessions it ends at
+  // start): a second facilitator on this DATA_DIR is refused before it touches anything. The
+  // embedded ledger takes its own lock when it opens.
+  const dataDirLock =
+    config.DATABASE_URL === undefined
+      ? lockDataDir(config.DATA_DIR, 'facilitator', `the SQLite store ${SQLITE_FILE_NAME}`)
+      : null;
+  if (dataDirLock) opened.push(() => dataDirLock.release());
   const storeHealth = new StoreHealth();
   // openStore applies pending migrations before it returns.
   const store = storeHealth.watch(
@@ -58,11 +86,20 @@ export async function openAdapters(config: Config, log: Logger, options: Adapter
       lockTimeoutMs: config.PG_LOCK_TIMEOUT_MS,
     }),
   );
+  opened.push(() => store.close());
+  // Before this start writes anything of its own (even the embedded ledger's file): a key that is
+  // not the store's signer stops it here.
+  const { keys, retired: retiredSigners } = await openReceiptSigner(store, config);
+  const stellar = !options.ledger && config.LEDGER === 'stellar';
+  const { ledger, localLedger } = await openLedger(config, options.ledger, stellar);
+  // A ledger the caller gave is the caller's to close.
+  if (!options.ledger) opened.push(() => ledger.close());
   const sharedSchema = config.DATABASE_URL !== undefined ? store.sharedSchema : null;
   // The ledger may be down: start from what the last run saw of it, and catch up when it answers.
   const ledgerInfo = await ledgerInfoOf(ledger, store, log);
   networkOfPassphrase(ledgerInfo.passphrase); // refuses the public network
   const limiters = await openLimiters(limitBackend(config));
+  opened.push(() => limiters.close());
   const bus: Bus =
     sharedSchema !== null && config.DATABASE_URL
       ? await PostgresBus.open({
@@ -75,7 +112,9 @@ export async function openAdapters(config: Config, log: Logger, options: Adapter
   return {
     config,
     log,
+    dataDirLock,
     keys,
+    retiredSigners,
     ledger,
     localLedger,
     stellar,

@@ -29,6 +29,7 @@ import { Openings } from '../domain/openings.js';
 import { PaymentChecks } from '../domain/payment-checks.js';
 import { Payments } from '../domain/payments.js';
 import { Reconciler } from '../domain/reconciler.js';
+import { receiptSignerList } from '../domain/receipt-signers.js';
 import { SellerTokens } from '../domain/seller-tokens.js';
 import { Stats } from '../domain/stats.js';
 import { StreamSessions } from '../domain/streams.js';
@@ -229,7 +230,8 @@ export async function createDomain(a: Adapters, options: DomainOptions): Promise
       : new SoleLeadership();
   // Every instance follows what the leader's watcher records: channel changes and frozen accounts.
   if (a.sharedSchema !== null) followLedgerEvents(bus, book, accounts);
-  const supported = supportedOf(a, address);
+  const receiptSigners = receiptSignerList(keys.address, a.retiredSigners);
+  const supported = supportedOf(a, address, receiptSigners);
   const services: Services = {
     config,
     clock,
@@ -242,6 +244,7 @@ export async function createDomain(a: Adapters, options: DomainOptions): Promise
     bus,
     leadership,
     keys,
+    receiptSigners,
     vouchers,
     book,
     accounts,
@@ -270,8 +273,12 @@ export async function createDomain(a: Adapters, options: DomainOptions): Promise
   return { services, address, mark, reconciler, watcher, scheduler, floatHistory, leadership, pollMs };
 }
 
-/** GET /supported: the kinds this facilitator handles, with what a seller needs to build terms. */
-function supportedOf(a: Adapters, address: BoundAddress): () => SupportedResponse {
+/**
+ * GET /supported: the kinds this facilitator handles, with what a seller needs to build terms.
+ * `extra.receiptSigner` is the key signing now; `signers` lists it first, then every signer a
+ * rotation retired, whose receipts still count (a buyer checks a receipt against that list).
+ */
+function supportedOf(a: Adapters, address: BoundAddress, receiptSigners: readonly string[]): () => SupportedResponse {
   const { ledgerInfo, keys } = a;
   return () => {
     const extra = {
@@ -301,7 +308,7 @@ function supportedOf(a: Adapters, address: BoundAddress): () => SupportedRespons
         },
       ],
       extensions: ['bazaar'],
-      signers: { 'stellar:*': [keys.address] },
+      signers: { 'stellar:*': [...receiptSigners] },
     };
   };
 }

@@ -37,6 +37,8 @@ export interface LlmsInput {
   config: Config;
   ledger: LedgerInfo;
   receiptSigner: string;
+  /** Earlier signers, retired by a rotation, whose receipts still verify. */
+  retiredSigners: readonly string[];
   routes: readonly RouteDoc[];
   demo: readonly DemoPrice[];
   /** The local ledger's routes are served here, under /ledger. */
@@ -76,7 +78,7 @@ function intro(i: LlmsInput): string[] {
     `- Network: ${ledger.network}, passphrase "${ledger.passphrase}"`,
     `- Asset: ${ledger.asset.code}, contract ${ledger.contracts.asset}, ${ledger.asset.decimals} decimals. Amounts are decimal strings of integer base units (1 ${ledger.asset.code} = ${10n ** BigInt(ledger.asset.decimals)}), signed 128-bit: use big integers, never floats.`,
     `- Channel contract: ${ledger.contracts.channel}`,
-    `- Receipt signer (ed25519): ${i.receiptSigner}`,
+    `- Receipt signer (ed25519): ${i.receiptSigner}${i.retiredSigners.length ? `; earlier signers, whose receipts still verify: ${i.retiredSigners.join(', ')}` : ''}`,
     '',
   ];
 }

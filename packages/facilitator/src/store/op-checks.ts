@@ -265,6 +265,7 @@ function checkOp(op: WriteOp): void {
     case 'idempotency':
     case 'idempotency.take':
     case 'meta.set':
+    case 'meta.init':
       return checkText(op.key, 'key');
     case 'stream.open':
       checkStream(op.stream);

@@ -246,6 +246,11 @@ export type WriteOp =
   | { op: 'idempotency.take'; key: string; fingerprint: string }
   | { op: 'meta.set'; key: string; value: string }
   /**
+   * Sets a meta value only if the key has none: the first of several writers wins, the others have
+   * no effect (never a failure; read the key back to learn which value stands).
+   */
+  | { op: 'meta.init'; key: string; value: string }
+  /**
    * Opens a session. Fails with 'limit' when its channel already has `maxPerChannel` open sessions,
    * its payer `maxPerPayer`, its payee `maxPerPayee`, or `maxTotal` sessions are open in all; and
    * with 'duplicate' when its receiptId is bound to another session (open or ended).

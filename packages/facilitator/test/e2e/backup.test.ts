@@ -19,7 +19,7 @@ const BUYERS = 4;
 const PRICE = 5000n;
 const STORE = 'facilitator.sqlite';
 const SUMMARY =
-  /backup written: (\S+) \(\d+ [KM]B, integrity ok\): (\d+) channels, (\d+) receipts, (\d+) events; last event id (\d+)/;
+  /backup written: (\S+) \([0-9.]+ [KM]B, integrity ok\): (\d+) channels, (\d+) receipts, (\d+) events; last event id (\d+)/;
 
 const dirs: string[] = [];
 const tmp = (prefix: string) => {

@@ -128,6 +128,28 @@ describe('POST /sellers/:payTo/token', () => {
     }
   });
 
+  it('accepts a token in one spelling only: a leading zero in its expiry or whitespace around it is 401, saying what is wrong', async () => {
+    const seller = randomKeypair();
+    const token = h.sellerToken(seller.address);
+    const b = await h.buyer({ payee: seller.address });
+    const reqs = h.requirements({ payTo: seller.address });
+    // The same MAC over the same body, the expiry spelled another way.
+    const padded = token.replace(/^(svcs1\.G[A-Z2-7]{55}\.)/, '$10');
+    expect(padded).not.toBe(token);
+    const refused = [
+      { authorization: `Bearer ${padded}`, message: /not valid here/ },
+      { authorization: `Bearer  ${token}`, message: /one space after Bearer/ },
+      { authorization: `Bearer\t${token}`, message: /one space after Bearer/ },
+    ];
+    for (const { authorization, message } of refused) {
+      const res = await h.verify(b.signer.next(5000n), reqs, { authorization });
+      expect(res.status, JSON.stringify(authorization)).toBe(401);
+      expect(res.body).toMatchObject({ error: 'UNAUTHORIZED', message: expect.stringMatching(message) });
+    }
+    const res = await h.verify(b.signer.next(5000n), reqs, { authorization: `Bearer ${token}` });
+    expect(res.body).toMatchObject({ isValid: true, extra: { attestToken: expect.any(String) } });
+  });
+
   it('caps a token’s life at 366 days', async () => {
     const { keys, body } = signed(randomKeypair(), { expires: Date.now() + 5 * 365 * DAY });
     const minted = (await (await request(keys.address, body)).json()) as { expiresAt: string };

@@ -159,5 +159,19 @@ export const recordSection: Section = (ctx) => {
       expect(await store.getMeta('cursor')).toBe('250');
       expect(await store.getMeta('other')).toBe('');
     });
+
+    it('meta.init sets a value only where there is none: the first writer wins, later ones change nothing', async () => {
+      const { store } = ctx();
+      expect(await store.write([{ op: 'meta.init', key: 'first', value: 'a' }])).toEqual({ ok: true, events: [] });
+      expect(await store.getMeta('first')).toBe('a');
+      const [b, c] = await Promise.all([
+        store.write([{ op: 'meta.init', key: 'first', value: 'b' }]),
+        store.write([{ op: 'meta.init', key: 'first', value: 'c' }]),
+      ]);
+      expect([b.ok, c.ok]).toEqual([true, true]);
+      expect(await store.getMeta('first')).toBe('a');
+      await store.write([{ op: 'meta.set', key: 'first', value: 'd' }]);
+      expect(await store.getMeta('first')).toBe('d');
+    });
   });
 };

@@ -9,7 +9,7 @@ import type { AnyRoute } from '../route.js';
 import { zPageLimit } from './accounts.js';
 
 /** What this module uses of the domain. */
-export type ReceiptDeps = Pick<Services, 'attestations' | 'keys' | 'store'>;
+export type ReceiptDeps = Pick<Services, 'attestations' | 'receiptSigners' | 'store'>;
 
 const TAGS = ['receipts'];
 const IdParams = z.object({ id: zHex32 });
@@ -102,7 +102,7 @@ export function receiptRoutes(deps: ReceiptDeps): AnyRoute[] {
           valid: check.ok,
           reason: check.ok ? null : check.reason,
           signer: receipt.signer,
-          signedByThisFacilitator: receipt.signer === deps.keys.address,
+          signedByThisFacilitator: deps.receiptSigners.includes(receipt.signer),
         };
       },
     }),

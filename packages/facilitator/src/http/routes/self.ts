@@ -19,7 +19,8 @@ import { mcpRoutes } from './mcp.js';
 import type { McpDeps } from './mcp.js';
 
 /** What this module uses of the domain. */
-export type SelfDeps = Pick<Services, 'config' | 'keys' | 'ledgerInfo' | 'publicUrl' | 'supported'> & McpDeps;
+export type SelfDeps = Pick<Services, 'config' | 'keys' | 'ledgerInfo' | 'publicUrl' | 'receiptSigners' | 'supported'> &
+  McpDeps;
 
 const TAGS = ['meta'];
 const TAG_DESCRIPTIONS: Record<string, string> = {
@@ -76,6 +77,7 @@ export function selfRoutes(deps: SelfDeps, allRoutes: () => readonly AnyRoute[])
           config: deps.config,
           ledger: deps.ledgerInfo,
           receiptSigner: deps.keys.address,
+          retiredSigners: deps.receiptSigners.slice(1),
           routes: documentedRoutes(deps, allRoutes(), request.server),
           demo: request.server.hasRoute({ method: 'GET', url: '/demo/book' })
             ? demoPrices(deps.config, deps.supported())

@@ -217,6 +217,10 @@ function metaSet(sql: Sql, op: Op<'meta.set'>): Promise<StepResult> {
   );
 }
 
+function metaInit(sql: Sql, op: Op<'meta.init'>): Promise<StepResult> {
+  return issue(sql`INSERT INTO meta (key, value) VALUES (${op.key}, ${op.value}) ON CONFLICT (key) DO NOTHING`, OK);
+}
+
 /**
  * One statement decides and inserts, so it stays one step of the pipeline: whether the id or the
  * receipt is already bound, the open sessions on the channel and in all, and the insert only when
@@ -362,6 +366,8 @@ function step(sql: Sql, op: WriteOp): Promise<StepResult> {
       return takeIdempotency(sql, op);
     case 'meta.set':
       return metaSet(sql, op);
+    case 'meta.init':
+      return metaInit(sql, op);
     case 'stream.open':
       return openStream(sql, op);
     case 'stream.credit':

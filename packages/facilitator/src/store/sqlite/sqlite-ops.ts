@@ -75,6 +75,7 @@ const INSERT_IDEMPOTENCY =
 const TAKE_IDEMPOTENCY = 'DELETE FROM idempotency WHERE key = ? AND fingerprint = ?';
 const UPSERT_META =
   'INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value';
+const INIT_META = 'INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT (key) DO NOTHING';
 // Streams. The open's checks and its insert run under the batch's write lock, so no other writer
 // (thread or process) can open a session between the count and the insert.
 const SELECT_STREAM_TAKEN = 'SELECT 1 FROM streams WHERE id = ? OR receipt_id = ?';
@@ -327,6 +328,9 @@ export function applySqliteOps(stmts: StatementCache, ops: readonly WriteOp[]): 
       case 'meta.set':
         stmts.get(UPSERT_META).run(op.key, op.value);
         break;
+      case 'meta.init':
+        stmts.get(INIT_META).run(op.key, op.value);
+        break;
       case 'stream.open': {
         const opened = openStream(stmts, op);
         if (opened !== 'ok') return { ok: false, reason: opened, op: i };
@@ -367,6 +371,7 @@ const PRECHECKABLE = new Set<WriteOp['op']>([
   'event',
   'idempotency',
   'meta.set',
+  'meta.init',
   'stream.credit',
   'stream.consume',
   'stream.touch',
