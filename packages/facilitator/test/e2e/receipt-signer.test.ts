@@ -180,7 +180,7 @@ describe('svc rotate-key: a new signer on purpose', () => {
       expect(h2.f.services.keys.address).toBe(fresh);
       const s = await supported(h2.url);
       expect(s.signers).toEqual({ 'stellar:*': [fresh, old] });
-      expect(s.kinds.map((k) => k.extra.receiptSigner)).toEqual([fresh, fresh]);
+      expect(s.kinds.map((k) => k.extra.receiptSigner)).toEqual([fresh, fresh, fresh]);
       // The receipt the retired key signed: still this facilitator's, and a buyer's check passes.
       expect(await (await fetch(`${h2.url}/receipts/${before.id}/verify`)).json()).toEqual({
         valid: true,
