@@ -10,6 +10,8 @@
 //   the README describes their bindings; the receipts verify at the facilitator;
 // - the README's per-second stream seller (with its seller token) is paid by its streamPaid() buyer;
 // - the README's @x402/fetch buyer with @svc/x402 pays the demo seller;
+// - @svc/x402's README: its batch-settlement buyer pays the demo seller, and its @x402/express
+//   seller with the batch-settlement server, a settlement override charging half;
 // - a strict TypeScript project type-checks those snippets verbatim (node16 and bundler);
 // - a browser bundle of @svc/sdk (esbuild, its `browser` export) reproduces the voucher test vector
 //   and pays the demo seller in headless Chromium (once: the bundle does not depend on the Node);
@@ -29,21 +31,27 @@ const run = promisify(execFile);
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 const PACKAGES = ['core', 'ledger', 'meter', 'sdk', 'x402', 'facilitator'];
 const README = fs.readFileSync(path.join(ROOT, 'README.md'), 'utf8');
+const X402_README = fs.readFileSync(path.join(ROOT, 'packages/x402/README.md'), 'utf8');
 const rootPkg = JSON.parse(fs.readFileSync(path.join(ROOT, 'package.json'), 'utf8')) as {
   devDependencies: Record<string, string>;
 };
+const x402Pkg = JSON.parse(fs.readFileSync(path.join(ROOT, 'packages/x402/package.json'), 'utf8')) as {
+  dependencies: Record<string, string>;
+  devDependencies: Record<string, string>;
+};
 const versionOf = (name: string) =>
-  rootPkg.devDependencies[name] ??
-  JSON.parse(fs.readFileSync(path.join(ROOT, 'packages/x402/package.json'), 'utf8')).devDependencies[name];
+  rootPkg.devDependencies[name] ?? x402Pkg.devDependencies[name] ?? x402Pkg.dependencies[name];
 
-/** The fenced code block of the README whose first line is `firstLine`. */
-function snippet(firstLine: string): string {
+/** The fenced code block of the README (the repository's, unless given) whose first line is `firstLine`. */
+function snippet(firstLine: string, readme = README): string {
   const m = new RegExp('```js\\n(' + firstLine.replace(/[.*+?^${}()|[\]\\]/g, '\\$&') + '\\n[\\s\\S]*?)\\n```').exec(
-    README,
+    readme,
   );
   if (!m) throw new Error(`the README has no snippet starting ${firstLine}`);
   return m[1]!;
 }
+const X402_BATCH_BUY = '// x402-batch-buy.mjs — node x402-batch-buy.mjs';
+const X402_BATCH_SERVER = '// x402-batch-server.mjs — SVC_PAY_TO=G… node x402-batch-server.mjs';
 
 async function freePort(): Promise<number> {
   const server = net.createServer();
@@ -216,6 +224,8 @@ describe.each(RUNTIMES)(
         hono: versionOf('hono'),
         '@hono/node-server': versionOf('@hono/node-server'),
         '@x402/fetch': versionOf('@x402/fetch'),
+        '@x402/express': versionOf('@x402/express'),
+        '@x402/core': versionOf('@x402/core'),
         esbuild: versionOf('esbuild') ?? ESBUILD_VERSION,
         // For the TypeScript check of the README's snippets (once, on this machine's Node).
         ...(rt.node === process.execPath
@@ -286,7 +296,11 @@ describe.each(RUNTIMES)(
     it('svc start serves the demo seller, and its console', async () => {
       const book = await fetch(`${facilitator}/demo/book`);
       expect(book.status).toBe(402);
-      expect(((await book.json()) as { accepts: unknown[] }).accepts).toHaveLength(1);
+      // The `channel` option, then `batch-settlement`.
+      expect(((await book.json()) as { accepts: { scheme: string }[] }).accepts.map((a) => a.scheme)).toEqual([
+        'channel',
+        'batch-settlement',
+      ]);
       const page = await fetch(`${facilitator}/`);
       expect(page.status).toBe(200);
       expect(await page.text()).toContain('<div id="banner"');
@@ -488,6 +502,8 @@ window.pay = async (facilitator) => {
       ];
       for (const [i, first] of snippets.entries())
         fs.writeFileSync(path.join(ts, `snippet-${i}.ts`), `${snippet(first)}\nexport {};\n`);
+      for (const [i, first] of [X402_BATCH_BUY, X402_BATCH_SERVER].entries())
+        fs.writeFileSync(path.join(ts, `x402-snippet-${i}.ts`), `${snippet(first, X402_README)}\nexport {};\n`);
       const base = {
         strict: true,
         noEmit: true,
@@ -520,6 +536,46 @@ window.pay = async (facilitator) => {
       const buy = snippet('// x402-buy.mjs — node x402-buy.mjs').replaceAll('http://127.0.0.1:4020', facilitator);
       fs.writeFileSync(path.join(project, 'x402-buy.mjs'), buy);
       expect((await node(rt, project, ['x402-buy.mjs'])).trim()).toBe('200');
+    });
+
+    it('@svc/x402’s README: its batch-settlement buyer pays the demo seller, and its @x402/express seller with the batch-settlement server', async () => {
+      const buyer = (url: string) =>
+        snippet(X402_BATCH_BUY, X402_README)
+          .replace("'http://127.0.0.1:4020/demo/book'", `'${url}'`)
+          .replaceAll('http://127.0.0.1:4020', facilitator);
+      fs.writeFileSync(path.join(project, 'x402-batch-buy.mjs'), buyer(`${facilitator}/demo/book`));
+      for (let i = 0; i < 2; i++) expect((await node(rt, project, ['x402-batch-buy.mjs'])).trim()).toBe('200');
+
+      const port = await freePort();
+      const server = snippet(X402_BATCH_SERVER, X402_README)
+        .replace("'http://127.0.0.1:4020'", `'${facilitator}'`)
+        .replace('app.listen(3002,', `app.listen(${port},`);
+      fs.writeFileSync(path.join(project, 'x402-batch-server.mjs'), server);
+      const seller = await start(rt, project, ['x402-batch-server.mjs'], { SVC_PAY_TO: payTo }, /selling GET/);
+      children.push(seller.child);
+      const unpaid = await fetch(`http://127.0.0.1:${port}/weather`);
+      expect(unpaid.status).toBe(402);
+      const terms = JSON.parse(Buffer.from(unpaid.headers.get('payment-required')!, 'base64').toString()) as {
+        accepts: { scheme: string; payTo: string; extra: { receiverAuthorizer: string } }[];
+      };
+      expect(terms.accepts).toMatchObject([{ scheme: 'batch-settlement', payTo }]);
+      for (const query of ['', '', '?brief']) {
+        fs.writeFileSync(path.join(project, 'x402-batch-buy.mjs'), buyer(`http://127.0.0.1:${port}/weather${query}`));
+        expect((await node(rt, project, ['x402-batch-buy.mjs'])).trim()).toBe('200');
+      }
+      // The wallet file (shared with the README's other buyers) keeps the bound channel; the
+      // facilitator charged it the price twice and half the price once.
+      const wallet = JSON.parse(fs.readFileSync(path.join(project, 'wallet.json'), 'utf8')) as {
+        channels: { channelId: string; payee: string; receiverAuthorizer?: string }[];
+      };
+      const bound = wallet.channels.filter(
+        (c) => c.receiverAuthorizer === terms.accepts[0]!.extra.receiverAuthorizer && c.payee === payTo,
+      );
+      expect(bound).toHaveLength(1);
+      const channel = (await (await fetch(`${facilitator}/channels/${bound[0]!.channelId}`)).json()) as {
+        charged: string;
+      };
+      expect(channel.charged).toBe('12500');
     });
   },
 );

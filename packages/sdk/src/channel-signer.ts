@@ -1,7 +1,12 @@
 // Signs a channel's vouchers and keeps its books: the cumulative amount only grows and never
 // exceeds the deposit (spec, Protocol constraints). One payment at a time per channel: vouchers
 // of one channel racing each other would make the later one overpay or the earlier one fail.
-import { formatUnits, keypairFromSecret, toHex, voucherContext } from '@svc/core';
+//
+// Under x402 `batch-settlement` the same books read as what was charged: a voucher is a ceiling,
+// charged + price, and a seller may charge less than the price, so the charged total can be below
+// what was signed. rebase() and recognize() are what a buyer needs to take a facilitator's proven
+// account of the channel, backwards too.
+import { formatUnits, fromHex, keypairFromSecret, toHex, voucherContext } from '@svc/core';
 import type { ChannelPayload, Keypair, VoucherContext } from '@svc/core';
 
 export class ChannelLimitError extends Error {
@@ -25,6 +30,11 @@ export interface ChannelSignerOptions {
   cumulative?: bigint;
   /** The highest cumulative ever signed for the channel (default: `cumulative`). */
   signed?: bigint;
+  /**
+   * The account the channel was opened bound to as its receiver authorizer (batch-settlement: the
+   * facilitator's key), if any.
+   */
+  receiverAuthorizer?: string;
 }
 
 export interface SignerState {
@@ -39,6 +49,8 @@ export interface SignerState {
   asset: string;
   /** The highest cumulative ever signed (absent in files written before it was kept: `cumulative`). */
   signed?: string;
+  /** The channel's receiver authorizer (absent: none). */
+  receiverAuthorizer?: string;
 }
 
 export class ChannelSigner {
@@ -47,6 +59,8 @@ export class ChannelSigner {
   readonly payee: string;
   readonly asset: string;
   readonly channelContract: string;
+  /** The receiver authorizer the channel is bound to, or null (a `channel`-scheme channel). */
+  readonly receiverAuthorizer: string | null;
   private depositValue: bigint;
   private accepted: bigint;
   private signedMax: bigint;
@@ -61,6 +75,7 @@ export class ChannelSigner {
     this.payee = o.payee;
     this.asset = o.asset;
     this.channelContract = o.channelContract;
+    this.receiverAuthorizer = o.receiverAuthorizer ?? null;
     this.depositValue = o.deposit;
     this.accepted = o.cumulative ?? 0n;
     this.signedMax = o.signed !== undefined && o.signed > this.accepted ? o.signed : this.accepted;
@@ -82,7 +97,10 @@ export class ChannelSigner {
     return this.signedMax;
   }
 
-  /** Runs `listener` each time the signer signs above its highest, before the voucher is returned. */
+  /**
+   * Runs `listener` each time `signed` rises: the signer signs above its highest (before the
+   * voucher is returned), or recognizes one of its own vouchers above it.
+   */
   onSigned(listener: () => void): void {
     this.signedListeners.push(listener);
   }
@@ -103,10 +121,7 @@ export class ChannelSigner {
       );
     }
     if (cumulative <= 0n) throw new ChannelLimitError('a voucher must be for a positive cumulative amount');
-    if (cumulative > this.signedMax) {
-      this.signedMax = cumulative;
-      for (const listener of this.signedListeners) listener();
-    }
+    if (cumulative > this.signedMax) this.raiseSigned(cumulative);
     return {
       channelId: this.channelId.toString(),
       cumulative: formatUnits(cumulative),
@@ -131,6 +146,43 @@ export class ChannelSigner {
         `channel ${this.channelId}: ${cumulative} is said to be accepted, but this signer never signed more than ${this.signedMax}`,
       );
     if (cumulative > this.accepted) this.accepted = cumulative;
+  }
+
+  /**
+   * Sets what was accepted (under batch-settlement: what was charged) to exactly `charged`,
+   * backwards as well as forwards: a facilitator's account of the channel, once checked. Only
+   * within 0 … min(signed, deposit): no account above what this signer signed is believed.
+   */
+  rebase(charged: bigint): void {
+    const most = this.signedMax < this.depositValue ? this.signedMax : this.depositValue;
+    if (charged < 0n || charged > most)
+      throw new ChannelLimitError(
+        `channel ${this.channelId}: ${charged} is said to be charged, but this signer signed no more than ${most}`,
+      );
+    this.accepted = charged;
+  }
+
+  /**
+   * Whether `signatureHex` is this channel's voucher for `amount`, made with its own voucher key.
+   * If it is, the key did sign `amount`, and `signed` rises to it: a wallet file put back to an
+   * older copy forgets the vouchers signed after that copy, and this is how it learns them again.
+   */
+  recognize(amount: bigint, signatureHex: string): boolean {
+    let signature: Uint8Array;
+    try {
+      signature = fromHex(signatureHex, 64);
+    } catch {
+      return false;
+    }
+    if (amount <= 0n || !this.context.verify(this.voucherKey.publicKey, this.channelId, amount, signature))
+      return false;
+    if (amount > this.signedMax) this.raiseSigned(amount);
+    return true;
+  }
+
+  private raiseSigned(amount: bigint): void {
+    this.signedMax = amount;
+    for (const listener of this.signedListeners) listener();
   }
 
   /** After a top-up on the ledger. */
@@ -158,6 +210,7 @@ export class ChannelSigner {
       network: this.network,
       payee: this.payee,
       asset: this.asset,
+      ...(this.receiverAuthorizer === null ? {} : { receiverAuthorizer: this.receiverAuthorizer }),
     };
   }
 
@@ -173,6 +226,7 @@ export class ChannelSigner {
       network: s.network,
       payee: s.payee,
       asset: s.asset,
+      ...(s.receiverAuthorizer === undefined ? {} : { receiverAuthorizer: s.receiverAuthorizer }),
     });
   }
 }

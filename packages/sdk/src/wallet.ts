@@ -1,6 +1,11 @@
 // A buyer's wallet on the local ledger: one account key and a channel per seller, opened on first
 // need (funded from the faucet when the balance is short) and, with a file, kept across runs.
 // The file holds secrets: it is written with mode 0600.
+//
+// x402 `batch-settlement` pays from channels bound to a receiver authorizer (the facilitator's
+// key, which may claim less than a voucher's ceiling). Such a channel is opened, and picked, only
+// when asked for that authorizer; a `channel`-scheme payment never gets one, nor the reverse: the
+// two schemes read a channel's books differently.
 import fs from 'node:fs';
 import path from 'node:path';
 import { owedPerPayment, randomKeypair, keypairFromSecret } from '@svc/core';
@@ -29,6 +34,11 @@ export interface WalletOptions {
   maxDeposit?: bigint;
   /** Called with a line of progress (opening a channel, using the faucet). */
   log?: (line: string) => void;
+}
+
+export interface SignerForOptions {
+  /** A channel bound to this receiver authorizer (batch-settlement); unset: a channel bound to none. */
+  receiverAuthorizer?: string;
 }
 
 interface WalletFile {
@@ -67,23 +77,27 @@ export class Wallet {
     return this.signers;
   }
 
-  /** A channel able to pay these terms `count` times, opening one if none fits. */
-  signerFor(terms: PaymentRequirements, count = 1n): Promise<ChannelSigner> {
-    const chosen = this.choosing.then(() => this.choose(terms, count));
+  /**
+   * A channel able to pay these terms `count` times, opening one if none fits; bound to
+   * `options.receiverAuthorizer` when given.
+   */
+  signerFor(terms: PaymentRequirements, count = 1n, options: SignerForOptions = {}): Promise<ChannelSigner> {
+    const authorizer = options.receiverAuthorizer ?? null;
+    const chosen = this.choosing.then(() => this.choose(terms, count, authorizer));
     this.choosing = chosen.catch(() => undefined);
     return chosen;
   }
 
-  private async choose(terms: PaymentRequirements, count: bigint): Promise<ChannelSigner> {
+  private async choose(terms: PaymentRequirements, count: bigint, authorizer: string | null): Promise<ChannelSigner> {
     const owed = owedPerPayment(terms);
     const ledger = this.ledgerFor(terms);
     for (const signer of this.signers) {
-      if (!fits(signer, terms) || signer.remaining < owed) continue;
+      if (!fits(signer, terms) || signer.receiverAuthorizer !== authorizer || signer.remaining < owed) continue;
       const onLedger = await ledger.channel(signer.channelId);
-      if (onLedger?.open && onLedger.payee === terms.payTo) return signer;
+      if (onLedger?.open && onLedger.payee === terms.payTo && onLedger.receiverAuthorizer === authorizer) return signer;
       this.forget(signer); // the ledger was reset, or the channel closed
     }
-    return this.open(terms, owed * count, ledger);
+    return this.open(terms, owed * count, ledger, authorizer);
   }
 
   /** Persists what the signers know (also done each time a signer signs above its highest). */
@@ -118,7 +132,12 @@ export class Wallet {
     return disk.channels.filter((c) => !known.has(key(c)));
   }
 
-  private async open(terms: PaymentRequirements, needed: bigint, ledger: LocalLedgerClient): Promise<ChannelSigner> {
+  private async open(
+    terms: PaymentRequirements,
+    needed: bigint,
+    ledger: LocalLedgerClient,
+    authorizer: string | null,
+  ): Promise<ChannelSigner> {
     const info = await ledger.info();
     const minimum = BigInt(terms.extra.minDeposit);
     const wanted = this.options.deposit?.(terms) ?? minimum;
@@ -133,9 +152,15 @@ export class Wallet {
       await ledger.faucet(this.buyer.address);
     }
     const voucherKey = randomKeypair();
-    const opened = await ledger.openChannel({ payer: this.buyer, payee: terms.payTo, deposit, voucherKey });
+    const opened = await ledger.openChannel({
+      payer: this.buyer,
+      payee: terms.payTo,
+      deposit,
+      voucherKey,
+      ...(authorizer === null ? {} : { receiverAuthorizer: authorizer }),
+    });
     this.options.log?.(
-      `opened channel ${opened.channelId} to ${terms.payTo} with a deposit of ${deposit} (tx ${opened.tx.slice(0, 12)}…)`,
+      `opened channel ${opened.channelId} to ${terms.payTo} with a deposit of ${deposit}${authorizer === null ? '' : `, bound to the receiver authorizer ${authorizer}`} (tx ${opened.tx.slice(0, 12)}…)`,
     );
     const signer = new ChannelSigner({
       channelId: opened.channelId,
@@ -146,6 +171,7 @@ export class Wallet {
       network: info.network,
       payee: terms.payTo,
       asset: info.contracts.asset,
+      ...(authorizer === null ? {} : { receiverAuthorizer: authorizer }),
     });
     this.signers.push(signer);
     this.keep(signer);

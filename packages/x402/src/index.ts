@@ -1,6 +1,7 @@
 // @svc/x402: the svc `channel` scheme for the official x402 packages (@x402/core, @x402/fetch,
 // @x402/express): a scheme client for buyers, a scheme server for sellers, and a facilitator
-// client that keeps svc receipts.
+// client that keeps svc receipts. x402 `batch-settlement` has its own subpaths:
+// @svc/x402/batch-settlement/client and @svc/x402/batch-settlement/server.
 export { ChannelSchemeClient } from './client.js';
 export type { ChannelSchemeClientOptions } from './client.js';
 export { ChannelSchemeServer, DEFAULT_MIN_DEPOSIT_UNITS } from './server.js';
@@ -14,5 +15,5 @@ export { channelTerms, TermsError } from './requirements.js';
 /** What one payment must add: @svc/core's rule, under the name this package has exported. */
 export { owedPerPayment as owedFor } from '@svc/core';
 export { channelMismatch, singleChannel } from './signer.js';
-export type { ChannelSource, VoucherSigner } from './signer.js';
+export type { BatchChannelSource, BatchVoucherSigner, ChannelSource, VoucherSigner } from './signer.js';
 export { decorateForSvcBuyers } from './svc-terms.js';

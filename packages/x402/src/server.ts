@@ -7,15 +7,7 @@
 // The price is per request (the official middlewares hold the body back until settlement, so
 // metered streams are not for them). Flow "authorization": /verify before the handler (svc
 // accepts the voucher there), /settle after it (svc confirms the accepted voucher).
-import {
-  ASSET_DECIMALS,
-  PaymentRequirementsSchema,
-  SCHEME,
-  SupportedKindSchema,
-  formatUnits,
-  isUnits,
-  parseUnits,
-} from '@svc/core';
+import { ASSET_DECIMALS, ChannelKindSchema, PaymentRequirementsSchema, SCHEME, parseUnits } from '@svc/core';
 import type { Unit } from '@svc/core';
 import type {
   AssetAmount,
@@ -26,11 +18,10 @@ import type {
   SchemePaymentRequiredContext,
   SupportedKind,
 } from '@x402/core/types';
-import { priceToUnits } from './price.js';
+import { assetAmountOf, facilitatorAsset, minDepositOf } from './seller-terms.js';
 import { decorateForSvcBuyers } from './svc-terms.js';
 
-/** extra.minDeposit defaults to 1000 × the price, as for svc's own sellers. */
-export const DEFAULT_MIN_DEPOSIT_UNITS = 1000n;
+export { DEFAULT_MIN_DEPOSIT_UNITS } from './seller-terms.js';
 
 export interface ChannelSchemeServerOptions {
   /** extra.minDeposit as a multiple of the price (default 1000). `extra.minDeposit` on a route wins. */
@@ -63,14 +54,7 @@ export class ChannelSchemeServer implements SchemeNetworkServer {
 
   /** Base units: a bigint or a base-unit string; "$0.0005" or "0.0005 USDC" in asset units. */
   parsePrice(price: Price, _network: Network): Promise<AssetAmount> {
-    return new Promise((resolve) => {
-      const amount = formatUnits(
-        priceToUnits(price, { decimals: ASSET_DECIMALS, symbol: this.options.symbol ?? 'USDC' }),
-      );
-      if (typeof price === 'object')
-        resolve({ amount, asset: price.asset, ...(price.extra ? { extra: price.extra } : {}) });
-      else resolve({ amount, asset: '' });
-    });
+    return new Promise((resolve) => resolve(assetAmountOf(price, this.options.symbol ?? 'USDC')));
   }
 
   getAssetDecimals(_asset: string, _network: Network): number {
@@ -87,29 +71,22 @@ export class ChannelSchemeServer implements SchemeNetworkServer {
   }
 
   validateFacilitatorSupport(_network: Network, supportedKind: SupportedKind): string | void {
-    const kind = SupportedKindSchema.safeParse(supportedKind);
+    const kind = ChannelKindSchema.safeParse(supportedKind);
     if (!kind.success)
       return `the facilitator's kind is not a svc channel kind (${kind.error.issues[0]?.path.join('.') ?? 'extra'})`;
   }
 
   private enhance(requirements: X402Requirements, supportedKind: SupportedKind): ChannelRequirements {
-    const kind = SupportedKindSchema.safeParse(supportedKind);
+    const kind = ChannelKindSchema.safeParse(supportedKind);
     if (!kind.success)
       throw new Error(`the facilitator's /supported kind for ${supportedKind.network} is not a svc channel kind`);
     const k = kind.data.extra;
-    const given = requirements.asset.trim();
-    if (given !== '' && given !== k.asset && given.toUpperCase() !== k.assetCode.toUpperCase()) {
-      throw new Error(`the facilitator settles in ${k.asset} (${k.assetCode}), not ${given}`);
-    }
-    const price = parseUnits(requirements.amount);
+    const asset = facilitatorAsset(requirements.asset, k);
     const { minDeposit: routeMinDeposit, ...routeExtra } = requirements.extra;
-    if (routeMinDeposit !== undefined && !isUnits(routeMinDeposit))
-      throw new Error('extra.minDeposit must be a decimal string of base units');
-    const minDeposit =
-      routeMinDeposit ?? formatUnits(price * (this.options.minDepositUnits ?? DEFAULT_MIN_DEPOSIT_UNITS));
+    const minDeposit = minDepositOf(routeMinDeposit, parseUnits(requirements.amount), this.options.minDepositUnits);
     const out: ChannelRequirements = {
       ...requirements,
-      asset: k.asset,
+      asset,
       unit: 'request',
       extra: {
         ...routeExtra,

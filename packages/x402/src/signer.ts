@@ -1,5 +1,5 @@
-// What the scheme client needs from a channel: the svc SDK's ChannelSigner has exactly this shape
-// (structurally), so @svc/x402 does not depend on the SDK and its ledger client.
+// What the scheme clients need from a channel: the svc SDK's ChannelSigner and Wallet have exactly
+// these shapes (structurally), so @svc/x402 does not depend on the SDK and its ledger client.
 import type { ChannelPayload, PaymentRequirements } from '@svc/core';
 
 export interface VoucherSigner {
@@ -21,8 +21,32 @@ export interface ChannelSource {
   signerFor(requirements: PaymentRequirements): Promise<VoucherSigner>;
 }
 
-/** A source that always pays from one channel. */
-export function singleChannel(signer: VoucherSigner): ChannelSource {
+/**
+ * A channel's books as `batch-settlement` reads them: `cumulative` is what was charged, a voucher
+ * (`next(price)`) the ceiling charged + price, which a seller may charge less of.
+ */
+export interface BatchVoucherSigner extends VoucherSigner {
+  /** The highest amount this signer knows it signed: no account of the channel above it is believed. */
+  readonly signed: bigint;
+  /** The receiver authorizer the channel is bound to; null when none or not known. */
+  readonly receiverAuthorizer: string | null;
+  /** Sets what was charged, backwards too; throws outside 0 … signed. */
+  rebase(charged: bigint): void;
+  /** Whether `signatureHex` is this channel's own voucher for `amount` (then `signed` is at least `amount`). */
+  recognize(amount: bigint, signatureHex: string): boolean;
+}
+
+/** Chooses (or opens) a channel bound to a receiver authorizer. The SDK's `Wallet` is one. */
+export interface BatchChannelSource {
+  signerFor(
+    requirements: PaymentRequirements,
+    count: bigint,
+    options: { receiverAuthorizer: string },
+  ): Promise<BatchVoucherSigner>;
+}
+
+/** A source that always pays from one channel (for either scheme). */
+export function singleChannel<S extends VoucherSigner>(signer: S): { signerFor(): Promise<S> } {
   return { signerFor: () => Promise.resolve(signer) };
 }
 

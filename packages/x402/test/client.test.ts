@@ -211,6 +211,7 @@ describe('bookkeeping through onPaymentResponse', () => {
       deposit: '1000000',
       claimed: '0',
       lastAccepted,
+      charged: lastAccepted,
       unclaimed: lastAccepted,
       remaining: '0',
       expiryLedger: 100,

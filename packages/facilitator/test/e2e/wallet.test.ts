@@ -3,7 +3,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { decodeJsonHeader, isChannelTerms } from '@svc/core';
+import { decodeJsonHeader, isChannelTerms, randomKeypair } from '@svc/core';
 import type { PaymentRequired } from '@svc/core';
 import { Wallet, payFetch } from '@svc/sdk';
 import { startHarness } from '../helpers/harness.js';
@@ -52,5 +52,44 @@ describe('two Wallets on one file (two processes of one buyer)', () => {
     expect(b.channelId).not.toBe(a.channelId);
     const saved = Wallet.open({ file, ledgerUrl: `${h.url}/ledger` }).channels.map((c) => c.channelId);
     expect(saved.sort()).toEqual([a.channelId, b.channelId].sort());
+  });
+});
+
+describe('a Wallet asked for channels bound to a receiver authorizer (batch-settlement)', () => {
+  let h: Harness;
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'svc-wallet-'));
+  beforeAll(async () => {
+    h = await startHarness();
+  });
+  afterAll(async () => {
+    await h.close();
+    fs.rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('opens, keeps and picks a bound channel only when asked for that authorizer', async () => {
+    const file = path.join(dir, 'wallet.json');
+    const wallet = Wallet.open({ file, ledgerUrl: `${h.url}/ledger` });
+    const terms = decodeJsonHeader((await fetch(`${h.url}/demo/book`)).headers.get('payment-required')!);
+    const accept = (terms.ok ? (terms.value as PaymentRequired) : null)!.accepts.filter(isChannelTerms)[0]!;
+    const authorizer = h.f.services.keys.address;
+
+    const bound = await wallet.signerFor(accept, 1n, { receiverAuthorizer: authorizer });
+    expect(bound.receiverAuthorizer).toBe(authorizer);
+    expect((await h.ledger.channel(bound.channelId))?.receiverAuthorizer).toBe(authorizer);
+    expect(await wallet.signerFor(accept, 1n, { receiverAuthorizer: authorizer })).toBe(bound);
+    // A `channel`-scheme payment gets a channel bound to none, and another authorizer another channel.
+    const plain = await wallet.signerFor(accept);
+    expect(plain).not.toBe(bound);
+    expect(plain.receiverAuthorizer).toBeNull();
+    expect((await h.ledger.channel(plain.channelId))?.receiverAuthorizer).toBeNull();
+    const other = await wallet.signerFor(accept, 1n, { receiverAuthorizer: randomKeypair().address });
+    expect([bound.channelId, plain.channelId]).not.toContain(other.channelId);
+
+    // The file keeps each channel's authorizer: a later run picks the same bound channel.
+    const again = Wallet.open({ file, ledgerUrl: `${h.url}/ledger` });
+    const picked = await again.signerFor(accept, 1n, { receiverAuthorizer: authorizer });
+    expect(picked.channelId).toBe(bound.channelId);
+    expect(picked.receiverAuthorizer).toBe(authorizer);
+    expect((await again.signerFor(accept)).channelId).toBe(plain.channelId);
   });
 });

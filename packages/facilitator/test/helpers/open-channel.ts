@@ -41,6 +41,7 @@ export async function openChannel(
     network: info.network,
     payee: o.payee,
     asset: info.contracts.asset,
+    ...(o.receiverAuthorizer === undefined ? {} : { receiverAuthorizer: o.receiverAuthorizer }),
   });
   return { payer, voucherKey, channelId, signer };
 }

@@ -1,6 +1,6 @@
-// Shared fixtures for the unit tests: a svc-shaped /supported kind and channel terms.
-import { contractFromRaw, randomBytes, randomKeypair } from '@svc/core';
-import type { PaymentRequirements } from '@svc/core';
+// Shared fixtures for the unit tests: svc-shaped /supported kinds, and channel and batch-settlement terms.
+import { batchTermsOf, contractFromRaw, randomBytes, randomKeypair } from '@svc/core';
+import type { BatchRequirements, PaymentRequirements } from '@svc/core';
 import { ChannelSigner } from '@svc/sdk';
 import type { SupportedKind } from '@x402/core/types';
 
@@ -34,8 +34,16 @@ export function fixture() {
     maxTimeoutSeconds: 60,
     extra: { channelContract, minDeposit: '5000000', facilitator: 'http://127.0.0.1:9', areFeesSponsored: true },
   };
+  const receiverAuthorizer = randomKeypair().address;
+  const batchKind: SupportedKind = {
+    x402Version: 2,
+    scheme: 'batch-settlement',
+    network: 'stellar:local',
+    extra: { ...kind.extra, receiverAuthorizer },
+  };
+  const batchTerms: BatchRequirements = batchTermsOf(terms, receiverAuthorizer);
   const voucherKey = randomKeypair();
-  const signer = (deposit = 1_000_000n, channelId = 7n) =>
+  const signer = (deposit = 1_000_000n, channelId = 7n, bound: string | null = receiverAuthorizer) =>
     new ChannelSigner({
       channelId,
       deposit,
@@ -45,6 +53,7 @@ export function fixture() {
       network: 'stellar:local',
       payee: payTo,
       asset,
+      ...(bound === null ? {} : { receiverAuthorizer: bound }),
     });
-  return { asset, channelContract, payTo, kind, terms, voucherKey, signer };
+  return { asset, channelContract, payTo, kind, terms, receiverAuthorizer, batchKind, batchTerms, voucherKey, signer };
 }
