@@ -200,8 +200,11 @@ export class Metrics {
       });
   }
 
-  /** The text of a scrape: this facilitator's metrics, then the process's. */
-  render(): Promise<string> {
-    return Registry.merge([this.#registry, this.#process]).metrics();
+  /** The text of a scrape: this facilitator's metrics, then the process's. prom-client spells a
+   *  value that is not a number `Nan` (the event loop's mean delay before its first sample); the
+   *  text format spells it `NaN`, and a strict scraper refuses anything else. */
+  async render(): Promise<string> {
+    const text = await Registry.merge([this.#registry, this.#process]).metrics();
+    return text.replace(/ Nan$/gm, ' NaN');
   }
 }
