@@ -45,6 +45,7 @@ const SEEDS = {
   otherVoucherKey: 0x02,
   receiverAuthorizer: 0x03,
   payTo: 0x04,
+  payer: 0x05,
 } as const;
 const CONTRACT_RAW = filled(0x02);
 const ASSET_RAW = filled(0x03);
