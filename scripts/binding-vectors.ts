@@ -7,7 +7,7 @@
 //   node scripts/build.mjs && node scripts/launch.cjs scripts/binding-vectors.ts   (rewrites the file)
 //
 // packages/core/test/binding-vectors.test.ts checks that the committed file is exactly what this
-// builds, and checks every vector against svc's code; packages/x402/test/binding-corrective.test.ts
+// builds, and checks every vector against svc's code; packages/x402/test/binding-vectors.test.ts
 // runs the corrective cases through the buyer's scheme client. The outcomes of the corrective cases
 // are written here by hand from the binding's rules, not computed by the client they test.
 import { writeFileSync } from 'node:fs';
@@ -433,6 +433,99 @@ function correctiveSection(requirements: BatchRequirements) {
   };
 }
 
+type PaidOutcome =
+  | { outcome: 'adopt'; chargedCumulativeAmount: string; nextMaxClaimableAmount: string }
+  | {
+      outcome: 'stop';
+      reason: 'charge_above_price' | 'total_mismatch' | 'channel_mismatch' | 'no_charge' | 'no_channel_state';
+    };
+
+/**
+ * Paid answers (PAYMENT-RESPONSE `extra`) to a voucher signed on 10000 charged at the price of 5000,
+ * and what the client must do: adopt the new charged total, or sign no more on the channel.
+ */
+function paymentResponseSection(requirements: BatchRequirements) {
+  const passphrase = NETWORKS['stellar:local'].passphrase;
+  const ctx = voucherContext(passphrase, CONTRACT_RAW);
+  const channelId = channelIdOf(passphrase, CONTRACT_RAW, key(SEEDS.voucherKey).publicKey);
+  const price = BigInt(requirements.amount);
+  const charged = 10000n;
+  const state = (total: string, id = channelId): ChannelState => ({
+    channelId: id.toString(),
+    balance: '1000000',
+    totalClaimed: '0',
+    chargedCumulativeAmount: total,
+    refundNonce: '0',
+    expiryLedger: 100000,
+  });
+  const adopt = (total: bigint): PaidOutcome => ({
+    outcome: 'adopt',
+    chargedCumulativeAmount: total.toString(),
+    nextMaxClaimableAmount: (total + price).toString(),
+  });
+  const cases: { name: string; why: string; extra: Record<string, unknown>; expected: PaidOutcome }[] = [
+    {
+      name: 'full_price',
+      why: 'charged the price',
+      extra: { chargedAmount: '5000', channelState: state('15000') },
+      expected: adopt(15000n),
+    },
+    {
+      name: 'below_price',
+      why: 'dynamic pricing: charged 3500 of the 5000 signed for',
+      extra: { chargedAmount: '3500', channelState: state('13500') },
+      expected: adopt(13500n),
+    },
+    {
+      name: 'nothing',
+      why: 'charged 0: the books stay',
+      extra: { chargedAmount: '0', channelState: state('10000') },
+      expected: adopt(10000n),
+    },
+    {
+      name: 'stop_charge_above_price',
+      why: 'a charge of 6000 at a price of 5000',
+      extra: { chargedAmount: '6000', channelState: state('16000') },
+      expected: { outcome: 'stop', reason: 'charge_above_price' },
+    },
+    {
+      name: 'stop_total_mismatch',
+      why: 'charged 3500, but the total says 14000, not 10000 + 3500',
+      extra: { chargedAmount: '3500', channelState: state('14000') },
+      expected: { outcome: 'stop', reason: 'total_mismatch' },
+    },
+    {
+      name: 'stop_other_channel',
+      why: 'the state is another channel’s',
+      extra: { chargedAmount: '5000', channelState: state('15000', channelId + 1n) },
+      expected: { outcome: 'stop', reason: 'channel_mismatch' },
+    },
+    {
+      name: 'stop_no_charge',
+      why: 'no extra.chargedAmount',
+      extra: { channelState: state('15000') },
+      expected: { outcome: 'stop', reason: 'no_charge' },
+    },
+    {
+      name: 'stop_no_channel_state',
+      why: 'no extra.channelState',
+      extra: { chargedAmount: '5000' },
+      expected: { outcome: 'stop', reason: 'no_channel_state' },
+    },
+  ];
+  const sent = charged + price;
+  return {
+    note: 'The client (books: 10000 charged) pays the terms above from the corrective section’s channel with sentVoucher; the paid answer (success true, transaction "", amount "") carries the case’s extra. adopt: the books move to chargedCumulativeAmount and the next voucher is nextMaxClaimableAmount. stop: the client signs no more on the channel.',
+    client: { chargedCumulativeAmount: charged.toString(), signedMaxClaimable: charged.toString() },
+    sentVoucher: {
+      channelId: channelId.toString(),
+      maxClaimableAmount: sent.toString(),
+      signature: toHex(ctx.sign(key(SEEDS.voucherKey), channelId, sent)),
+    },
+    cases,
+  };
+}
+
 export function buildBindingVectors() {
   const requirements = requirementsOf();
   return {
@@ -445,6 +538,7 @@ export function buildBindingVectors() {
     strictVerification: strictSection(),
     paymentRequirements: requirements,
     voucherPayload: payloadSection(requirements),
+    paymentResponse: paymentResponseSection(requirements),
     corrective: correctiveSection(requirements),
   };
 }

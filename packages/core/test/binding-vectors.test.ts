@@ -4,7 +4,7 @@
 // keys, the channel ids (recomputed here from the digest by the formula the binding states), the
 // voucher messages, digests and signatures, strict ed25519 verification, and the voucher payload.
 // The corrective cases' outcomes are run through the buyer's client in
-// packages/x402/test/binding-corrective.test.ts.
+// packages/x402/test/binding-vectors.test.ts.
 import crypto from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
@@ -195,7 +195,7 @@ describe('binding test vectors', () => {
     ).toBe(true);
   });
 
-  it('sign each corrective case’s sent voucher with the client’s key, for its books plus the price', () => {
+  it('sign the client’s sent vouchers with its key, for its books plus the price', () => {
     const corrective = vectors.corrective as {
       networkPassphrase: string;
       channelContractRawHex: string;
@@ -211,6 +211,15 @@ describe('binding test vectors', () => {
     const ctx = voucherContext(corrective.networkPassphrase, fromHex(corrective.channelContractRawHex, 32));
     const keys = keypairFromSeed(fromHex(corrective.voucherSeedHex, 32));
     expect(corrective.cases.length).toBe(10);
+    const paid = vectors.paymentResponse as { sentVoucher: { maxClaimableAmount: string; signature: string } };
+    expect(
+      ctx.verify(
+        keys.publicKey,
+        BigInt(corrective.channelId),
+        BigInt(paid.sentVoucher.maxClaimableAmount),
+        fromHex(paid.sentVoucher.signature, 64),
+      ),
+    ).toBe(true);
     for (const c of corrective.cases) {
       const sent = BigInt(c.sentVoucher.maxClaimableAmount);
       expect(sent).toBe(BigInt(c.client.chargedCumulativeAmount) + BigInt(corrective.price));

@@ -1,6 +1,6 @@
-// The corrective-402 vectors of the Stellar binding
-// (docs/schemes/scheme_batch_settlement_stellar.vectors.json, `corrective`), run through the buyer's
-// scheme client: for each case the client, with its books as given, pays the vector's terms (its
+// The client vectors of the Stellar binding (docs/schemes/scheme_batch_settlement_stellar.vectors.json),
+// run through the buyer's scheme client. `paymentResponse`: a paid answer is adopted when its charge
+// adds up, else the client signs no more on the channel. `corrective`: for each case the client, with its books as given, pays the vector's terms (its
 // voucher must be the vector's `sentVoucher`, byte for byte), is answered a corrective 402 carrying
 // the case's channelState and voucherState, and must reach the case's outcome — adopt (the books
 // move to the proved charged total, @x402/fetch retries, the next voucher is that total plus the
@@ -36,6 +36,27 @@ interface Corrective {
   cases: Case[];
 }
 
+interface PaymentResponses {
+  client: { chargedCumulativeAmount: string; signedMaxClaimable: string };
+  sentVoucher: { channelId: string; maxClaimableAmount: string; signature: string };
+  cases: {
+    name: string;
+    extra: Record<string, unknown>;
+    expected:
+      | { outcome: 'adopt'; chargedCumulativeAmount: string; nextMaxClaimableAmount: string }
+      | { outcome: 'stop'; reason: keyof typeof STOPS };
+  }[];
+}
+
+/** What the client's log says for each reason to stop that the binding names. */
+const STOPS = {
+  charge_above_price: /charged \d+, above the price of \d+/,
+  total_mismatch: /is not the \d+ charged before plus the \d+ charged now/,
+  channel_mismatch: /the answer is for channel/,
+  no_charge: /the answer says no charge/,
+  no_channel_state: /the answer has no channel state/,
+} as const;
+
 /** What the client's log says for each reason the binding names. */
 const REASONS = {
   voucher_not_client_key: /was not signed by this channel's voucher key/,
@@ -48,12 +69,12 @@ const REASONS = {
 const MISMATCH = 'invalid_batch_settlement_stellar_cumulative_amount_mismatch';
 const vectors = JSON.parse(
   readFileSync(new URL('../../../docs/schemes/scheme_batch_settlement_stellar.vectors.json', import.meta.url), 'utf8'),
-) as { paymentRequirements: BatchRequirements; corrective: Corrective };
+) as { paymentRequirements: BatchRequirements; paymentResponse: PaymentResponses; corrective: Corrective };
 const terms = vectors.paymentRequirements;
 const corrective = vectors.corrective;
 const asX402 = (t: object) => t as PaymentRequirements;
 
-function clientFor(c: Case) {
+function clientFor(c: { client: Case['client'] }) {
   const signer = new ChannelSigner({
     channelId: BigInt(corrective.channelId),
     deposit: BigInt(corrective.deposit),
@@ -126,6 +147,43 @@ describe('corrective 402 vectors of the binding', () => {
       }
       expect(logs).toHaveLength(1);
       expect(logs[0]).toMatch(REASONS[expected.reason]);
+    });
+  }
+});
+
+describe('payment-response vectors of the binding', () => {
+  const paid = vectors.paymentResponse;
+
+  it('cover adopting and every reason to stop', () => {
+    const seen = new Set(paid.cases.map((c) => (c.expected.outcome === 'stop' ? c.expected.reason : 'adopt')));
+    expect([...seen].sort()).toEqual(['adopt', ...Object.keys(STOPS)].sort());
+  });
+
+  for (const c of paid.cases) {
+    it(`${c.name}: ${c.expected.outcome}`, async () => {
+      const { signer, client, logs, pay } = clientFor(paid);
+      const sent = await pay();
+      expect(sent.payload).toEqual({ type: 'voucher', voucher: paid.sentVoucher });
+      const result = await client.schemeHooks.onPaymentResponse!({
+        paymentPayload: sent,
+        requirements: sent.accepted,
+        settleResponse: { success: true, transaction: '', network: sent.accepted.network, amount: '', extra: c.extra },
+      });
+      expect(result).toBeUndefined();
+      const { expected } = c;
+      if (expected.outcome === 'adopt') {
+        expect(signer.cumulative).toBe(BigInt(expected.chargedCumulativeAmount));
+        expect(logs).toEqual([]);
+        const next = await pay();
+        expect((next.payload as { voucher: { maxClaimableAmount: string } }).voucher.maxClaimableAmount).toBe(
+          expected.nextMaxClaimableAmount,
+        );
+        return;
+      }
+      expect(signer.cumulative).toBe(BigInt(paid.client.chargedCumulativeAmount));
+      expect(logs).toHaveLength(1);
+      expect(logs[0]).toMatch(STOPS[expected.reason]);
+      await expect(pay()).rejects.toThrow(/is not used any more by this client/);
     });
   }
 });
