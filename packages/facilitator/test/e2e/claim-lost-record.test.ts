@@ -12,6 +12,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { randomKeypair } from '@svc/core';
 import { startLedgerServer } from '@svc/ledger';
 import type { LedgerServer } from '@svc/ledger';
+import { claimKeyOf } from '../../src/domain/claimer.js';
 import { CURSOR_KEY } from '../../src/domain/openings.js';
 import { SQLITE_FILE_NAME } from '../../src/store/open-store.js';
 import { startHarness } from '../helpers/harness.js';
@@ -55,7 +56,7 @@ describe('a claim whose record the store lost', () => {
         db.prepare('DELETE FROM event_accounts WHERE event_id = ?').run(id);
         db.prepare('DELETE FROM events WHERE id = ?').run(id);
       }
-      db.prepare('DELETE FROM idempotency WHERE key = ?').run(`claim:${tx}`);
+      db.prepare('DELETE FROM idempotency WHERE key = ?').run(claimKeyOf(tx, buyer.channelId, 3000n));
       db.prepare(`UPDATE channels SET claimed = '0', vouchers_claimed = 0 WHERE id = ?`).run(
         buyer.channelId.toString(),
       );
