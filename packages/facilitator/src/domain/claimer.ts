@@ -197,8 +197,8 @@ export class Claimer {
       try {
         result = await this.submit(records);
       } catch (err) {
-        // Not even submitted: report it (PROTOCOL.md §7) once per outage, however often the claim
-        // is tried meanwhile (the scheduler's retries, manual claims), then let the caller retry.
+        // Not even submitted: report it (a chain.rejected event) once per outage, however often
+        // the claim is tried meanwhile (the scheduler's retries, manual claims); the caller retries.
         for (const record of records) {
           results.set(record.id, { error: err });
           if (!(err instanceof LedgerUnavailable) || this.unreachable.has(record.id)) continue;
