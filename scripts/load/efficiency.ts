@@ -3,7 +3,9 @@
 // not the final claims the test forces of every leftover to check conservation, which cover
 // whatever a channel took since its last claim: an artifact of ending the run. Every settlement
 // of the run's sellers is read from GET /sellers/:payTo/revenue; those whose transaction is not
-// one of the final claims' were the facilitator's own.
+// one of the final claims' were the facilitator's own. The scheduler claims many channels in one
+// `claim_many` transaction, so its settlements are also counted by transaction: channels per claim
+// transaction and vouchers per transaction (what the fees are paid per).
 import { RevenueReportSchema } from '@svc/core';
 import type { RevenueReport } from '@svc/core';
 import { mapLimit } from './channels.js';
@@ -15,8 +17,11 @@ import type { ClaimReport, Reader } from './settle.js';
 export const VOUCHERS_PER_CLAIM_GOAL = 200;
 
 export interface Claims {
+  /** Channel claims (settlements). */
   claims: number;
   vouchers: number;
+  /** The on-chain transactions they came in. */
+  txs: number;
 }
 
 export interface Efficiency {
@@ -37,12 +42,13 @@ export async function settlementEfficiency(reader: Reader, sellers: Seller[], fi
     return RevenueReportSchema.parse(reply.body);
   });
   const out: Efficiency = {
-    own: { claims: 0, vouchers: 0 },
+    own: { claims: 0, vouchers: 0, txs: 0 },
     ownUnknown: 0,
-    final: { claims: final.claimed, vouchers: final.vouchers },
+    final: { claims: final.claimed, vouchers: final.vouchers, txs: final.txs.size },
     policy: reports[0]?.settlementPolicy ?? null,
     truncated: reports.some((r) => r.settlementsTruncated),
   };
+  const ownTxs = new Set<string>();
   for (const r of reports) {
     for (const s of r.settlements) {
       if (final.txs.has(s.tx)) continue;
@@ -52,17 +58,24 @@ export async function settlementEfficiency(reader: Reader, sellers: Seller[], fi
       }
       out.own.claims++;
       out.own.vouchers += s.paymentsCovered;
+      ownTxs.add(s.tx); // one transaction pays channels of several sellers
     }
   }
+  out.own.txs = ownTxs.size;
   return out;
 }
 
 /** The lines `npm run load` prints; `price` is what one voucher pays (every seller's). */
 export function describeEfficiency(e: Efficiency, price: bigint): string[] {
-  const per = (c: Claims) => (c.claims === 0 ? '—' : (c.vouchers / c.claims).toFixed(1));
+  const per = (n: number, d: number) => (d === 0 ? '—' : (n / d).toFixed(1));
   const line = (c: Claims) =>
-    `${c.claims} claim${c.claims === 1 ? '' : 's'} covering ${c.vouchers} vouchers = ${per(c)} vouchers per on-chain claim`;
-  const all = { claims: e.own.claims + e.final.claims, vouchers: e.own.vouchers + e.final.vouchers };
+    `${c.claims} claim${c.claims === 1 ? '' : 's'} covering ${c.vouchers} vouchers = ${per(c.vouchers, c.claims)} vouchers per on-chain claim; ` +
+    `${c.txs} transaction${c.txs === 1 ? '' : 's'}: ${per(c.claims, c.txs)} channels per claim transaction, ${per(c.vouchers, c.txs)} vouchers per transaction`;
+  const all = {
+    claims: e.own.claims + e.final.claims,
+    vouchers: e.own.vouchers + e.final.vouchers,
+    txs: e.own.txs + e.final.txs,
+  };
   const p = e.policy;
   const lines = [
     p

@@ -7,7 +7,7 @@ import type { Ledger, LedgerEvent } from '@svc/ledger';
 import type { ChannelRecord, NewEvent, Store, WriteOp } from '../store/port.js';
 import type { AccountBook } from './account-book.js';
 import type { ChannelBook } from './channel-book.js';
-import { claimKeyOf, claimOnce } from './claimer.js';
+import { claimKeyOf, claimKeyOfOneChannelTx, claimOnce } from './claimer.js';
 import type { Claimer } from './claimer.js';
 import type { EventLog } from './event-log.js';
 import type { LatestLedger } from './latest-ledger.js';
@@ -225,13 +225,13 @@ export class LedgerWatcher {
     const ops: WriteOp[] = [{ op: 'channel.ledger', channelId, claimed: cumulative }];
     if (known && cumulative > known.charged) this.options.onClaimAbove?.(channelId, known.charged, cumulative);
     // Recorded (by a claimer, or an earlier pass): the store says so, whoever recorded it.
-    if (await this.store.getIdempotent(claimKeyOf(ev.tx))) return ops;
+    if (await this.recorded(ev.tx, channelId, cumulative)) return ops;
     // A claim of everything the facilitator accepted covers the vouchers no claim covered yet.
     const coversAll = known !== null && known.charged === cumulative;
     const vouchersCovered = coversAll ? known.vouchers - known.vouchersClaimed : null;
     if (coversAll) ops.push({ op: 'channel.claimed', channelId, cumulative, vouchersClaimed: known.vouchers });
     ops.push(
-      claimOnce(ev.tx, ev.ts),
+      claimOnce(ev.tx, channelId, cumulative, ev.ts),
       this.event(ev, channelId, known ? [known.payer, known.payee] : [], {
         channelId: channelId.toString(),
         payee: str(d['payee']),
@@ -242,6 +242,12 @@ export class LedgerWatcher {
       }),
     );
     return ops;
+  }
+
+  /** Whether this claim of the transaction is recorded, under its key or the one-channel key of older stores. */
+  private async recorded(tx: string, channelId: bigint, cumulative: bigint): Promise<boolean> {
+    if ((await this.store.getIdempotent(claimKeyOf(tx, channelId, cumulative))) !== null) return true;
+    return (await this.store.getIdempotent(claimKeyOfOneChannelTx(tx))) !== null;
   }
 
   private event(ev: LedgerEvent, channelId: bigint, accounts: string[], data: Record<string, unknown>): WriteOp {

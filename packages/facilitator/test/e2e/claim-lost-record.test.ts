@@ -12,10 +12,11 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { randomKeypair } from '@svc/core';
 import { startLedgerServer } from '@svc/ledger';
 import type { LedgerServer } from '@svc/ledger';
+import { claimKeyOf } from '../../src/domain/claimer.js';
 import { CURSOR_KEY } from '../../src/domain/openings.js';
 import { SQLITE_FILE_NAME } from '../../src/store/open-store.js';
 import { startHarness } from '../helpers/harness.js';
-import type { Harness } from '../helpers/harness.js';
+import type { Buyer, Harness } from '../helpers/harness.js';
 
 describe('a claim whose record the store lost', () => {
   let ledger: LedgerServer | undefined;
@@ -55,7 +56,7 @@ describe('a claim whose record the store lost', () => {
         db.prepare('DELETE FROM event_accounts WHERE event_id = ?').run(id);
         db.prepare('DELETE FROM events WHERE id = ?').run(id);
       }
-      db.prepare('DELETE FROM idempotency WHERE key = ?').run(`claim:${tx}`);
+      db.prepare('DELETE FROM idempotency WHERE key = ?').run(claimKeyOf(tx, buyer.channelId, 3000n));
       db.prepare(`UPDATE channels SET claimed = '0', vouchers_claimed = 0 WHERE id = ?`).run(
         buyer.channelId.toString(),
       );
@@ -77,6 +78,82 @@ describe('a claim whose record the store lost', () => {
     onTheFile(h.dataDir, (db) => db.prepare('UPDATE meta SET value = ? WHERE key = ?').run(cursor, CURSOR_KEY));
     await h.f.watcher.tick();
     expect(await store.events({ channelId: buyer.channelId, types: ['channel.claimed'], limit: 10 })).toHaveLength(1);
+  }, 60_000);
+});
+
+describe('a claim_many whose records the store lost', () => {
+  let ledger: LedgerServer | undefined;
+  let h: Harness | undefined;
+  const ledgerDir = fs.mkdtempSync(path.join(os.tmpdir(), 'svc-lost-batch-ledger-'));
+
+  afterAll(async () => {
+    await h?.close();
+    await ledger?.close();
+    fs.rmSync(ledgerDir, { recursive: true, force: true });
+  });
+
+  it('is recorded again from the ledger’s events, each channel of the transaction once', async () => {
+    ledger = await startLedgerServer({ port: 0, dataDir: ledgerDir, ledgerSeconds: 1 });
+    h = await startHarness({ LEDGER_URL: ledger.url, CLAIM_INTERVAL_SECONDS: '3600', DEMO: 'off' });
+    const sellers = [randomKeypair().address, randomKeypair().address];
+    const buyers: Buyer[] = [];
+    for (let i = 0; i < 3; i++) buyers.push(await h.buyer({ payee: sellers[i % 2]! }));
+    for (const [i, b] of buyers.entries()) {
+      const terms = h.requirements({ payTo: b.payee, amount: '1000' });
+      for (let k = 1; k <= i + 1; k++)
+        expect((await h.verify(b.signer.sign(1000n * BigInt(k)), terms)).body['isValid']).toBe(true);
+    }
+    await h.f.watcher.tick();
+    await h.f.watcher.stop();
+    const store = h.f.services.store;
+    const cursor = await store.getMeta(CURSOR_KEY);
+    const results = await h.f.services.claimer.claimBatch(buyers.map((b) => b.channelId));
+    const txs = new Set<string>();
+    for (const [i, b] of buyers.entries()) {
+      const result = results.get(b.channelId);
+      expect(result).toMatchObject({ outcome: { status: 'claimed', amount: 1000n * BigInt(i + 1) } });
+      if (result && 'outcome' in result && result.outcome.status === 'claimed') txs.add(result.outcome.tx);
+    }
+    expect(txs.size).toBe(1); // one claim_many for the three channels
+    const [tx] = [...txs];
+
+    // The store loses every write of the claim, and the watcher's cursor is where it was before it.
+    onTheFile(h.dataDir, (db) => {
+      const ids = db.prepare(`SELECT id FROM events WHERE type = 'channel.claimed'`).pluck().all() as number[];
+      for (const id of ids) {
+        db.prepare('DELETE FROM event_accounts WHERE event_id = ?').run(id);
+        db.prepare('DELETE FROM events WHERE id = ?').run(id);
+      }
+      for (const [i, b] of buyers.entries())
+        db.prepare('DELETE FROM idempotency WHERE key = ?').run(claimKeyOf(tx!, b.channelId, 1000n * BigInt(i + 1)));
+      db.prepare(`UPDATE channels SET claimed = '0', vouchers_claimed = 0`).run();
+      db.prepare('UPDATE meta SET value = ? WHERE key = ?').run(cursor, CURSOR_KEY);
+    });
+    for (const b of buyers) h.f.services.book.invalidate(b.channelId);
+
+    // Two passes over the same events: each channel of the transaction recorded once.
+    for (let pass = 0; pass < 2; pass++) {
+      onTheFile(h.dataDir, (db) => db.prepare('UPDATE meta SET value = ? WHERE key = ?').run(cursor, CURSOR_KEY));
+      await h.f.watcher.tick();
+      for (const [i, b] of buyers.entries()) {
+        const claimed = await store.events({ channelId: b.channelId, types: ['channel.claimed'], limit: 10 });
+        expect(claimed.map((e) => e.data)).toEqual([
+          expect.objectContaining({ amount: String(1000 * (i + 1)), tx, vouchersCovered: i + 1 }),
+        ]);
+      }
+    }
+    const settled = [1000n + 3000n, 2000n];
+    for (const [s, seller] of sellers.entries()) {
+      const revenue = (await (await fetch(`${h.url}/sellers/${seller}/revenue`)).json()) as {
+        totals: Record<string, unknown>;
+      };
+      expect(revenue.totals).toMatchObject({
+        earned: settled[s]!.toString(),
+        settled: settled[s]!.toString(),
+        receivable: '0',
+        settlements: s === 0 ? 2 : 1,
+      });
+    }
   }, 60_000);
 });
 

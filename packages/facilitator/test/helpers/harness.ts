@@ -5,6 +5,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { encodeJsonHeader, randomKeypair } from '@svc/core';
 import type { ChannelPayload, Keypair, PaymentRequirements } from '@svc/core';
+import type { Ledger } from '@svc/ledger';
 import { LocalLedgerClient } from '@svc/sdk';
 import type { ChannelSigner } from '@svc/sdk';
 import { openChannel } from './open-channel.js';
@@ -55,10 +56,13 @@ export interface Buyer {
   payee: string;
 }
 
-/** `watchPollMs`: how often the ledger watcher polls (50 ms here; a long one stands for a ledger whose events lag). */
+/**
+ * `watchPollMs`: how often the ledger watcher polls (50 ms here; a long one stands for a ledger whose
+ * events lag). `ledger`: the facilitator's ledger port (with LEDGER_URL: the same ledger, for buyers).
+ */
 export async function startHarness(
   env: Record<string, string> = {},
-  options: { clock?: Clock; watchPollMs?: number; signReceiptsInline?: boolean } = {},
+  options: { clock?: Clock; watchPollMs?: number; signReceiptsInline?: boolean; ledger?: Ledger } = {},
 ): Promise<Harness> {
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'svc-test-'));
   const config = loadConfig({
@@ -73,6 +77,7 @@ export async function startHarness(
     config,
     watchPollMs: options.watchPollMs ?? 50,
     ...(options.clock ? { clock: options.clock } : {}),
+    ...(options.ledger ? { ledger: options.ledger } : {}),
     ...(options.signReceiptsInline !== undefined ? { signReceiptsInline: options.signReceiptsInline } : {}),
   });
   // Every answer this facilitator gives the test is checked against its own OpenAPI document.
