@@ -4,7 +4,7 @@
 //   import { svc } from '@svc/meter';
 //   const { meter } = svc({ facilitator: 'http://127.0.0.1:4020', payTo: 'G…' });
 //   app.get('/book', meter({ price: 5000n, unit: 'request' }), (req, res) => res.json({ paid: req.payment }));
-import { globalFetch, isAddress, parseSellerToken, UNITS } from '@svc/core';
+import { describeNonAddress, globalFetch, isAddress, parseSellerToken, UNITS } from '@svc/core';
 import type { StreamVoucher } from '@svc/core';
 import { FacilitatorClient, StreamCalls } from './facilitator-client.js';
 import type { IncomingMessage, ServerResponse } from 'node:http';
@@ -76,7 +76,7 @@ export function svc(options: SvcOptions): SvcClient {
       'svc: payTo is missing: the seller’s address (G…), which `npx svc-seller init` creates and prints',
     );
   if (!isAddress(options.payTo))
-    throw new TypeError(`svc: payTo must be a Stellar address (G… or C…), got ${JSON.stringify(options.payTo)}`);
+    throw new TypeError(`svc: payTo must be a Stellar address (G… or C…); it is ${describeNonAddress(options.payTo)}`);
   const payTo = options.payTo;
   const sellerToken = checkSellerToken(options.sellerToken);
   const facilitator = new FacilitatorClient(

@@ -6,7 +6,7 @@ import Fastify from 'fastify';
 import { Hono } from 'hono';
 import { serve } from '@hono/node-server';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { decodeJsonHeader, randomKeypair, requestHash } from '@svc/core';
+import { decodeJsonHeader, randomKeypair, requestHash, secretFromSeed } from '@svc/core';
 import { svc } from '@svc/meter';
 import type { PaidRequest } from '@svc/meter';
 import { fastifyMeter } from '@svc/meter/fastify';
@@ -252,6 +252,10 @@ describe('@svc/meter on Express 5 and node:http', () => {
       /facilitator must be an http\(s\) URL/,
     );
     expect(() => svc({ facilitator: h.url, payTo: 'GABC' })).toThrow(/payTo must be a Stellar address/);
+    // A secret seed pasted as payTo is named, never printed.
+    const secret = secretFromSeed(new Uint8Array(32).fill(9));
+    expect(() => svc({ facilitator: h.url, payTo: secret })).toThrow(/it is a secret seed \(S…\), not shown/);
+    expect(() => svc({ facilitator: h.url, payTo: secret })).not.toThrow(secret.slice(0, 20));
     // An unset environment variable passed as it is: said plainly, with where an address comes from.
     expect(() => svc({ facilitator: h.url, payTo: process.env['SVC_NO_SUCH_VARIABLE'] })).toThrow(
       /payTo is missing.*svc-seller init/,
