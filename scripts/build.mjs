@@ -65,7 +65,10 @@ if (tsc === null) {
 /** Each package's build info, by when it was written: tsc -b rewrites it when it builds the package. */
 function buildInfoTimes() {
   return Object.fromEntries(
-    PACKAGES.map((p) => [p, fs.statSync(path.join(ROOT, 'packages', p, '.tsbuildinfo'), { throwIfNoEntry: false })?.mtimeMs]),
+    PACKAGES.map((p) => [
+      p,
+      fs.statSync(path.join(ROOT, 'packages', p, '.tsbuildinfo'), { throwIfNoEntry: false })?.mtimeMs,
+    ]),
   );
 }
 

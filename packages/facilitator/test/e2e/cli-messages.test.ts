@@ -219,7 +219,7 @@ describe('svc start and svc ledger take no arguments', () => {
     expect(out.out).not.toMatch(/configuration table/);
   }, 30_000);
 
-  it("svc start --help: the package README it points at (which ships in the tarball) has a row for every variable it lists", async () => {
+  it('svc start --help: the package README it points at (which ships in the tarball) has a row for every variable it lists', async () => {
     const out = await ran(['start', '--help']);
     expect(out.code, out.out).toBe(0);
     expect(out.out).toContain('node_modules/@svc/facilitator/README.md');
