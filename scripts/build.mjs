@@ -26,6 +26,8 @@ function tscPath() {
 
 const tsc = tscPath();
 const PACKAGES = ['core', 'ledger', 'meter', 'sdk', 'x402', 'facilitator'];
+/** What this run built, for its last line: "up to date" only when it is the empty list. */
+const rebuilt = [];
 const missing = PACKAGES.filter((p) => !fs.existsSync(path.join(ROOT, 'packages', p, 'dist', 'index.js')));
 if (tsc === null) {
   // A production install (npm ci --omit=dev) has no TypeScript: what was built is what runs.
@@ -46,6 +48,7 @@ if (tsc === null) {
 } else {
   // A package whose dist/ was deleted still has its build info, and tsc -b would call it up to date.
   for (const p of missing) fs.rmSync(path.join(ROOT, 'packages', p, '.tsbuildinfo'), { force: true });
+  const before = buildInfoTimes();
   const out = spawnSync(process.execPath, [tsc, '-b', 'tsconfig.build.json', ...(force ? ['--force'] : [])], {
     cwd: ROOT,
     stdio: 'inherit',
@@ -55,6 +58,18 @@ if (tsc === null) {
     process.exit(out.status ?? 1);
   }
   removeOrphans();
+  const after = buildInfoTimes();
+  rebuilt.push(...PACKAGES.filter((p) => after[p] !== before[p]).map((p) => `@svc/${p}`));
+}
+
+/** Each package's build info, by when it was written: tsc -b rewrites it when it builds the package. */
+function buildInfoTimes() {
+  return Object.fromEntries(
+    PACKAGES.map((p) => [
+      p,
+      fs.statSync(path.join(ROOT, 'packages', p, '.tsbuildinfo'), { throwIfNoEntry: false })?.mtimeMs,
+    ]),
+  );
 }
 
 /**
@@ -74,10 +89,14 @@ function removeOrphans() {
 }
 const { ensureConsole } = await import('./build-console.mjs');
 try {
-  await ensureConsole({ force });
+  if (await ensureConsole({ force })) rebuilt.push('the console');
 } catch (err) {
   if (err.code !== 'ERR_MODULE_NOT_FOUND' || !String(err.message).includes("'vite'")) throw err;
   // No Vite: the facilitator starts without a console and says so at GET /.
 }
 if (process.env['SVC_BUILD_QUIET'] !== '1')
-  console.log(`build: up to date in ${((performance.now() - started) / 1000).toFixed(1)} s`);
+  console.log(
+    rebuilt.length === 0
+      ? `build: up to date (checked in ${((performance.now() - started) / 1000).toFixed(1)} s)`
+      : `build: built ${rebuilt.join(', ')} in ${((performance.now() - started) / 1000).toFixed(1)} s`,
+  );

@@ -209,6 +209,7 @@ describe.each(RUNTIMES)(
     const project = path.join(dir, rt.name.replace(' ', '-'));
     const children: ChildProcess[] = [];
     let facilitator = '';
+    let facilitatorOutput: () => string = () => '';
     let payTo = '';
     const timings: Record<string, number> = {};
     let installLog = '';
@@ -261,6 +262,7 @@ describe.each(RUNTIMES)(
       timings['svc start'] = performance.now() - t;
       children.push(svc.child);
       facilitator = svc.match[1]!;
+      facilitatorOutput = svc.output;
       const seller = await node(rt, project, ['node_modules/.bin/svc-seller', 'init'], {
         SVC_SELLER: path.join(project, 'seller.json'),
       });
@@ -274,6 +276,33 @@ describe.each(RUNTIMES)(
     afterAll(() => {
       for (const child of children) child.kill('SIGKILL');
     });
+
+    it('the banner tells an operator of the installed package what to run there (npx svc, not the repository’s npm run svc)', async () => {
+      await expect.poll(() => facilitatorOutput(), { timeout: 10_000 }).toMatch(/ try {7}\S/);
+      expect(facilitatorOutput()).toMatch(/ try {7}npx svc pay http:\/\/\S+\/demo\/book/);
+      expect(facilitatorOutput()).not.toContain('npm run');
+    });
+
+    it.skipIf(rt.node === process.execPath)(
+      'started by another Node than it was installed with, it says to rebuild better-sqlite3, and prints no stack trace',
+      async () => {
+        const failed = (await run(process.execPath, ['node_modules/.bin/svc', 'start'], {
+          cwd: project,
+          env: { ...process.env, PORT: '0', DATA_DIR: path.join(project, 'data-other-node') },
+          timeout: 60_000,
+        }).then(
+          () => null,
+          (err: unknown) => err,
+        )) as { code: number; stderr: string } | null;
+        expect(failed, 'svc start ran under another Node').not.toBeNull();
+        expect(failed!.code).toBe(1);
+        expect(failed!.stderr).toMatch(/built for another Node\.js \(NODE_MODULE_VERSION \d+; this is Node v/);
+        expect(failed!.stderr).toContain(`this is Node ${process.version}, which needs`);
+        expect(failed!.stderr).toContain('`npm rebuild better-sqlite3`');
+        expect(failed!.stderr).not.toMatch(/^\s+at /m);
+      },
+      60_000,
+    );
 
     it('installs without an engine warning', () => {
       // The facilitator and the ledger pin the two packages of Fastify's tree whose newer releases

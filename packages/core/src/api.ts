@@ -222,7 +222,9 @@ export const SupportedResponseSchema = z
   .meta({ id: 'Supported' });
 export type SupportedResponse = z.infer<typeof SupportedResponseSchema>;
 
-export const CHANNEL_STATUSES = ['open', 'closed'] as const;
+/** `expired`: open on the ledger but past its expiry ledger, so it takes no voucher; its seller can
+ *  still claim until it is closed, and its payer can close it to take the rest back. */
+export const CHANNEL_STATUSES = ['open', 'expired', 'closed'] as const;
 
 /** The facilitator's channel view (PROTOCOL.md §7). */
 export const ChannelViewSchema = z

@@ -28,6 +28,7 @@ export const REASON_STATUS = {
   LEDGER_REJECTED: 502,
   LEDGER_UNAVAILABLE: 503,
   FACILITATOR_UNAVAILABLE: 503,
+  SELLER_MISCONFIGURED: 502,
 } as const satisfies Record<string, number>;
 
 export type ReasonCode = keyof typeof REASON_STATUS;
@@ -54,7 +55,7 @@ export const DEFAULT_MESSAGES: Record<ReasonCode, string> = {
   VOUCHER_UNDERPAID: 'The voucher adds less than the price owed.',
   CHANNEL_EXHAUSTED: "The voucher's cumulative amount exceeds the channel's deposit.",
   ACCOUNT_FROZEN: "The payer's account is frozen.",
-  UNSUPPORTED_SCHEME: 'This facilitator handles the `channel` scheme only.',
+  UNSUPPORTED_SCHEME: 'This facilitator handles the `channel` and `batch-settlement` schemes.',
   UNSUPPORTED_VERSION: 'This facilitator speaks x402 versions 1 and 2.',
   PAYMENT_MALFORMED: 'The payment payload is malformed.',
   BAD_REQUEST: 'The request is malformed.',
@@ -69,6 +70,8 @@ export const DEFAULT_MESSAGES: Record<ReasonCode, string> = {
   LEDGER_REJECTED: 'The ledger rejected the transaction.',
   LEDGER_UNAVAILABLE: 'The ledger is unavailable; try again shortly.',
   FACILITATOR_UNAVAILABLE: 'The payment facilitator is unavailable; try again shortly.',
+  SELLER_MISCONFIGURED:
+    'This seller cannot take payments until it corrects its own setup (its facilitator or its credentials); nothing was charged, and retrying will not help until then.',
 };
 
 export type ErrorSource = 'gateway' | 'facilitator' | 'ledger';

@@ -44,6 +44,26 @@ export function isAddress(value: unknown): value is string {
   return isAccountAddress(value) || isContractAddress(value);
 }
 
+/**
+ * What was given where an address was expected, for an error message, without ever showing a
+ * secret: a secret seed is named, not printed (it is what a newcomer most often pastes by mistake),
+ * and so is any other string that could be a key in another form. Only what cannot be secret —
+ * a mistyped `G…`/`C…` address — is shown.
+ */
+export function describeNonAddress(value: unknown): string {
+  if (value === undefined || value === null) return 'nothing';
+  if (typeof value !== 'string') return `a ${typeof value}`;
+  if (value === '') return 'an empty string';
+  if (value.length === 56 && value[0] === 'S' && StrKey.isValidEd25519SecretSeed(value))
+    return 'a secret seed (S…), not shown: never hand it to anyone; give the account’s public address (G…) instead';
+  if (value.length === 69 && value[0] === 'M' && StrKey.isValidMed25519PublicKey(value))
+    return 'a muxed address (M…): give its account’s G… address';
+  if (/^[GC][A-Z2-7]*$/.test(value) && value.length <= 60)
+    return `${JSON.stringify(value)}, which is not a valid G… or C… address (wrong length or checksum)`;
+  if (/^[0-9a-fA-F]{64}$/.test(value)) return '64 hexadecimal digits (not shown: they may be a raw key)';
+  return `a string of ${value.length} characters (not shown)`;
+}
+
 export function accountFromPublicKey(publicKey: Uint8Array): AccountAddress {
   return StrKey.encodeEd25519PublicKey(toBuffer(publicKey, 32));
 }

@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import {
   accountFromPublicKey,
   contractFromRaw,
+  describeNonAddress,
   fromHex,
   isAccountAddress,
   isAddress,
@@ -10,6 +11,7 @@ import {
   keypairFromSecret,
   publicKeyFromAccount,
   rawFromContract,
+  secretFromSeed,
 } from '@svc/core';
 
 describe('StrKeys', () => {
@@ -58,5 +60,25 @@ describe('StrKeys', () => {
     const verdicts = samples.map((s) => [s, isAddressLight(s)]);
     expect(verdicts).toEqual(samples.map((s) => [s, isAddress(s)]));
     expect(verdicts.filter(([, ok]) => ok).length).toBe(128);
+  });
+});
+
+describe('describeNonAddress', () => {
+  const secret = secretFromSeed(new Uint8Array(32).fill(7));
+  it('names a secret seed without showing it, and says what to pass instead', () => {
+    const said = describeNonAddress(secret);
+    expect(said).not.toContain(secret.slice(1, 12));
+    expect(said).toMatch(/secret seed \(S…\)/);
+    expect(said).toMatch(/G…/);
+  });
+  it('shows what cannot be a secret: a short or mistyped public address', () => {
+    expect(describeNonAddress('GABC')).toBe('"GABC", which is not a valid G… or C… address (wrong length or checksum)');
+    expect(describeNonAddress(42)).toBe('a number');
+    expect(describeNonAddress('')).toBe('an empty string');
+  });
+  it('shows no other string: it may be a key in another form', () => {
+    const hex = 'ab'.repeat(32);
+    expect(describeNonAddress(hex)).toBe('64 hexadecimal digits (not shown: they may be a raw key)');
+    expect(describeNonAddress('correct horse battery staple')).toBe('a string of 28 characters (not shown)');
   });
 });

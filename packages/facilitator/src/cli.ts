@@ -3,6 +3,7 @@
 // `svc rotate-key` (a new receipt signer).
 import fs from 'node:fs';
 import path from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { ledgerConfigFromEnv } from '@svc/ledger';
 import { CONFIG_VARIABLES, ConfigError, loadConfig } from './config.js';
 import { createFacilitator } from './facilitator.js';
@@ -65,8 +66,9 @@ ${variables.map((name) => `  ${name.padEnd(width)}${defaults[name] ?? ''}`.trimE
   return `usage: [VARIABLE=value …] svc start
 
 Runs the facilitator: by default with the embedded ledger, SQLite and the demo seller.
-It takes no arguments. It reads these environment variables (the README's configuration table
-gives each one's meaning and default):
+It takes no arguments. It reads these environment variables (the Configuration table of
+@svc/facilitator's README gives each one's meaning and default: node_modules/@svc/facilitator/README.md
+where the package is installed, packages/facilitator/README.md in the repository):
 
 ${lines.join(',\n')}
 `;
@@ -98,6 +100,9 @@ function shellWord(value: string): string {
   return /^[\w@%+=:,./…-]+$/.test(value) ? value : `'${value.replace(/'/g, "'\\''")}'`;
 }
 
+/** Run from the repository (whose root has `npm run svc`), not from an installed package (`npx svc`). */
+const IN_REPOSITORY = fs.existsSync(fileURLToPath(new URL('../../../scripts/build.mjs', import.meta.url)));
+
 /** The longest a SIGTERM or SIGINT shutdown may take before the process exits regardless. */
 const SHUTDOWN_LIMIT_MS = 10_000;
 
@@ -119,7 +124,7 @@ async function start(): Promise<void> {
     console.log(
       `  demo      GET ${url}/demo/book (${config.PRICE_BOOK_PER_REQUEST} base units per request), paying ${facilitator.demoPayTo}`,
     );
-  console.log(`  try       npm run svc -- pay ${url}/demo/book`);
+  console.log(`  try       ${IN_REPOSITORY ? 'npm run svc --' : 'npx svc'} pay ${url}/demo/book`);
   const stop = (signal: string) => {
     console.log(`\n${signal}: shutting down`);
     // Nothing unacknowledged is lost by leaving (a write not committed was never acknowledged), so

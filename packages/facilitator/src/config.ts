@@ -104,6 +104,12 @@ export class ConfigError extends Error {
   }
 }
 
+/** A value as an error may repeat it: the password of anything shaped like a URL with credentials
+ *  (`scheme://user:password@host`) becomes `***`, even when the URL is otherwise invalid. */
+function withoutPassword(value: string): string {
+  return value.replace(/^([A-Za-z][A-Za-z0-9+.-]*:\/\/[^/@:]*:)[^/@]*@/, '$1***@');
+}
+
 /** Reads the configuration; `env` defaults to process.env. Throws ConfigError naming the variable. */
 export function loadConfig(env: Record<string, string | undefined> = process.env): Config {
   const known = Object.fromEntries(
@@ -115,7 +121,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
   if (!parsed.success) {
     const lines = parsed.error.issues.map((i) => {
       const name = String(i.path[0] ?? '?');
-      const shown = SECRET_VARIABLES.has(name) ? '(hidden)' : JSON.stringify(known[name] ?? '');
+      const shown = SECRET_VARIABLES.has(name) ? '(hidden)' : JSON.stringify(withoutPassword(known[name] ?? ''));
       return `  ${name}=${shown}: ${i.message}`;
     });
     throw new ConfigError(`invalid configuration:\n${lines.join('\n')}`);

@@ -82,6 +82,21 @@ describe('configuration (PROTOCOL.md §10)', () => {
     expect(message).not.toContain(value);
   });
 
+  it.each([
+    ['DATABASE_URL', 'mysql://svc:hunter2-password@db.example/svc'],
+    ['REDIS_URL', 'http://:hunter2-password@cache.example:6379'],
+  ])('refuses a bad %s without repeating the password inside it', (name, value) => {
+    let message = '';
+    try {
+      loadConfig({ [name]: value });
+    } catch (err) {
+      message = (err as Error).message;
+    }
+    expect(message).toMatch(new RegExp(`\\b${name}=`));
+    expect(message).not.toContain('hunter2');
+    expect(message).toContain('***');
+  });
+
   it('takes a METRICS_TOKEN of 16 or more visible characters', () => {
     expect(loadConfig({}).METRICS_TOKEN).toBeUndefined();
     expect(loadConfig({ METRICS_TOKEN: 'a'.repeat(16) }).METRICS_TOKEN).toBe('a'.repeat(16));

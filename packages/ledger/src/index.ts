@@ -16,6 +16,7 @@ export { DEFAULT_FAUCET_AMOUNT, DEFAULT_FAUCET_PER_ADDRESS_PER_HOUR, DEFAULT_FAU
 export type { FaucetOptions, LedgerFaucet } from './faucet.js';
 export { SYSTEM_CLOCK } from './ledger-clock.js';
 export { DataDirInUse, lockDataDir } from './data-dir-lock.js';
+export { explainNativeAddon, openSqlite } from './sqlite-open.js';
 export type { DataDirHolder, DataDirLock } from './data-dir-lock.js';
 export type { Clock } from './ledger-clock.js';
 export {

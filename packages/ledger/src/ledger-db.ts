@@ -15,7 +15,8 @@
 // (ledger-state.ts). The sequential ids of older files are below 2^63 and so stored as they were.
 import fs from 'node:fs';
 import path from 'node:path';
-import Database from 'better-sqlite3';
+import type Database from 'better-sqlite3';
+import { openSqlite } from './sqlite-open.js';
 
 export const LEDGER_DB_FILE = 'ledger.sqlite';
 export const SCHEMA_VERSION = 4;
@@ -131,7 +132,7 @@ CREATE TABLE IF NOT EXISTS pool_lines (
 
 export function openLedgerDb(dataDir: string): Database.Database {
   fs.mkdirSync(dataDir, { recursive: true });
-  const db = new Database(path.join(dataDir, LEDGER_DB_FILE));
+  const db = openSqlite(path.join(dataDir, LEDGER_DB_FILE));
   try {
     db.pragma('journal_mode = WAL');
     db.pragma('synchronous = FULL');

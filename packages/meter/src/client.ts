@@ -4,7 +4,7 @@
 //   import { svc } from '@svc/meter';
 //   const { meter } = svc({ facilitator: 'http://127.0.0.1:4020', payTo: 'G…' });
 //   app.get('/book', meter({ price: 5000n, unit: 'request' }), (req, res) => res.json({ paid: req.payment }));
-import { globalFetch, isAddress, parseSellerToken, UNITS } from '@svc/core';
+import { describeNonAddress, globalFetch, isAddress, parseSellerToken, UNITS } from '@svc/core';
 import type { StreamVoucher } from '@svc/core';
 import { FacilitatorClient, StreamCalls } from './facilitator-client.js';
 import type { IncomingMessage, ServerResponse } from 'node:http';
@@ -76,9 +76,9 @@ export function svc(options: SvcOptions): SvcClient {
       'svc: payTo is missing: the seller’s address (G…), which `npx svc-seller init` creates and prints',
     );
   if (!isAddress(options.payTo))
-    throw new TypeError(`svc: payTo must be a Stellar address (G… or C…), got ${JSON.stringify(options.payTo)}`);
+    throw new TypeError(`svc: payTo must be a Stellar address (G… or C…); it is ${describeNonAddress(options.payTo)}`);
   const payTo = options.payTo;
-  const sellerToken = checkSellerToken(options.sellerToken);
+  const sellerToken = checkSellerToken(options.sellerToken, payTo);
   const facilitator = new FacilitatorClient(
     facilitatorUrl,
     options.fetch ?? globalFetch,
@@ -92,6 +92,16 @@ export function svc(options: SvcOptions): SvcClient {
     options.timeoutMs ?? DEFAULT_TIMEOUT_MS,
     sellerToken,
   );
+  // Once, at start: a facilitator URL that is wrong, or a facilitator that is down, is said in the
+  // seller's log now rather than first learnt from a buyer's failed payment. (The answer is cached
+  // for the first requests.)
+  facilitator
+    .supported()
+    .catch((err: unknown) =>
+      console.warn(
+        `@svc/meter: at start, the facilitator at ${facilitatorUrl} cannot be used: ${(err as Error).message}. Payments fail until it can.`,
+      ),
+    );
   const gate = (meterOptions: MeterOptions) => new Gate({ facilitator, payTo }, checkMeterOptions(meterOptions));
   const client: SvcClient = {
     meter: (meterOptions) => nodeMeter(client, meterOptions),
@@ -123,12 +133,21 @@ function checkUrl(name: string, value: unknown): string {
   throw new TypeError(`svc: ${name} must be an http(s) URL, got ${JSON.stringify(value)}`);
 }
 
-function checkSellerToken(token: unknown): string | null {
+/** A seller token's shape, and what the meter can check of it without the facilitator: whose it is, and until when. */
+function checkSellerToken(token: unknown, payTo: string): string | null {
   if (token === undefined) return null;
-  if (typeof token !== 'string' || parseSellerToken(token) === null) {
+  const parsed = typeof token === 'string' ? parseSellerToken(token) : null;
+  if (parsed === null)
     throw new TypeError('svc: sellerToken must be a seller token from `svc-seller token` (svcs1.G….…)');
-  }
-  return token;
+  if (parsed.payTo !== payTo)
+    throw new TypeError(
+      `svc: sellerToken is ${parsed.payTo}’s, but payTo is ${payTo}: get a token with payTo’s key (\`svc-seller token\` with SVC_SELLER set to payTo’s key file)`,
+    );
+  if (parsed.expiresUnix * 1000 <= Date.now())
+    throw new TypeError(
+      `svc: sellerToken expired at ${new Date(parsed.expiresUnix * 1000).toISOString()}: get a new one with \`svc-seller token\``,
+    );
+  return token as string;
 }
 
 function checkStreamOptions(o: StreamOptions): StreamOptions {

@@ -60,9 +60,22 @@ export class FacilitatorUnavailable extends Error {
   }
 }
 
+/**
+ * The seller's own setup is wrong, not the facilitator's availability: the URL answers but is no
+ * facilitator (404, or not /supported's body), or the facilitator refuses the seller's token.
+ */
+export class SellerMisconfigured extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'SellerMisconfigured';
+  }
+}
+
 export class FacilitatorClient {
   private supportedCache: { value: SupportedResponse; at: number } | null = null;
   private supportedFailedAt = 0;
+  /** Why /supported last failed: said again, without asking, until SUPPORTED_RETRY_MS have passed. */
+  private supportedFailure: Error | null = null;
   private supportedPending: Promise<SupportedResponse> | null = null;
 
   constructor(
@@ -79,8 +92,8 @@ export class FacilitatorClient {
   async supported(): Promise<SupportedResponse> {
     const now = Date.now();
     if (this.supportedCache && now - this.supportedCache.at < SUPPORTED_TTL_MS) return this.supportedCache.value;
-    if (!this.supportedCache && now - this.supportedFailedAt < SUPPORTED_RETRY_MS) {
-      throw new FacilitatorUnavailable('the facilitator did not answer GET /supported');
+    if (!this.supportedCache && this.supportedFailure && now - this.supportedFailedAt < SUPPORTED_RETRY_MS) {
+      throw this.supportedFailure;
     }
     this.supportedPending ??= this.loadSupported().finally(() => {
       this.supportedPending = null;
@@ -91,6 +104,10 @@ export class FacilitatorClient {
       // A stale answer beats none: the facilitator's terms rarely change.
       if (this.supportedCache) return this.supportedCache.value;
       this.supportedFailedAt = Date.now();
+      this.supportedFailure =
+        err instanceof SellerMisconfigured
+          ? err
+          : new FacilitatorUnavailable(`the facilitator did not answer GET /supported: ${(err as Error).message}`);
       throw err;
     }
   }
@@ -103,8 +120,15 @@ export class FacilitatorClient {
       throw new FacilitatorUnavailable(`the facilitator at ${this.baseUrl} is unreachable: ${(err as Error).message}`);
     }
     const parsed = safeParse(SupportedResponseSchema, res.ok ? await res.json().catch(() => null) : null);
-    if (!parsed.success)
+    if (!parsed.success) {
+      // A server that answers, but not as a facilitator: the seller's `facilitator` URL is wrong.
+      // 5xx and 429 are a facilitator's trouble, to retry.
+      if (res.status < 500 && res.status !== 429)
+        throw new SellerMisconfigured(
+          `GET ${this.baseUrl}/supported answered ${res.status} ${res.ok ? 'with something that is not a facilitator’s /supported' : 'instead of the facilitator’s terms'}: check svc({ facilitator }) — it is the facilitator’s base URL, e.g. http://127.0.0.1:4020`,
+        );
       throw new FacilitatorUnavailable(`GET ${this.baseUrl}/supported answered ${res.status} without a valid body`);
+    }
     this.supportedCache = { value: parsed.data, at: Date.now() };
     return parsed.data;
   }

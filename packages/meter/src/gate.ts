@@ -24,6 +24,7 @@ import type {
   VerifyRequest,
   VoucherState,
 } from '@svc/core';
+import { SellerMisconfigured } from './facilitator-client.js';
 import type { FacilitatorClient } from './facilitator-client.js';
 import { bazaarFor, mimeTypeOf, paymentRequired, termsFor } from './terms.js';
 import type { MeterOptions, Terms } from './terms.js';
@@ -66,6 +67,7 @@ export class Gate {
     try {
       supported = await this.deps.facilitator.supported();
     } catch (err) {
+      if (err instanceof SellerMisconfigured) return misconfigured(err.message);
       return unavailable((err as Error).message);
     }
     const url = new URL(req.url);
@@ -213,7 +215,16 @@ export class Gate {
       return terms('PAYMENT_MALFORMED', 'facilitator', reply.body?.message ?? DEFAULT_MESSAGES.PAYMENT_MALFORMED);
     if (reply.status === 503 && reply.body)
       return passError(503, reply.body, { 'retry-after': reply.retryAfter ?? '5' });
-    // 401/403: the facilitator refused this seller's token (sellerToken); say so to whoever reads the log.
+    // 401/403: the facilitator refused this seller's token; 404: the URL is not a facilitator's. The
+    // seller's mistakes: the buyer is told not to retry, the seller's log says what to fix.
+    if (reply.status === 401 || reply.status === 403)
+      return misconfigured(
+        `the facilitator at ${this.deps.facilitator.baseUrl} answered ${reply.status} ${reply.body?.error ?? ''} to this seller's token${reply.body ? `: ${reply.body.message}` : ''} — get a token for payTo ${this.deps.payTo} from this facilitator with \`svc-seller token\` (SVC_FACILITATOR=${this.deps.facilitator.baseUrl})`,
+      );
+    if (reply.status === 404)
+      return misconfigured(
+        `the facilitator at ${this.deps.facilitator.baseUrl} answered 404 to a payment: check svc({ facilitator }), the facilitator's base URL`,
+      );
     return unavailable(
       reply.body
         ? `the facilitator answered ${reply.status} ${reply.body.error}: ${reply.body.message}`
@@ -242,6 +253,22 @@ function payment402(body: PaymentRequired): GateOutcome {
     },
     body,
   };
+}
+
+/** What was said in the seller's log already: each mistake once per process, not once per request. */
+const told = new Set<string>();
+
+/** The seller's own setup is wrong: 502 without Retry-After for the buyer, the fix in the seller's log. */
+function misconfigured(detail: string): GateOutcome {
+  if (!told.has(detail)) {
+    if (told.size < 100) told.add(detail);
+    console.warn(`@svc/meter: SELLER_MISCONFIGURED: this seller cannot take payments: ${detail}.`);
+  }
+  return passError(
+    502,
+    { error: 'SELLER_MISCONFIGURED', source: 'gateway', message: DEFAULT_MESSAGES.SELLER_MISCONFIGURED },
+    {},
+  );
 }
 
 function unavailable(detail: string): GateOutcome {

@@ -35,7 +35,8 @@ const HELP = `${USAGE}
   (no command)       print the address
   token [--days N]   get a seller token from SVC_FACILITATOR (default ${DEFAULT_FACILITATOR}),
                      signed with the key, for svc({ facilitator, payTo, sellerToken });
-                     valid N days (default 365, at most 366)
+                     valid N days (default 365, at most 366); the token alone goes to
+                     standard output: export SVC_SELLER_TOKEN=$(svc-seller token)
   help               this text (also --help, -h)
 `;
 
@@ -99,7 +100,8 @@ async function token(file: string, daysArg: string | undefined): Promise<void> {
     throw new Error('--days must be a whole number from 1 to 366');
   const facilitator = process.env['SVC_FACILITATOR'] ?? DEFAULT_FACILITATOR;
   const t = await requestSellerToken({ facilitator, secret: seller.secret, ...(days === undefined ? {} : { days }) });
-  console.log(`seller token for ${t.payTo} at ${facilitator}, valid until ${t.expiresAt}:`);
+  // The token alone on standard output, for SVC_SELLER_TOKEN=$(svc-seller token).
+  console.error(`seller token for ${t.payTo} at ${facilitator}, valid until ${t.expiresAt}:`);
   console.log(t.token);
 }
 

@@ -8,12 +8,16 @@
 // two schemes read a channel's books differently.
 import fs from 'node:fs';
 import path from 'node:path';
-import { owedPerPayment, randomKeypair, keypairFromSecret } from '@svc/core';
+import { displayAmount, owedPerPayment, randomKeypair, keypairFromSecret } from '@svc/core';
 import type { Keypair, PaymentRequirements } from '@svc/core';
 import { ChannelSigner } from './channel-signer.js';
 import type { SignerState } from './channel-signer.js';
-import { LocalLedgerClient } from './ledger-client.js';
+import { DEFAULT_CHANNEL_LEDGERS, LocalLedgerClient } from './ledger-client.js';
 import { PaymentError } from './pay-fetch.js';
+
+/** How close to its expiry ledger a channel is extended before paying on it: twice the facilitator's
+ *  default safety margin (60 ledgers), so that a voucher signed now is not refused as expiring. */
+const EXPIRY_MARGIN_LEDGERS = 120;
 
 export interface WalletOptions {
   /** Where to keep the wallet; in memory only when omitted. */
@@ -94,10 +98,44 @@ export class Wallet {
     for (const signer of this.signers) {
       if (!fits(signer, terms) || signer.receiverAuthorizer !== authorizer || signer.remaining < owed) continue;
       const onLedger = await ledger.channel(signer.channelId);
-      if (onLedger?.open && onLedger.payee === terms.payTo && onLedger.receiverAuthorizer === authorizer) return signer;
+      if (onLedger?.open && onLedger.payee === terms.payTo && onLedger.receiverAuthorizer === authorizer)
+        return this.unexpired(signer, onLedger.expiryLedger, owed * count, ledger);
       this.forget(signer); // the ledger was reset, or the channel closed
     }
     return this.open(terms, owed * count, ledger, authorizer);
+  }
+
+  /**
+   * A channel at or near its expiry ledger takes no voucher (the facilitator refuses those within its
+   * safety margin), but what is left in it is the buyer's. Opening a new channel beside it would leave
+   * that money locked until the payer may close the old one; a top-up with a later expiry (the
+   * contract allows extending it, also after expiry, while the channel is open) keeps it usable.
+   */
+  private async unexpired(
+    signer: ChannelSigner,
+    expiryLedger: number,
+    needed: bigint,
+    ledger: LocalLedgerClient,
+  ): Promise<ChannelSigner> {
+    const latest = (await ledger.info()).latestLedger;
+    if (expiryLedger - latest > EXPIRY_MARGIN_LEDGERS) return signer;
+    const amount = needed > 0n ? needed : 1n;
+    if ((await ledger.balance(this.buyer.address)) < amount) {
+      this.options.log?.(`funding ${this.buyer.address} from the faucet`);
+      await ledger.faucet(this.buyer.address);
+    }
+    const extended = await ledger.topUp({
+      payer: this.buyer,
+      channelId: signer.channelId,
+      amount,
+      expiryLedger: latest + DEFAULT_CHANNEL_LEDGERS,
+    });
+    signer.setDeposit(extended.deposit);
+    this.options.log?.(
+      `channel ${signer.channelId} ${expiryLedger <= latest ? 'expired' : 'was about to expire'} at ledger ${expiryLedger} with ${signer.remaining - amount} left: topped it up with ${amount} and extended it to ledger ${extended.expiryLedger} (tx ${extended.tx.slice(0, 12)}…)`,
+    );
+    this.save();
+    return signer;
   }
 
   /** Persists what the signers know (also done each time a signer signs above its highest). */
@@ -150,6 +188,12 @@ export class Wallet {
     if ((await ledger.balance(this.buyer.address)) < deposit) {
       this.options.log?.(`funding ${this.buyer.address} from the faucet`);
       await ledger.faucet(this.buyer.address);
+      const held = await ledger.balance(this.buyer.address);
+      if (held < deposit)
+        throw new PaymentError(
+          `a channel to ${terms.payTo} needs a deposit of ${displayAmount(deposit)} (the seller's minimum is ${displayAmount(minimum)}), and ${this.buyer.address} holds ${displayAmount(held)} of the asset ${terms.asset}, a faucet grant included: fund ${this.buyer.address} with at least ${displayAmount(deposit - held)} more and pay again`,
+          'INSUFFICIENT_FUNDS',
+        );
     }
     const voucherKey = randomKeypair();
     const opened = await ledger.openChannel({

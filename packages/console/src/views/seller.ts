@@ -305,7 +305,7 @@ function settlementCells(c: ChannelView, r: RevenueReport, ctx: Context): [strin
   const expires = time(atLedger(c.expiresInLedgers));
   const unclaimed = units(c.unclaimed) ?? 0n;
   const threshold = units(p.threshold) ?? 0n;
-  if (c.status !== 'open') {
+  if (c.status === 'closed') {
     const lost = r.losses.channels.find((l) => l.channelId === c.id);
     return [
       lost ? h('span', { 'data-field': 'lost' }, `lost ${amount(lost.amount, ctx.asset)}`) : '—',
@@ -338,7 +338,7 @@ function channelTable(
         type: 'button',
         'data-action': 'claim',
         'data-channel': c.id,
-        disabled: c.status !== 'open' || c.unclaimed === '0',
+        disabled: c.status === 'closed' || c.unclaimed === '0',
       },
       'Claim',
     );

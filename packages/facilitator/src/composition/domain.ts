@@ -341,7 +341,7 @@ export function channelView(r: ChannelRecord, latestLedger: number): ChannelView
     remaining: formatUnits(r.deposit - r.charged),
     expiryLedger: r.expiryLedger,
     expiresInLedgers: r.expiryLedger - latestLedger,
-    status: r.status,
+    status: r.status === 'open' && r.expiryLedger <= latestLedger ? 'expired' : r.status,
     vouchers: r.vouchers,
     vouchersSinceClaim: r.vouchers - r.vouchersClaimed,
     openedAt: r.openedAt,

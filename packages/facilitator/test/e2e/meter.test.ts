@@ -5,8 +5,8 @@ import express from 'express';
 import Fastify from 'fastify';
 import { Hono } from 'hono';
 import { serve } from '@hono/node-server';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { decodeJsonHeader, randomKeypair, requestHash } from '@svc/core';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { decodeJsonHeader, randomKeypair, requestHash, secretFromSeed } from '@svc/core';
 import { svc } from '@svc/meter';
 import type { PaidRequest } from '@svc/meter';
 import { fastifyMeter } from '@svc/meter/fastify';
@@ -247,11 +247,82 @@ describe('@svc/meter on Express 5 and node:http', () => {
     expect(await res.json()).toMatchObject({ error: 'FACILITATOR_UNAVAILABLE', source: 'facilitator' });
   });
 
+  it("a seller's own mistakes are not the facilitator's availability: 502 SELLER_MISCONFIGURED, no Retry-After, said once in the seller's log", async () => {
+    const warned: string[] = [];
+    const warn = vi.spyOn(console, 'warn').mockImplementation((line: unknown) => void warned.push(String(line)));
+    try {
+      const b = await h.buyer({ payee: payee.address });
+      const paid = async (client: ReturnType<typeof svc>) => {
+        const mw = client.meter({ price: 5000n, unit: 'request' });
+        const s = http.createServer((req, res) => mw(req, res, () => res.end('paid')));
+        servers.push(s);
+        const url = await listen(s);
+        const first = await fetch(`${url}/x`, {
+          headers: {
+            'payment-signature': paymentHeader(b.signer.next(5000n), h.requirements({ payTo: payee.address })),
+          },
+        });
+        await fetch(`${url}/x`, {
+          headers: {
+            'payment-signature': paymentHeader(b.signer.next(5000n), h.requirements({ payTo: payee.address })),
+          },
+        });
+        return first;
+      };
+      // A token minted by another facilitator (its MAC is not this one's): /verify answers 401.
+      const foreign = `svcs1.${payee.address}.${Math.floor(Date.now() / 1000) + 86_400}.${'A'.repeat(43)}`;
+      const res = await paid(svc({ facilitator: h.url, payTo: payee.address, sellerToken: foreign }));
+      expect(res.status).toBe(502);
+      expect(res.headers.get('retry-after')).toBeNull();
+      expect(await res.json()).toMatchObject({ error: 'SELLER_MISCONFIGURED', source: 'gateway' });
+      // A facilitator URL that is not a facilitator (a path under it that answers 404).
+      const wrong = await paid(svc({ facilitator: `${h.url}/not-here`, payTo: payee.address }));
+      expect(wrong.status).toBe(502);
+      expect(await wrong.json()).toMatchObject({ error: 'SELLER_MISCONFIGURED' });
+      const told = warned.filter((l) => l.includes('SELLER_MISCONFIGURED') || l.includes('cannot take payments'));
+      expect(told.some((l) => /401/.test(l) && /svc-seller token/.test(l))).toBe(true);
+      expect(told.some((l) => l.includes(`${h.url}/not-here`))).toBe(true);
+      // …and the wrong URL was said at start, before any buyer came.
+      expect(
+        warned.some((l) => l.startsWith(`@svc/meter: at start, the facilitator at ${h.url}/not-here cannot be used`)),
+      ).toBe(true);
+      // Once per mistake, not once per request.
+      expect(new Set(told).size).toBe(told.length);
+      expect(told.join('\n')).not.toContain(foreign);
+    } finally {
+      warn.mockRestore();
+    }
+  });
+
+  it('refuses at start a seller token that is for another payTo, or expired', () => {
+    const other = randomKeypair();
+    const later = Math.floor(Date.now() / 1000) + 86_400;
+    expect(() =>
+      svc({
+        facilitator: h.url,
+        payTo: payee.address,
+        sellerToken: `svcs1.${other.address}.${later}.${'A'.repeat(43)}`,
+      }),
+    ).toThrow(new RegExp(`sellerToken is ${other.address}’s, but payTo is ${payee.address}`));
+    const past = Math.floor(Date.now() / 1000) - 60;
+    expect(() =>
+      svc({
+        facilitator: h.url,
+        payTo: payee.address,
+        sellerToken: `svcs1.${payee.address}.${past}.${'A'.repeat(43)}`,
+      }),
+    ).toThrow(/sellerToken expired at .*svc-seller token/);
+  });
+
   it('refuses bad options with a clear message', () => {
     expect(() => svc({ facilitator: 'not a url', payTo: payee.address })).toThrow(
       /facilitator must be an http\(s\) URL/,
     );
     expect(() => svc({ facilitator: h.url, payTo: 'GABC' })).toThrow(/payTo must be a Stellar address/);
+    // A secret seed pasted as payTo is named, never printed.
+    const secret = secretFromSeed(new Uint8Array(32).fill(9));
+    expect(() => svc({ facilitator: h.url, payTo: secret })).toThrow(/it is a secret seed \(S…\), not shown/);
+    expect(() => svc({ facilitator: h.url, payTo: secret })).not.toThrow(secret.slice(0, 20));
     // An unset environment variable passed as it is: said plainly, with where an address comes from.
     expect(() => svc({ facilitator: h.url, payTo: process.env['SVC_NO_SUCH_VARIABLE'] })).toThrow(
       /payTo is missing.*svc-seller init/,

@@ -178,12 +178,13 @@ describe('svc seller', () => {
   });
 
   const run = (args: string[], env: Record<string, string>) =>
-    new Promise<{ code: number | null; out: string }>((resolve) => {
+    new Promise<{ code: number | null; out: string; stdout: string }>((resolve) => {
       const child = spawnSvc(args, env);
       let out = '';
-      child.stdout!.on('data', (d: Buffer) => (out += d.toString()));
+      let stdout = '';
+      child.stdout!.on('data', (d: Buffer) => ((out += d.toString()), (stdout += d.toString())));
       child.stderr!.on('data', (d: Buffer) => (out += d.toString()));
-      child.on('exit', (code) => resolve({ code, out }));
+      child.on('exit', (code) => resolve({ code, out, stdout }));
     });
 
   it('creates a key once, prints its address, and fetches a token the facilitator accepts', async () => {
@@ -198,7 +199,11 @@ describe('svc seller', () => {
     expect((await run(['seller', 'init'], env)).out).toContain(`seller ${address}`); // kept, not replaced
     const got = await run(['seller', 'token', '--days', '7'], env);
     expect(got.code).toBe(0);
-    const token = /^(svcs1\.\S+)$/m.exec(got.out)![1]!;
+    // Standard output is the token alone, so that SVC_SELLER_TOKEN=$(svc-seller token) takes it; what
+    // it is for goes to standard error.
+    expect(got.stdout).toMatch(/^svcs1\.\S+\n$/);
+    expect(got.out).toMatch(/seller token for G[A-Z2-7]{55} at /);
+    const token = got.stdout.trim();
     expect(h.f.services.sellerTokens.check(token)).toMatchObject({ payTo: address });
     expect(got.out).not.toContain(JSON.parse(fs.readFileSync(env.SVC_SELLER, 'utf8')).secret as string);
   });

@@ -5,7 +5,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { decodeJsonHeader, isChannelTerms, randomKeypair } from '@svc/core';
 import type { PaymentRequired } from '@svc/core';
-import { Wallet, payFetch } from '@svc/sdk';
+import { PaymentError, Wallet, payFetch } from '@svc/sdk';
 import { startHarness } from '../helpers/harness.js';
 import type { Harness } from '../helpers/harness.js';
 
@@ -91,5 +91,59 @@ describe('a Wallet asked for channels bound to a receiver authorizer (batch-sett
     expect(picked.channelId).toBe(bound.channelId);
     expect(picked.receiverAuthorizer).toBe(authorizer);
     expect((await again.signerFor(accept)).channelId).toBe(plain.channelId);
+  });
+});
+
+describe('a Wallet whose channel to the seller is at or past its expiry', () => {
+  let h: Harness;
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'svc-wallet-'));
+  beforeAll(async () => {
+    h = await startHarness();
+  });
+  afterAll(async () => {
+    await h.close();
+    fs.rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('extends it (a top-up with a later expiry) and pays on it, rather than leaving its deposit locked behind a new channel', async () => {
+    const latest = (await h.ledger.info()).latestLedger;
+    const b = await h.buyer({ expiryLedger: latest + 3 });
+    const file = path.join(dir, 'wallet.json');
+    fs.writeFileSync(file, JSON.stringify({ version: 1, buyer: b.keys.secret(), channels: [b.signer.toState()] }));
+    await expect
+      .poll(async () => (await h.ledger.info()).latestLedger, { timeout: 15_000, interval: 250 })
+      .toBeGreaterThanOrEqual(latest + 3);
+    const said: string[] = [];
+    const wallet = Wallet.open({ file, ledgerUrl: `${h.url}/ledger`, log: (line) => said.push(line) });
+    const res = await payFetch(`${h.url}/demo/book`, {}, { signer: (terms) => wallet.signerFor(terms) });
+    expect(res.status).toBe(200);
+    expect(wallet.channels.map((c) => c.channelId)).toEqual([b.channelId]);
+    const onLedger = await h.ledger.channel(b.channelId);
+    expect(onLedger!.expiryLedger).toBeGreaterThan((await h.ledger.info()).latestLedger + 1000);
+    expect(said.join('\n')).toMatch(new RegExp(`channel ${b.channelId} .*expir.*extended it to ledger \\d+`));
+  });
+});
+
+describe('a Wallet that cannot fund the deposit a seller asks for', () => {
+  let h: Harness;
+  beforeAll(async () => {
+    h = await startHarness();
+  });
+  afterAll(() => h.close());
+
+  it('says so in asset units, with what it holds and what to do, not as a ledger error in base units', async () => {
+    const terms = decodeJsonHeader((await fetch(`${h.url}/demo/book`)).headers.get('payment-required')!);
+    const accept = (terms.ok ? (terms.value as PaymentRequired) : null)!.accepts.filter(isChannelTerms)[0]!;
+    // Twice what one faucet grant gives (10,000 of the asset).
+    const dear = { ...accept, extra: { ...accept.extra, minDeposit: '200000000000' } };
+    const wallet = Wallet.open({ ledgerUrl: `${h.url}/ledger` });
+    const err = (await wallet.signerFor(dear).catch((e: unknown) => e)) as PaymentError;
+    expect(err).toBeInstanceOf(PaymentError);
+    expect(err.code).toBe('INSUFFICIENT_FUNDS');
+    expect(err.message).toContain('needs a deposit of 20000.0000000');
+    expect(err.message).toContain(`${wallet.buyer.address} holds 10000.0000000`);
+    expect(err.message).toMatch(/fund .* with at least 10000\.0000000 more/);
+    expect(err.message).not.toMatch(/base units|code 27/);
+    expect(wallet.channels).toHaveLength(0);
   });
 });

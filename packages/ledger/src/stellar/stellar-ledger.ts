@@ -17,6 +17,7 @@
 //   submit             nothing: refused, Stellar transactions are built here (or by the buyer SDK)
 import { Account, Address, Keypair as StellarKeypair, scValToNative, xdr } from '@stellar/stellar-sdk';
 import {
+  describeNonAddress,
   isAccountAddress,
   isAddress,
   isContractAddress,
@@ -140,7 +141,7 @@ export class StellarLedger implements Ledger {
       ['assetContract', options.assetContract],
     ] as const) {
       if (!isContractAddress(value))
-        throw new Error(`${name} must be a contract address (C…), not ${JSON.stringify(value)}`);
+        throw new Error(`${name} must be a contract address (C…); it is ${describeNonAddress(value)}`);
     }
     const rpc = new SorobanRpc({
       url: options.rpcUrl,

@@ -333,7 +333,7 @@ function verifyInput(envelope: VerifyEnvelope, key: string | null): Input {
   if (scheme !== 'channel') {
     return {
       rejection: 'UNSUPPORTED_SCHEME',
-      message: `This facilitator handles the \`channel\` scheme only, not ${JSON.stringify(scheme ?? null).slice(0, 64)}.`,
+      message: `This facilitator handles the \`channel\` and \`batch-settlement\` schemes, not ${JSON.stringify(scheme ?? null).slice(0, 64)}.`,
     };
   }
   const parsed = safeParse(VerifyRequestSchema, envelope);

@@ -12,7 +12,8 @@
 // only then renamed into place.
 import fs from 'node:fs';
 import path from 'node:path';
-import Database from 'better-sqlite3';
+import type Database from 'better-sqlite3';
+import { openSqlite } from '@svc/ledger';
 import { StatementCache } from './sqlite-ops.js';
 import * as q from './sqlite-queries.js';
 
@@ -109,7 +110,7 @@ function openSnapshot(source: string): Database.Database {
   if (!stat?.isFile()) throw new BackupInputError('NO_STORE', `there is no store at ${source}`);
   let db: Database.Database;
   try {
-    db = new Database(source, { readonly: true, fileMustExist: true });
+    db = openSqlite(source, { readonly: true, fileMustExist: true });
   } catch (error) {
     throw new Error(`cannot open the store ${source}: ${(error as Error).message}`);
   }
@@ -147,7 +148,7 @@ async function copyPages(
 
 /** integrity_check on the copy, then its rows; opening it read-write lets SQLite tidy its WAL away on close. */
 function checkCopy(file: string): Omit<SqliteBackup, 'file' | 'bytes'> {
-  const copy = new Database(file, { fileMustExist: true });
+  const copy = openSqlite(file, { fileMustExist: true });
   try {
     const problems = copy.pragma('integrity_check', { simple: false }) as { integrity_check: string }[];
     const first = problems[0]?.integrity_check;

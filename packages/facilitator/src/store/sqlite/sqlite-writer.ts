@@ -4,7 +4,8 @@
 // keeps verifying the next vouchers while the disk acknowledges the last ones.
 import fs from 'node:fs';
 import path from 'node:path';
-import Database from 'better-sqlite3';
+import type Database from 'better-sqlite3';
+import { openSqlite } from '@svc/ledger';
 import type { CallOutcome } from '../group-commit.js';
 import { migrateSqlite } from './migrations.js';
 import type { WriteOp } from '../port.js';
@@ -21,7 +22,7 @@ export interface ConnectionOptions {
  */
 export function openConnection(options: ConnectionOptions): Database.Database {
   fs.mkdirSync(path.dirname(path.resolve(options.file)), { recursive: true });
-  const db = new Database(options.file);
+  const db = openSqlite(options.file);
   try {
     db.pragma(`busy_timeout = ${options.busyTimeoutMs}`);
     db.pragma('journal_mode = WAL');
