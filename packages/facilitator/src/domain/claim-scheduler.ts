@@ -1,4 +1,4 @@
-// Settles on a clock (PROTOCOL.md §7 "Settlement timing"): every interval, claims each open channel
+// Settles on a clock (docs/protocol.md#settlement-timing): every interval, claims each open channel
 // whose unclaimed amount reached the threshold, and — from CLAIM_EXPIRY_MARGIN_LEDGERS before
 // expiry — whatever is unclaimed, so the last voucher is claimed long before the payer can take
 // the refund. A failed claim is retried with exponential backoff.
@@ -10,7 +10,7 @@ import { Passes } from './passes.js';
 
 const BACKOFF_BASE_MS = 5_000;
 const BACKOFF_MAX_MS = 5 * 60_000;
-/** Open channels read at a time: thousands read at once held the event loop ~100 ms (issue 13.10). */
+/** Open channels read at a time: thousands read at once held the event loop ~100 ms. */
 const PAGE = 100;
 
 export interface SchedulerOptions {

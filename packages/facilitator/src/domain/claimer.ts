@@ -1,6 +1,6 @@
 // Claims a channel's accepted amount on the ledger with the last accepted voucher, as a transaction
 // of the facilitator's key (the facilitator pays the fees), and records the result. Claims are
-// serialised here, and each adapter takes its own sequence numbers (FACTS.md, Stellar).
+// serialised here, and each adapter takes its own sequence numbers (docs/architecture.md#on-stellar).
 import { LEDGER_CODES, SvcError, formatUnits, parseUnits } from '@svc/core';
 import type { Keypair, LedgerCode } from '@svc/core';
 import { LedgerUnavailable } from '@svc/ledger';
@@ -99,7 +99,7 @@ export class Claimer {
       try {
         result = await this.submit(record, record.lastSignature);
       } catch (err) {
-        // Not even submitted: report it (PROTOCOL.md §7) once per outage, however often the claim
+        // Not even submitted: report it (docs/protocol.md#channels-and-records) once per outage, however often the claim
         // is tried meanwhile (the scheduler's retries, manual claims), then let the caller retry.
         if (err instanceof LedgerUnavailable && !this.unreachable.has(record.id)) {
           this.unreachable.add(record.id);

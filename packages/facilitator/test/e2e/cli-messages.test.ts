@@ -1,4 +1,4 @@
-// What `svc pay` and `svc stream` say when something is not as expected (issue 17.7–17.8), run as a
+// What `svc pay` and `svc stream` say when something is not as expected, run as a
 // user runs them: the real `svc` command against real servers. Each message names what went wrong
 // and what to do — never `fetch failed`, a raw parser error, or a bare status.
 import { spawn } from 'node:child_process';
