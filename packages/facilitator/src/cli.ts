@@ -65,8 +65,8 @@ ${variables.map((name) => `  ${name.padEnd(width)}${defaults[name] ?? ''}`.trimE
   return `usage: [VARIABLE=value …] svc start
 
 Runs the facilitator: by default with the embedded ledger, SQLite and the demo seller.
-It takes no arguments. It reads these environment variables (the README's configuration table
-gives each one's meaning and default):
+It takes no arguments. It reads these environment variables (the configuration table of the
+repository's docs/operating.md gives each one's meaning and default):
 
 ${lines.join(',\n')}
 `;

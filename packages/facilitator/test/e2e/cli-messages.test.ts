@@ -215,19 +215,19 @@ describe('svc start and svc ledger take no arguments', () => {
     expect(out.out).toMatch(/^ {2}HOST +127\.0\.0\.1$/m);
     expect(out.out).toMatch(/^ {2}DATA_DIR +\.\/data$/m);
     expect(out.out).toMatch(/^ {2}LEDGER_SECONDS +5$/m);
-    // The README's configuration table is the facilitator's (PORT 4020): not the ledger's defaults.
+    // The configuration table of docs/operating.md is the facilitator's (PORT 4020): not the ledger's defaults.
     expect(out.out).not.toMatch(/configuration table/);
   }, 30_000);
 
-  it("svc start --help: the README's configuration table has a row for every variable it lists", async () => {
+  it('svc start --help: the configuration table of docs/operating.md has a row for every variable it lists', async () => {
     const out = await ran(['start', '--help']);
     expect(out.code, out.out).toBe(0);
     const listed = out.out
       .slice(out.out.indexOf('\n\n', out.out.indexOf('environment variables')))
       .match(/\b[A-Z][A-Z0-9_]+\b/g)!;
     expect(listed).toContain('MCP_ALLOWED_ORIGINS');
-    const readme = fs.readFileSync(fileURLToPath(new URL('../../../../README.md', import.meta.url)), 'utf8');
-    const section = readme.slice(readme.indexOf('## Configuration'), readme.indexOf('## Endpoints'));
+    const page = fs.readFileSync(fileURLToPath(new URL('../../../../docs/operating.md', import.meta.url)), 'utf8');
+    const section = page.slice(page.indexOf('## Configuration'), page.indexOf('## Endpoints'));
     const rows = section
       .split('\n')
       .filter((l) => l.startsWith('| `'))
