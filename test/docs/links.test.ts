@@ -135,6 +135,28 @@ describe('the documentation', () => {
     expect(problems).toEqual([]);
   });
 
+  it('every fenced code block opens with its language and closes bare', () => {
+    // A fence left open swallows the prose after it into the snippet that users copy and tests run;
+    // with every opening fence naming its language, the next block's opening shows where it happened.
+    const problems: string[] = [];
+    for (const page of PAGES) {
+      let inside = false;
+      read(page)
+        .split('\n')
+        .forEach((line, i) => {
+          const m = /^\s*```(.*)$/.exec(line);
+          if (!m) return;
+          const info = m[1]!.trim();
+          if (!inside && info === '') problems.push(`${page}:${i + 1}: a fence opens without a language`);
+          if (inside && info !== '')
+            problems.push(`${page}:${i + 1}: \`\`\`${info} inside a block: the one before is not closed`);
+          inside = !inside;
+        });
+      if (inside) problems.push(`${page}: the last fence is not closed`);
+    }
+    expect(problems).toEqual([]);
+  });
+
   it('the README is a map: at most 300 lines', () => {
     expect(read('README.md').split('\n').length).toBeLessThanOrEqual(300);
   });
