@@ -4,7 +4,16 @@ import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 
 export default tseslint.config(
-  { ignores: ['**/node_modules/**', '**/dist/**', 'data/**', '**/*.d.ts', 'packages/facilitator/console/**'] },
+  {
+    ignores: [
+      '**/node_modules/**',
+      '**/dist/**',
+      'data/**',
+      '**/*.d.ts',
+      'packages/facilitator/console/**',
+      'docs/.vitepress/cache/**',
+    ],
+  },
   js.configs.recommended,
   ...tseslint.configs.recommendedTypeChecked,
   {
@@ -37,7 +46,14 @@ export default tseslint.config(
     },
   },
   {
-    files: ['eslint.config.js', '**/*.cjs', 'scripts/**/*.mjs', 'bench/**/*.mjs', 'packages/*/bin/*.js'],
+    files: [
+      'eslint.config.js',
+      '**/*.cjs',
+      'scripts/**/*.mjs',
+      'bench/**/*.mjs',
+      'packages/*/bin/*.js',
+      'docs/.vitepress/*.mjs',
+    ],
     ...tseslint.configs.disableTypeChecked,
   },
   {

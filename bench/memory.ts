@@ -1,4 +1,4 @@
-// Memory at the specification's caps (issue 18, point 4): the facilitator in its own process, with
+// Memory at the specification's caps: the facilitator in its own process, with
 // the caps as the spec sets them, is to hold 1,000 open stream sessions and 200 event streams at
 // once in at most 256 MB of resident memory (VmRSS, read from /proc; exit code 1 above it).
 // `npm run bench:memory` (or `node scripts/launch.cjs bench/memory.ts`) prints:

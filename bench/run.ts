@@ -571,9 +571,9 @@ progress('memory: 1,000 stream sessions and 200 event streams against a facilita
 const memory = await memoryAtCaps();
 console.log("\nMemory at the specification's caps (goal ≤ 256 MB RSS):");
 for (const text of memoryLines(memory)) console.log(text);
-// The README's performance table, from this run (its "figure" and "ratio" columns).
+// The performance table of docs/performance.md, from this run (its "figure" and "ratio" columns).
 const n = (x: number) => fmt(Math.round(x));
-console.log('\nFor the README (this run):');
+console.log('\nFor docs/performance.md (this run):');
 console.log('| what | figure | ratio to its ceiling (goal) |\n|---|---|---|');
 console.log(`| ceiling: raw node:http, parse + one ed25519 verify | ${n(c.rate)}/s, p99 ${ms(c.p99)} | 1.00 |`);
 console.log(

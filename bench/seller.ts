@@ -1,4 +1,4 @@
-// The meter's own CPU per paid request in an external seller (issue 18, 3b): a seller in its own
+// The meter's own CPU per paid request in an external seller: a seller in its own
 // process (bench/seller-app.mjs: Express and @svc/meter as the README has them) calls the
 // facilitator, in a process of its own too, over HTTP. The bench drives the same number of paid
 // requests (GET /paid, behind the meter) and unpaid ones (GET /free, the same handler) and reads

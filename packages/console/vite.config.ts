@@ -18,7 +18,7 @@ export default defineConfig({
     modulePreload: { polyfill: false },
     assetsInlineLimit: 0,
     rolldownOptions: {
-      // @svc/core is pure (ARCHITECTURE.md): the console uses its amount formatting, and the
+      // @svc/core is pure (docs/architecture.md): the console uses its amount formatting, and the
       // modules it does not use (keys, vouchers, schemas and their libraries) are left out.
       treeshake: { moduleSideEffects: (id: string) => !id.includes(CORE_SOURCES) },
     },

@@ -1,4 +1,4 @@
-// Settlement efficiency (issue 18.5): vouchers per on-chain claim. What counts is how the
+// Settlement efficiency: vouchers per on-chain claim. What counts is how the
 // facilitator settles on its own — the claim scheduler's claims of channels past the threshold —
 // not the final claims the test forces of every leftover to check conservation, which cover
 // whatever a channel took since its last claim: an artifact of ending the run. Every settlement
@@ -13,7 +13,7 @@ import { errorCode } from './http.js';
 import type { Seller } from './market.js';
 import type { ClaimReport, Reader } from './settle.js';
 
-/** The goal of issue 18.5 at the default threshold and the demo's price (a competitor's live figure: 28.7). */
+/** The goal at the default threshold and the demo's price (a competitor's live figure: 28.7). */
 export const VOUCHERS_PER_CLAIM_GOAL = 200;
 
 export interface Claims {

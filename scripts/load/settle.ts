@@ -19,7 +19,7 @@ const PARALLEL_CLAIMS = 4;
 const CLAIM_ATTEMPTS = 4;
 const AGREE_POLL_MS = 1000;
 
-/** The facilitator's channel view (PROTOCOL.md §7), the fields checked here. */
+/** The facilitator's channel view (docs/protocol.md#channels-and-records), the fields checked here. */
 export interface FacilitatorChannel {
   payee: string;
   deposit: bigint;

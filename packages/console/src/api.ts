@@ -3,7 +3,7 @@
 // the views import them type-only, so no schema code (nor zod) is bundled into the page.
 import { connection } from './connection.js';
 
-/** The facilitator answered, with an error body (PROTOCOL.md §6). */
+/** The facilitator answered, with an error body (docs/protocol.md#errors). */
 export class ApiError extends Error {
   constructor(
     readonly status: number,

@@ -1,4 +1,4 @@
-// Every event type of the facilitator (PROTOCOL.md §7 and the demo's own) as a plain sentence.
+// Every event type of the facilitator (docs/protocol.md#channels-and-records and the demo's own) as a plain sentence.
 // One table: its keys are also the event names the page listens for on GET /events.
 import { amount, resourceLabel, shortAddress, shortHash, units } from './format.js';
 import type { Asset } from './format.js';

@@ -254,7 +254,7 @@ describe.runIf(browserTestsEnabled())('the web console in Chromium', () => {
     expect(await text('pre.snippet')).toContain(`payTo: '${seller}'`);
     expect(await text('pre.snippet')).toContain('npm install express @svc/meter'); // the published names, runnable as shown
     expect(await text('pre.snippet')).toContain('app.listen(');
-    // When do I get paid (issue 17.2): the policy in a sentence, and per open channel the way to the
+    // When do I get paid: the policy in a sentence, and per open channel the way to the
     // threshold, as the API's figures give it.
     const policy = revenue.settlementPolicy;
     expect(await text('[data-field="settlementPolicy"]')).toContain(money(policy.threshold));
@@ -263,7 +263,7 @@ describe.runIf(browserTestsEnabled())('the web console in Chromium', () => {
     expect(owing).toBeDefined();
     const bps = Number((BigInt(owing!.unclaimed) * 10000n) / BigInt(policy.threshold));
     const expected = `${(Math.min(bps, 10000) / 100).toFixed(2)} %`;
-    // One date-time format everywhere (issue 17.4): tables, the chart's note and its legend.
+    // One date-time format everywhere: tables, the chart's note and its legend.
     const stampRe = /^\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}$/;
     expect(await text('table[data-table="settlements"] tbody tr td')).toMatch(stampRe);
     expect(await text('main')).not.toMatch(/\b\d{1,2}\/\d{1,2}\/\d{2,4}\b|\d (AM|PM)\b/);
@@ -302,7 +302,7 @@ describe.runIf(browserTestsEnabled())('the web console in Chromium', () => {
     expect(account.frozen).toBe(false); // the owner thawed it after the demo's stop
     expect(await text('[data-field="frozen"]')).toBe('Not frozen');
     expect(await text('[data-field="spentToday"]')).toBe(money(account.spentToday));
-    // Deposits are named as deposits, and what was paid is the channels' accepted vouchers (issue 17.3).
+    // Deposits are named as deposits, and what was paid is the channels' accepted vouchers.
     expect(await text('[data-panel="policy"]')).toContain('Deposited into channels today');
     const paid = account.channels.reduce((sum, c) => sum + BigInt(c.lastAccepted), 0n);
     expect(await text('[data-field="paidOnChannels"]')).toBe(money(paid.toString()));

@@ -1,4 +1,4 @@
-// Money is bigint in code and a decimal string of integer base units on the wire (PROTOCOL.md
+// Money is bigint in code and a decimal string of integer base units on the wire (docs/protocol.md
 // intro). Amounts are Soroban i128; the asset has 7 decimals.
 
 export const ASSET_DECIMALS = 7;

@@ -123,7 +123,7 @@ export const SettleFailureSchema = z.object({
   extra: CorrectionSchema.optional(),
 });
 /**
- * A settled payment: the svc envelope (PAYMENT-RESPONSE, PROTOCOL.md §5), plus `amount` (the
+ * A settled payment: the svc envelope (PAYMENT-RESPONSE, docs/protocol.md#receipts), plus `amount` (the
  * delta) and, under `extra`, the svc fields again — the official x402 facilitator client keeps
  * only standard fields and `extra`, so a seller on the official middleware still relays the receipt.
  */
@@ -226,7 +226,7 @@ export type SupportedResponse = z.infer<typeof SupportedResponseSchema>;
  *  still claim until it is closed, and its payer can close it to take the rest back. */
 export const CHANNEL_STATUSES = ['open', 'expired', 'closed'] as const;
 
-/** The facilitator's channel view (PROTOCOL.md §7). */
+/** The facilitator's channel view (docs/protocol.md#channels-and-records). */
 export const ChannelViewSchema = z
   .object({
     id: zChannelId,

@@ -1,4 +1,4 @@
-// Reason codes and their HTTP statuses (PROTOCOL.md §6), in one table with its own test.
+// Reason codes and their HTTP statuses (docs/protocol.md#errors), in one table with its own test.
 
 export const REASON_STATUS = {
   PAYMENT_REQUIRED: 402,
@@ -109,7 +109,7 @@ export class SvcError extends Error {
     return REASON_STATUS[this.code];
   }
 
-  /** The error body of PROTOCOL.md §6. */
+  /** The error body of docs/protocol.md#errors. */
   toBody(): ErrorBody {
     return { error: this.code, source: this.source, message: this.message, ...(this.tx ? { tx: this.tx } : {}) };
   }
@@ -122,7 +122,7 @@ export interface ErrorBody {
   tx?: string;
 }
 
-/** Ledger contract error codes (PROTOCOL.md §7). */
+/** Ledger contract error codes (docs/protocol.md#channels-and-records). */
 export const LEDGER_CODES = {
   1: 'BAD_SIGNATURE',
   2: 'POLICY_EXPIRED',

@@ -1,5 +1,5 @@
 // Node backend of the crypto primitives (selected by the "#crypto" import condition `node`).
-// node:crypto is ~12× faster than a pure-JS ed25519 (FACTS.md); verification of a known key
+// node:crypto is ~12× faster than a pure-JS ed25519 (docs/performance.md#building-blocks); verification of a known key
 // reuses its KeyObject, and the async form runs on libuv's threadpool so signature work spreads
 // over every core. These primitives are NOT strict on their own: see ed25519.ts.
 import crypto from 'node:crypto';

@@ -1,5 +1,5 @@
 // Strict ed25519, the set Soroban's `ed25519_verify` (ed25519-dalek `verify_strict`) accepts and
-// no more (PROTOCOL.md §2, FACTS.md "ed25519 strictness"):
+// no more (docs/protocol.md#strict-verification):
 // - the public key A must decode canonically and must not be of small order (isStrictPublicKey
 //   when a channel is opened or first cached; and on every verify, cheaply, by its encoding);
 // - R must be canonical and not of small order, and S below the group order L (checked on every

@@ -1,4 +1,4 @@
-// The facilitator's HTTP answers that others read besides its own routes (PROTOCOL.md §7), declared
+// The facilitator's HTTP answers that others read besides its own routes (docs/protocol.md#channels-and-records), declared
 // once as zod schemas: the routes declare their responses with them (so the OpenAPI document is
 // generated from them) and the console takes their output types, type-only, so the page reads
 // exactly what the facilitator sends. Siblings: api.ts (x402, channels, claims), revenue-wire.ts
@@ -14,7 +14,7 @@ import { BazaarSchema, PaymentRequirementsSchema } from './x402.js';
 export const ChannelListSchema = z.object({ channels: z.array(ChannelViewSchema) });
 export type ChannelList = z.output<typeof ChannelListSchema>;
 
-/** An event on the wire (PROTOCOL.md §7): `{ id, type, source, ts, channelId?, account?, data }`. */
+/** An event on the wire (docs/protocol.md#channels-and-records): `{ id, type, source, ts, channelId?, account?, data }`. */
 export const EventViewSchema = z
   .object({
     id: z.number().int(),

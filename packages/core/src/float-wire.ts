@@ -1,5 +1,5 @@
 // The credit pool as the facilitator shows it (GET /float, /float/lines/:account,
-// /float/positions/:address; PROTOCOL.md §7): amounts as decimal strings of base units, basis
+// /float/positions/:address; docs/protocol.md#channels-and-records): amounts as decimal strings of base units, basis
 // points as JSON numbers. Not the ledger's own pool wire (ledger-pool-wire.ts, which the
 // facilitator reads): this is what the facilitator answers, and what the console's float view reads.
 //

@@ -1,4 +1,4 @@
-// Header codec: standard base64 of UTF-8 JSON (PROTOCOL.md §3). Decoding never throws: a bad
+// Header codec: standard base64 of UTF-8 JSON (docs/protocol.md#payment-payload). Decoding never throws: a bad
 // payment header is the reason code PAYMENT_MALFORMED, never a 500.
 import sjson from 'secure-json-parse';
 import type { z } from 'zod';

@@ -1,4 +1,4 @@
-// The local ledger's operations and their arguments (PROTOCOL.md §9 POST /tx `op` and `args`),
+// The local ledger's operations and their arguments (docs/protocol.md#the-local-ledger POST /tx `op` and `args`),
 // declared once: the ledger's ops validate with these schemas, and the sdk's LocalLedgerClient
 // builds its args as their input types (LedgerOpArgsWire), so a client cannot drift from the
 // ledger it talks to.

@@ -1,4 +1,4 @@
-// The local ledger's HTTP wire format (PROTOCOL.md §9), declared once as zod schemas: the ledger's
+// The local ledger's HTTP wire format (docs/protocol.md#the-local-ledger), declared once as zod schemas: the ledger's
 // routes validate requests with them, HttpLedger and the sdk's LocalLedgerClient parse replies
 // with them, and the Ledger port's types are their outputs. Amounts and channel ids are decimal
 // strings on the wire and bigint once parsed; `…ToWire` writes a parsed value back.
@@ -117,7 +117,7 @@ export const LedgerTxResultSchema = z.object({
   source: z.string(),
   op: z.string(),
   result: z.record(z.string(), z.unknown()).optional(),
-  /** Contract error code when FAILED (PROTOCOL.md §7: 20–27 channel, 1–7 smart account). */
+  /** Contract error code when FAILED (docs/protocol.md#channels-and-records: 20–27 channel, 1–7 smart account). */
   code: z.number().int().optional(),
   /** Why the contract refused it, in English (FAILED only). */
   message: z.string().optional(),
@@ -131,7 +131,7 @@ export type TxStatus = TxResult['status'];
 export const LedgerClaimManyResultSchema = z.object({ amounts: z.array(zAmount) });
 export type LedgerClaimManyResult = z.output<typeof LedgerClaimManyResultSchema>;
 
-/** The channel contract's own record (PROTOCOL.md §9 GET /ledger/channels/:id). */
+/** The channel contract's own record (docs/protocol.md#the-local-ledger GET /ledger/channels/:id). */
 export const LedgerChannelSchema = z.object({
   id: zLedgerChannelId,
   payer: z.string(),
@@ -152,7 +152,7 @@ export type LedgerChannel = z.output<typeof LedgerChannelSchema>;
 /** A channel as the wire carries it: id and amounts as decimal strings. */
 export type LedgerChannelWire = z.input<typeof LedgerChannelSchema>;
 
-/** A smart account's spending policy (PROTOCOL.md §7): what its agent key may do unsupervised. */
+/** A smart account's spending policy (docs/protocol.md#channels-and-records): what its agent key may do unsupervised. */
 export const AccountPolicySchema = z.object({
   /** G… address of the agent key. */
   agentKey: z.string(),

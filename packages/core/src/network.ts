@@ -1,4 +1,4 @@
-// Networks (PROTOCOL.md §1). The service runs on test networks only.
+// Networks (docs/protocol.md#networks-and-ledgers). The service runs on test networks only.
 import { sha256 } from '#crypto';
 import { utf8 } from './bytes.js';
 

@@ -1,4 +1,4 @@
-// What one payment owes under a set of `channel` terms (PROTOCOL.md §4): the buyer signs exactly
+// What one payment owes under a set of `channel` terms (docs/protocol.md#the-402-answer): the buyer signs exactly
 // this much above its last voucher, and the facilitator refuses less (VOUCHER_UNDERPAID).
 import type { PaymentRequirements } from './x402.js';
 

@@ -1,4 +1,4 @@
-// Signed receipts (PROTOCOL.md §5). Canonical bytes are RFC 8785 (JCS) JSON of the receipt
+// Signed receipts (docs/protocol.md#receipts). Canonical bytes are RFC 8785 (JCS) JSON of the receipt
 // without `id` and `signature`; id = sha256 hex of them; signature = ed25519 over them. Anyone
 // can check a receipt offline with the signer's public key.
 import canonicalize from 'canonicalize';
@@ -65,7 +65,7 @@ export function verifyReceipt(receipt: unknown, trustedSigners?: readonly string
   return ok ? { ok: true } : { ok: false, reason: 'bad signature' };
 }
 
-/** sha256 hex of `METHOD \n URL \n body-or-empty` (PROTOCOL.md §5). */
+/** sha256 hex of `METHOD \n URL \n body-or-empty` (docs/protocol.md#receipts). */
 export function requestHash(method: string, url: string, body?: Uint8Array | string | null): string {
   const bodyBytes =
     body === null || body === undefined ? new Uint8Array() : typeof body === 'string' ? utf8(body) : body;

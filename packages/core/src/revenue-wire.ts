@@ -1,4 +1,4 @@
-// A seller's revenue on the wire (GET /sellers/:payTo/revenue, PROTOCOL.md §7): what the
+// A seller's revenue on the wire (GET /sellers/:payTo/revenue, docs/protocol.md#channels-and-records): what the
 // facilitator's revenue tally reports and the console's seller view reads. Amounts are decimal
 // strings of base units (the tally sums bigint); earned = settled + receivable + lost.
 //

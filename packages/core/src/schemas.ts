@@ -1,5 +1,5 @@
 // Wire primitives as zod schemas: the one source of truth for parsing and for the OpenAPI
-// document (STYLE.md 4). Amounts stay decimal strings here; code converts with parseUnits.
+// document (docs/architecture.md#one-source-for-wire-shapes). Amounts stay decimal strings here; code converts with parseUnits.
 import { z } from 'zod';
 import { U64_MAX, isUnits } from './amount.js';
 import { isAccountAddress, isAddress, isContractAddress } from './strkey.js';

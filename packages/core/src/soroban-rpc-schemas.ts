@@ -1,4 +1,4 @@
-// The Soroban JSON-RPC replies svc reads, declared once as zod schemas (STYLE.md 4) from the
+// The Soroban JSON-RPC replies svc reads, declared once as zod schemas (docs/architecture.md#one-source-for-wire-shapes) from the
 // documented shapes (developers.stellar.org, Stellar RPC API reference): @svc/ledger's SorobanRpc
 // (StellarLedger) and @svc/sdk's buyer client (StellarChannelClient) both parse with them. XDR
 // stays a base64 string here; the callers decode it with the Stellar SDK's types. Unix times come

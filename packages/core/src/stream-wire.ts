@@ -1,4 +1,4 @@
-// A stream session on the wire (PROTOCOL.md §8): the seller's meter opens it for a first slice
+// A stream session on the wire (docs/protocol.md#streams): the seller's meter opens it for a first slice
 // already paid (POST /streams), long-polls for each next slice's voucher (POST /streams/:id/wait)
 // and ends it (DELETE /streams/:id); the buyer posts each slice's voucher (POST
 // /channels/:id/voucher). The facilitator's routes validate and document with these schemas; the

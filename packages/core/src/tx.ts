@@ -1,4 +1,4 @@
-// Local-ledger transactions (PROTOCOL.md §9): signed by the source's ed25519 key over
+// Local-ledger transactions (docs/protocol.md#the-local-ledger): signed by the source's ed25519 key over
 //   sha256("svc:tx:v1" ‖ network id ‖ RFC 8785 JSON of { source, seq, op, args }).
 // The same hash, in hex, is the transaction's hash.
 import canonicalize from 'canonicalize';

@@ -1,4 +1,4 @@
-// The voucher (PROTOCOL.md §2): a payer's signature over a channel's cumulative amount.
+// The voucher (docs/protocol.md#voucher): a payer's signature over a channel's cumulative amount.
 //
 //   message = "svc:voucher:v1" ‖ sha256(passphrase) ‖ contract id (32) ‖ channel id (u64 BE)
 //             ‖ cumulative (i128 BE two's complement)          — 102 bytes

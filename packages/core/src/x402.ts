@@ -1,4 +1,4 @@
-// x402 version 2 wire types for the `channel` scheme (spec "402 body"; PROTOCOL.md §3–§5).
+// x402 version 2 wire types for the `channel` scheme (spec "402 body"; docs/protocol.md#payment-payload to #receipts).
 import { z } from 'zod';
 import {
   zAddress,
@@ -153,7 +153,7 @@ export const ReceiptSchema = z
   .meta({ id: 'Receipt' });
 export type Receipt = z.infer<typeof ReceiptSchema>;
 
-/** PAYMENT-RESPONSE: shaped so x402 clients read it as a settle response (PROTOCOL.md §5). */
+/** PAYMENT-RESPONSE: shaped so x402 clients read it as a settle response (docs/protocol.md#receipts). */
 export const PaymentResponseSchema = z
   .object({
     success: z.literal(true),

@@ -1,9 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import { DEFAULT_MESSAGES, REASON_STATUS, SvcError, statusOf } from '@svc/core';
 
-// The table of PROTOCOL.md §6, written out once more so a change to either side is seen; plus
+// The table of docs/protocol.md#errors, written out once more so a change to either side is seen; plus
 // UNSUPPORTED_SCHEME and UNSUPPORTED_VERSION, the refusals of /verify and /settle for a request the
-// official x402 client can build and svc does not take (issue 15.3).
+// official x402 client can build and svc does not take.
 const EXPECTED: Record<number, string[]> = {
   402: [
     'PAYMENT_REQUIRED',
@@ -48,7 +48,7 @@ describe('reason codes', () => {
       expect(DEFAULT_MESSAGES[code as keyof typeof REASON_STATUS]).toMatch(/\.$/);
   });
 
-  it('SvcError carries the error body of PROTOCOL.md §6', () => {
+  it('SvcError carries the error body of docs/protocol.md#errors', () => {
     const err = new SvcError('LEDGER_REJECTED', 'claim failed: VOUCHER_NOT_INCREASING (23)', {
       source: 'ledger',
       tx: 'ab',

@@ -213,7 +213,7 @@ describe('fuzz: the voucher codec', () => {
   const ids = fc.bigInt({ min: 0n, max: U64_MAX });
   const amounts = fc.bigInt({ min: 0n, max: I128_MAX });
 
-  it('lays out every message as PROTOCOL.md §2 says: 102 bytes, id u64 BE, cumulative i128 BE', () => {
+  it('lays out every message as docs/protocol.md#voucher says: 102 bytes, id u64 BE, cumulative i128 BE', () => {
     const prefix = vouchers.message(0n, 0n).slice(0, VOUCHER_MESSAGE_LENGTH - 24);
     check('voucher message layout', fc.tuple(ids, amounts), ([id, cumulative]) => {
       const m = vouchers.message(id, cumulative);

@@ -31,7 +31,7 @@ const body: ReceiptBody = {
   ts: '2026-11-22T10:00:00.000Z',
 };
 
-describe('receipts (PROTOCOL.md §5)', () => {
+describe('receipts (docs/protocol.md#receipts)', () => {
   it('signs JCS bytes without id and signature; id is their sha256', () => {
     const receipt = signReceipt(facilitator, body);
     expect(ReceiptSchema.parse(receipt)).toEqual(receipt);

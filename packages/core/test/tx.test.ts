@@ -14,7 +14,7 @@ import {
 
 const PASS = 'Standalone Network ; February 2017';
 
-describe('ledger transactions (PROTOCOL.md §9)', () => {
+describe('ledger transactions (docs/protocol.md#the-local-ledger)', () => {
   const source = randomKeypair();
   const body = { source: source.address, seq: 1, op: 'transfer', args: { to: randomKeypair().address, amount: '10' } };
 

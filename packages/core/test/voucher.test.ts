@@ -36,7 +36,7 @@ function le(n: bigint): Uint8Array {
   return out;
 }
 
-describe('voucher test vector (PROTOCOL.md §2)', () => {
+describe('voucher test vector (docs/protocol.md#voucher)', () => {
   it('reproduces the network id, message, hash, public key and signature byte for byte', () => {
     expect(toHex(networkId(vector.networkPassphrase))).toBe(vector.expected.networkIdHex);
     const message = local.message(channelId, cumulative);

@@ -128,7 +128,7 @@ async function start(): Promise<void> {
   const stop = (signal: string) => {
     console.log(`\n${signal}: shutting down`);
     // Nothing unacknowledged is lost by leaving (a write not committed was never acknowledged), so
-    // a shutdown that waits on a database that does not answer ends anyway (issue 19.2).
+    // a shutdown that waits on a database that does not answer ends anyway.
     setTimeout(() => {
       console.error(
         `svc: shutdown took over ${SHUTDOWN_LIMIT_MS / 1000} s (the database or the ledger does not answer); exiting`,

@@ -1,4 +1,4 @@
-// Configuration from environment variables (PROTOCOL.md §10), each with the spec's default. A bad
+// Configuration from environment variables (docs/operating.md#configuration), each with the spec's default. A bad
 // value stops the start with a message naming the variable.
 import fs from 'node:fs';
 import path from 'node:path';
@@ -30,7 +30,7 @@ const SCHEMA = z.object({
     .string()
     .regex(/^postgres(ql)?:\/\//, 'must be a postgres:// URL (leave it unset for SQLite)')
     .optional(),
-  /** PostgreSQL lock_timeout: how long a write waits for a lock before it fails with 503 (issue 19.5). */
+  /** PostgreSQL lock_timeout: how long a write waits for a lock before it fails with 503. */
   PG_LOCK_TIMEOUT_MS: z.coerce.number().int().min(100).max(60_000).default(5_000),
   LEDGER: z.enum(['local', 'stellar']).default('local'),
   STELLAR_RPC_URL: z.url({ protocol: /^https?$/ }).optional(),

@@ -1,6 +1,6 @@
 // Attestations: the payee's side attests the response it served, once, within 60 s of the receipt's
 // issue, with the token /verify gave it. The attestation that follows a receipt within milliseconds
-// takes its issue time from memory instead of reading the receipt back (issue 18).
+// takes its issue time from memory instead of reading the receipt back.
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { ConfigError, defaultConnectionTotal, loadConfig } from '../src/config.js';
 import { spawnSvc } from './helpers/process.js';
 
-describe('configuration (PROTOCOL.md §10)', () => {
+describe('configuration (docs/operating.md#configuration)', () => {
   it('has the spec’s defaults', () => {
     const c = loadConfig({});
     expect(c).toMatchObject({

@@ -1,4 +1,4 @@
-// Dependencies point one way (ARCHITECTURE.md): core ← ledger, meter, sdk, x402 ← facilitator. core does
+// Dependencies point one way (docs/architecture.md): core ← ledger, meter, sdk, x402 ← facilitator. core does
 // no I/O and stays browser-safe (only its Node crypto backend touches node:*). The web console is
 // browser code built on @svc/core alone: it reaches the facilitator over HTTP, never by import.
 import fs from 'node:fs';

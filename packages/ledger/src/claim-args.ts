@@ -1,7 +1,7 @@
 import type { LedgerOpArgsWire } from '@svc/core';
 import type { ClaimArgs, ClaimRow, RefundArgs } from './port.js';
 
-/** The `channel.claim` op's args on the local ledger's wire (PROTOCOL.md §9). */
+/** The `channel.claim` op's args on the local ledger's wire (docs/protocol.md#the-local-ledger). */
 export function claimArgs(args: ClaimArgs): LedgerOpArgsWire<'channel.claim'> {
   return {
     channelId: args.channelId.toString(),

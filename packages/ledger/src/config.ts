@@ -1,4 +1,4 @@
-// The standalone runner's environment (PROTOCOL.md §10 names): a bad value stops the start with
+// The standalone runner's environment (docs/operating.md#configuration names): a bad value stops the start with
 // a message naming the variable. An empty variable counts as unset.
 import { DEFAULT_LEDGER_SECONDS } from './local-ledger.js';
 

@@ -1,4 +1,4 @@
-// The local ledger's network and the addresses of its contracts (PROTOCOL.md §1, §9). The
+// The local ledger's network and the addresses of its contracts (docs/protocol.md#networks-and-ledgers and #the-local-ledger). The
 // addresses are derived from the network id, so every local ledger, on every machine and after
 // every restart, names the same contracts and vouchers signed for one stay valid on another.
 import {
@@ -19,7 +19,7 @@ export const ASSET_CODE = 'USDC';
 export const ASSET_DECIMALS = 7;
 /** The first ledger of a fresh data directory. */
 export const GENESIS_LEDGER = 1;
-/** PROTOCOL.md §7: the payer may close only this many ledgers after the channel's expiry. */
+/** docs/protocol.md#channels-and-records: the payer may close only this many ledgers after the channel's expiry. */
 export const PAYER_CLOSE_DELAY_LEDGERS = 120;
 /** The DEX pool's second test asset (§9 dex.swap), a token contract like the main asset. */
 export const DEX_ASSET_CODE = 'XLM';
@@ -59,7 +59,7 @@ const SMART_ACCOUNT_DOMAIN = 'svc:account:v1';
 export interface LocalContracts {
   channel: string;
   asset: string;
-  /** The credit pool, "the float" (PROTOCOL.md §9 pool.*): investors' deposits lent to smart accounts. */
+  /** The credit pool, "the float" (docs/protocol.md#the-local-ledger pool.*): investors' deposits lent to smart accounts. */
   creditPool: string;
   /** The fixed-rate DEX pool between `asset` and `xlm` (op dex.swap). */
   dex: string;

@@ -1,4 +1,4 @@
-// The test-funds faucet (PROTOCOL.md §9 POST /ledger/faucet): 10,000 asset units by default,
+// The test-funds faucet (docs/protocol.md#the-local-ledger POST /ledger/faucet): 10,000 asset units by default,
 // limited per address and in total over a sliding hour. Grants are stored with the ledger, so a
 // restart does not reset the limits.
 import { SvcError } from '@svc/core';

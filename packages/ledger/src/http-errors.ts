@@ -1,4 +1,4 @@
-// The one table from errors to HTTP answers for the ledger routes (PROTOCOL.md §6 body,
+// The one table from errors to HTTP answers for the ledger routes (docs/protocol.md#errors body,
 // `source: "ledger"`). Nothing else decides a status, and no stack trace ever leaves.
 import { SvcError } from '@svc/core';
 import type { ErrorBody, ReasonCode } from '@svc/core';

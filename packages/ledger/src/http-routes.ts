@@ -1,4 +1,4 @@
-// The local ledger's HTTP routes (PROTOCOL.md §9), a Fastify plugin mounted under a prefix the
+// The local ledger's HTTP routes (docs/protocol.md#the-local-ledger), a Fastify plugin mounted under a prefix the
 // caller chooses (the facilitator and the standalone runner use `/ledger`):
 //
 //   await app.register(ledgerRoutes, { prefix: '/ledger', ledger });

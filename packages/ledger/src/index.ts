@@ -1,4 +1,4 @@
-// @svc/ledger: the Ledger port and its adapters (ARCHITECTURE.md): LocalLedger (embedded,
+// @svc/ledger: the Ledger port and its adapters (docs/architecture.md): LocalLedger (embedded,
 // durable), its HTTP routes and standalone server, HttpLedger to reach one by URL, and StellarLedger
 // over Soroban RPC (stellar:testnet).
 export * from './port.js';

@@ -1,4 +1,4 @@
-// The ledger clock: a ledger closes every `ledgerSeconds` (PROTOCOL.md §1). Instead of a timer,
+// The ledger clock: a ledger closes every `ledgerSeconds` (docs/protocol.md#networks-and-ledgers). Instead of a timer,
 // the latest ledger is computed from a persisted anchor (ledger number, wall time, seconds per
 // ledger), so time keeps passing while the process is down, as on a real network, and tests
 // move a fake clock instead of sleeping.

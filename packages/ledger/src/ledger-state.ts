@@ -100,9 +100,9 @@ function toChannel(row: ChannelRow): LedgerChannel {
 
 export class LedgerState {
   private readonly stmt;
-  /** The smart accounts made by `account.create` (PROTOCOL.md §7). */
+  /** The smart accounts made by `account.create` (docs/protocol.md#channels-and-records). */
   readonly smartAccounts: SmartAccountStore;
-  /** The credit pool's books, positions and open lines (PROTOCOL.md §9 pool.*). */
+  /** The credit pool's books, positions and open lines (docs/protocol.md#the-local-ledger pool.*). */
   readonly pool: PoolStore;
 
   constructor(readonly db: Database.Database) {

@@ -1,4 +1,4 @@
-// LocalLedger: the embedded ledger (PROTOCOL.md §9), a durable simulation of the asset, channel,
+// LocalLedger: the embedded ledger (docs/protocol.md#the-local-ledger), a durable simulation of the asset, channel,
 // smart-account, DEX and credit-pool contracts in one SQLite file. Every transaction is checked (shape, op, args,
 // signature, seq) before anything is written; then seq, effects, events and the tx record are
 // written in one SQLite transaction, so a crash leaves all of it or none.

@@ -1,4 +1,4 @@
-// The credit pool as the Ledger port reads it (PoolState, PROTOCOL.md §7): the books, every open
+// The credit pool as the Ledger port reads it (PoolState, docs/protocol.md#channels-and-records): the books, every open
 // line valued live against the account's current holdings, and every investor's position. Read
 // only; the numbers follow ops/pool-book.ts.
 import { POOL_LIQUIDATION_THRESHOLD_BPS } from './contracts.js';

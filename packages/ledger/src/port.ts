@@ -102,7 +102,7 @@ export interface Ledger {
   getAccount(address: string): Promise<LedgerAccount>;
   getTx(hash: string): Promise<TxResult | null>;
   /**
-   * Applies a signed local-ledger transaction (PROTOCOL.md §9). Resolves with SUCCESS or FAILED
+   * Applies a signed local-ledger transaction (docs/protocol.md#the-local-ledger). Resolves with SUCCESS or FAILED
    * (FAILED consumes the sequence number, as on the real network); rejects with LedgerTxRefused
    * when the signature, sequence or shape is wrong (no effect), or LedgerUnavailable. Adapters of
    * other networks, which have their own transaction format, refuse it.

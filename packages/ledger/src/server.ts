@@ -1,5 +1,5 @@
 // The standalone ledger server: a LocalLedger behind its routes on a Fastify server, for setups
-// where several facilitator processes share one ledger (ARCHITECTURE.md, scale-out).
+// where several facilitator processes share one ledger (docs/architecture.md#scale-out).
 //
 //   const server = await startLedgerServer({ host: '127.0.0.1', port: 4021, dataDir: './data', ledgerSeconds: 5 });
 //   new HttpLedger({ url: server.url });   // server.url ends in /ledger

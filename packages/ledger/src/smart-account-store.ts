@@ -1,4 +1,4 @@
-// Typed reads and writes of the smart_accounts table (PROTOCOL.md §7 account record). Like
+// Typed reads and writes of the smart_accounts table (docs/protocol.md#channels-and-records account record). Like
 // LedgerState, it stores and decides nothing: the account ops and the agent guard hold the rules.
 import type Database from 'better-sqlite3';
 import type { AccountPolicy, SmartAccountState } from './port.js';

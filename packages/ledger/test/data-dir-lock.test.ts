@@ -1,4 +1,4 @@
-// One process per ledger file (issue 32.7): a second LocalLedger on a data directory — in this
+// One process per ledger file: a second LocalLedger on a data directory — in this
 // process or another — is refused, naming who holds it; the lock goes with its holder, however the
 // holder ends.
 import { spawn } from 'node:child_process';

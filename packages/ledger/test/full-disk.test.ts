@@ -1,4 +1,4 @@
-// The local ledger on a full disk (issue 13.14: the faucet and /ledger/tx answered 500): a write it
+// The local ledger on a full disk (before, the faucet and /ledger/tx answered 500): a write it
 // cannot make is a fault of the moment, answered 503 LEDGER_UNAVAILABLE with Retry-After, and the
 // ledger works again once there is room. The disk is a real one: a small tmpfs, filled up. Mounting
 // needs root (CI has it); elsewhere this skips LOUDLY, and fails under CI=true.

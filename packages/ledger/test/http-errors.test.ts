@@ -4,7 +4,7 @@ import { LedgerTxRefused, LedgerUnavailable } from '../src/index.js';
 import { toHttpError } from '../src/http-errors.js';
 
 describe('the ledger routes’ error table', () => {
-  it('maps every error kind to its status and PROTOCOL.md §6 body', () => {
+  it('maps every error kind to its status and docs/protocol.md#errors body', () => {
     const rows: Array<[unknown, number, string]> = [
       [new LedgerTxRefused('bad signature'), 400, 'BAD_REQUEST'],
       [new SvcError('BAD_REQUEST', 'x'), 400, 'BAD_REQUEST'],

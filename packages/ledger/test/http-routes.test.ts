@@ -8,7 +8,7 @@ import { FakeClock } from './helpers/fake-clock.js';
 
 const ERROR_KEYS = ['error', 'message', 'source'];
 
-describe('ledger HTTP routes (PROTOCOL.md §9)', () => {
+describe('ledger HTTP routes (docs/protocol.md#the-local-ledger)', () => {
   let tmp: ReturnType<typeof tempDir>;
   let clock: FakeClock;
   let server: LedgerServer;

@@ -1,5 +1,5 @@
-// The contract suite of the Ledger port (STYLE.md 3): every adapter runs it. It pins the rules
-// of PROTOCOL.md §7 and §9: refusals have no effect, failures consume the seq and carry their
+// The contract suite of the Ledger port (docs/architecture.md#one-contract-suite-per-port): every adapter runs it. It pins the rules
+// of docs/protocol.md#channels-and-records and §9: refusals have no effect, failures consume the seq and carry their
 // code, money is conserved, events are complete and in order.
 //
 //   runLedgerContract({ name: 'LocalLedger', create: async () => ({ ledger, advance, close }) });

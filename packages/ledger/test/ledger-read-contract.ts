@@ -1,4 +1,4 @@
-// The read side of the Ledger contract (STYLE.md 3), which every adapter passes, a network's as
+// The read side of the Ledger contract (docs/architecture.md#one-contract-suite-per-port), which every adapter passes, a network's as
 // well as the local ledger's: network facts, the channel contract's own records, accounts, a
 // transaction by hash, and the ordered event log with its cursor. The full runLedgerContract also
 // submits local-ledger transactions, uses the faucet and moves a fake clock, none of which a real

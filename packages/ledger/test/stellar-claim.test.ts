@@ -1,6 +1,6 @@
 // StellarLedger.claim against recorded Soroban JSON-RPC exchanges: success, a contract refusal in
 // simulation, a failure in the ledger, and a send that timed out, resumed without a second
-// sequence number. And the voucher it carries is PROTOCOL.md §2's on stellar:testnet.
+// sequence number. And the voucher it carries is docs/protocol.md#voucher's on stellar:testnet.
 import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -158,7 +158,7 @@ describe('StellarLedger.claim', () => {
   });
 });
 
-describe('the voucher a claim carries (PROTOCOL.md §2 on stellar:testnet)', () => {
+describe('the voucher a claim carries (docs/protocol.md#voucher on stellar:testnet)', () => {
   it('is the test vector’s: the message the contract hashes, its hash and signature', async () => {
     const r = replay('info-testnet');
     const ledger = await stellarLedger(r);

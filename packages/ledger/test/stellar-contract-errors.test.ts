@@ -1,4 +1,4 @@
-// The mapping of Soroban host errors to PROTOCOL.md §7 codes, the decoding of the channel
+// The mapping of Soroban host errors to docs/protocol.md#channels-and-records codes, the decoding of the channel
 // contract's events and return values, and the per-account submission queue.
 import { xdr } from '@stellar/stellar-sdk';
 import { describe, expect, it } from 'vitest';
@@ -15,7 +15,7 @@ import { SubmissionQueue } from '../src/stellar/submission-queue.js';
 import { ASSET_CONTRACT, CHANNEL_CONTRACT } from './fixtures/soroban/scenario.js';
 import { errorEvent, i128, simulationError, struct, sym, u64 } from './fixtures/soroban/xdr-builders.js';
 
-describe('contract errors → PROTOCOL.md §7 codes', () => {
+describe('contract errors → docs/protocol.md#channels-and-records codes', () => {
   it('reads the escaped error of a simulation, not the ones in its event log', () => {
     const text = simulationError(CHANNEL_CONTRACT, 'claim', xdr.ScError.sceContract(24), 'Error(Contract, #24)').error;
     expect(hostErrorFromText(text)).toEqual({ type: 'Contract', code: '24' });

@@ -41,7 +41,7 @@ export function bodyBytes(...candidates: unknown[]): Uint8Array | string | null 
     console.warn(
       '@svc/meter: a request body arrived parsed, without its bytes, so the receipt’s requestHash covers no body. ' +
         'Keep the raw body as req.rawBody: express.json({ verify: (req, _res, buf) => { req.rawBody = buf } }), ' +
-        'or request.rawBody in Fastify (the README’s “Selling”).',
+        'or request.rawBody in Fastify (@svc/meter’s README).',
     );
   }
   return null;

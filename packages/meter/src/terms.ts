@@ -1,4 +1,4 @@
-// Payment terms: the 402 body (spec "402 body"; PROTOCOL.md §4) built from the meter's options and
+// Payment terms: the 402 body (spec "402 body"; docs/protocol.md#the-402-answer) built from the meter's options and
 // the facilitator's /supported answer.
 import { X402_VERSION, batchTermsOf, formatUnits } from '@svc/core';
 import type {

@@ -1,6 +1,6 @@
 // The meter's four bindings side by side, against a real facilitator: node:http, Express, Fastify
 // and Hono hash a POST body into the receipt's requestHash alike, and attest a response streamed in
-// several chunks with the sha256 of all of it (issue 16.5).
+// several chunks with the sha256 of all of it.
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Readable } from 'node:stream';

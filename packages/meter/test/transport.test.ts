@@ -1,7 +1,7 @@
 // The meter's per-request calls to the facilitator: on Node over node:http with keep-alive sockets
 // (transport-node.ts), with the seller's own fetch when it gives one (svc({ fetch })). Either way
 // an answer of any status resolves with its JSON and headers, a network failure or a deadline
-// rejects, and /verify retries a lost answer once under the same Idempotency-Key (issue 18.3b).
+// rejects, and /verify retries a lost answer once under the same Idempotency-Key.
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';

@@ -1,4 +1,4 @@
-// A buyer's client of the local ledger's HTTP routes (PROTOCOL.md §9): faucet, transfers, channels
+// A buyer's client of the local ledger's HTTP routes (docs/protocol.md#the-local-ledger): faucet, transfers, channels
 // (open, top up, close), smart accounts (create, set_policy, freeze), DEX swaps and the credit pool
 // (deposit, withdraw, credit lines, liquidation, the pool's state). Transactions are signed here;
 // sequence numbers are read from the ledger.

@@ -106,7 +106,7 @@ const ERROR_RE = /Error\((\w+), #?(\w+)\)/;
 const CHANNEL_CODES = new Set([20, 21, 22, 23, 24, 25, 26, 27]);
 
 /**
- * The PROTOCOL.md §7 code of a refusal: the channel contract's own error numbers are §7's, and a
+ * The docs/protocol.md#channels-and-records code of a refusal: the channel contract's own error numbers are §7's, and a
  * failed authorisation is 26 NOT_AUTHORIZED. `text` is a simulation's error; `events` the
  * diagnostic events of a failed transaction.
  */

@@ -6,7 +6,7 @@
 //   const client = new StellarChannelClient({ rpcUrl: 'https://soroban-testnet.stellar.org', channelContract: 'C…' });
 //   const { channelId } = await client.openChannel({ payer, payee: 'G…', deposit: 10_000_000n, voucherKey });
 //
-// The contract's refusals are LedgerError with the PROTOCOL.md §7 code (nothing is sent when the
+// The contract's refusals are LedgerError with the docs/protocol.md#channels-and-records code (nothing is sent when the
 // simulation refuses). A transaction not yet in a ledger after polling is a LedgerError with its
 // hash: look it up (transaction(hash)) before sending anything else for the same purpose.
 import {
@@ -75,7 +75,7 @@ export class StellarChannelClient {
 
   constructor(options: StellarChannelClientOptions) {
     this.passphrase = options.networkPassphrase ?? NETWORKS[TESTNET].passphrase;
-    // PROTOCOL.md §1: test networks only; the public network's passphrase throws here.
+    // docs/protocol.md#networks-and-ledgers: test networks only; the public network's passphrase throws here.
     if (networkOfPassphrase(this.passphrase) !== TESTNET)
       throw new Error(`StellarChannelClient runs on ${TESTNET} only`);
     if (!isContractAddress(options.channelContract)) throw new Error('channelContract must be a contract address (C…)');

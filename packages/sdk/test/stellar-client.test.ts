@@ -1,6 +1,6 @@
 // The buyer's Soroban client against recorded JSON-RPC exchanges (packages/ledger/test/fixtures/
 // soroban/sdk-*.json, one recorded world with the ledger adapter's tests): open, top up and close
-// build the contract invocations of docs/channel-contract.md, signed by the buyer's key.
+// build the contract invocations of packages/ledger/docs/channel-contract.md, signed by the buyer's key.
 import { afterEach, describe, expect, it } from 'vitest';
 import { LedgerError, StellarChannelClient } from '../src/index.js';
 import {

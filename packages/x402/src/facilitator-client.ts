@@ -1,7 +1,7 @@
 // The official HTTPFacilitatorClient parses /settle with a schema that drops unknown fields, so
 // the svc receipt (channelId, cumulative, the signed `receipt`) never reaches the seller's
 // PAYMENT-RESPONSE. This client is the same, except that /settle keeps the svc answer whole:
-// buyers then get a receipt they can check offline (PROTOCOL.md §5).
+// buyers then get a receipt they can check offline (docs/protocol.md#receipts).
 import { SettleResponseSchema, safeParse } from '@svc/core';
 import { FacilitatorResponseError, HTTPFacilitatorClient } from '@x402/core/server';
 import type { FacilitatorConfig } from '@x402/core/server';

@@ -1,5 +1,5 @@
 // svc's own buyers (@svc/sdk payFetch) read the 402 with the svc schema, which also wants
-// `source`, `message` and a `bazaar` declaration (PROTOCOL.md §4). The official resource server
+// `source`, `message` and a `bazaar` declaration (docs/protocol.md#the-402-answer). The official resource server
 // builds the 402 object and hands it to the scheme's enrichPaymentRequiredResponse hook; these
 // fields are added to it there. x402 clients ignore unknown fields and echo `extensions` as given.
 import { DEFAULT_MESSAGES, REASON_STATUS } from '@svc/core';

@@ -61,7 +61,7 @@ describe('svc facilitator ↔ @x402/core HTTPFacilitatorClient', () => {
     ).resolves.toMatchObject({ isValid: false, invalidReason: 'PAYMENT_MALFORMED' });
   });
 
-  it('POST /verify: the official client keeps the svc receipt in `extra`, and the attest token for the seller’s side (issue 15.2)', async () => {
+  it('POST /verify: the official client keeps the svc receipt in `extra`, and the attest token for the seller’s side', async () => {
     const b = await h.buyer();
     const reqs = h.requirements();
     const result = await client.verify(payloadFor(reqs, b.signer.next(5000n)), asX402(reqs));
@@ -86,7 +86,7 @@ describe('svc facilitator ↔ @x402/core HTTPFacilitatorClient', () => {
     });
   });
 
-  it('requests the official client can build but svc does not take are refusals it understands, not errors (issue 15.3)', async () => {
+  it('requests the official client can build but svc does not take are refusals it understands, not errors', async () => {
     const b = await h.buyer();
     const reqs = h.requirements();
     const exact = { ...asX402(reqs), scheme: 'exact', extra: {} };

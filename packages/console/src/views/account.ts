@@ -140,7 +140,7 @@ function policyPanel(a: AccountView, ctx: Context): HTMLElement {
       'div',
       { class: 'spend' },
       // The ledger's daily cap counts what the agent key moves out of the account — channel
-      // deposits — not what was paid through them: both, named (issue 17.3).
+      // deposits — not what was paid through them: both, named.
       h(
         'p',
         null,

@@ -10,7 +10,7 @@ import { UsageError, readArgs } from './errors.js';
 
 /** A large store's copy says how far it has got at least this often. */
 const PROGRESS_EVERY_MS = 1_000;
-const DOCS = 'the README\'s "Backups and restoring"';
+const DOCS = 'docs/operating.md, "Backups and restoring"';
 /** What the command line adds to the store's own words, by problem. */
 const HINTS: Partial<Record<BackupInputProblem, string>> = {
   NO_STORE: ": set DATA_DIR to the facilitator's data directory",

@@ -1,4 +1,4 @@
-// `svc rotate-key`: a new receipt signer, on purpose (issue 32.4). The store records the new
+// `svc rotate-key`: a new receipt signer, on purpose. The store records the new
 // signer and keeps the one it replaces as retired: GET /supported lists it after the new one, so
 // every receipt it signed still verifies. The new key is FACILITATOR_SECRET when that is set (the
 // operator made it, and gives it to every instance), else a fresh one generated into

@@ -5,7 +5,7 @@
 // (kill -9 included) PostgreSQL drops its connection and the lock with it; another instance takes
 // it at its next try, so the singleton work moves within one poll (default 1 s).
 //
-// Leadership follows the ability to do the work (issue 19.3): before each try an instance checks
+// Leadership follows the ability to do the work: before each try an instance checks
 // that it can write to its store (`canLead`, a small write bounded in time). One that cannot does
 // not try, and a leader that cannot lets the lock go and stops its work, so a healthy instance
 // takes over. A holder that stops polling altogether — hung, or cut off from the database without

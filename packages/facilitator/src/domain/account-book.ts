@@ -1,4 +1,4 @@
-// Whether a payer is frozen (PROTOCOL.md §6: "frozen payer" comes before the signature check).
+// Whether a payer is frozen (docs/protocol.md#errors: "frozen payer" comes before the signature check).
 // Only smart accounts (C… addresses) can be frozen, so a plain G… payer costs nothing; a smart
 // account's state is read from the ledger once, then kept current by the ledger watcher's
 // `account.frozen` events.

@@ -13,7 +13,7 @@ import type { Clock } from './clock.js';
 export const ATTEST_WINDOW_MS = 60_000;
 /**
  * Issue times of the receipts whose attest token was given out last, so that the attestation that
- * follows each one within milliseconds need not read its receipt back from the store (issue 18).
+ * follows each one within milliseconds need not read its receipt back from the store.
  * Oldest first out; a receipt not here is read from the store.
  */
 const RECENT_ISSUES = 10_000;

@@ -3,7 +3,7 @@
 // instance reads it; the watcher too) and `current` is estimated from it.
 //
 // A reading that stops moving — the ledger or its RPC unreachable, or answering with a ledger that
-// no longer advances — must not stop time for the facilitator (issue 13.1: vouchers were accepted
+// no longer advances — must not stop time for the facilitator (before, vouchers were accepted
 // past expiry while the ledger was down, and the payer took the refund as it came back). So
 // `current` is a conservative estimate: the last value seen to change, plus the ledgers that could
 // have closed since at the fastest pace the network closes them. It is never below the ledger's

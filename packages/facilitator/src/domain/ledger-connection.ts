@@ -1,4 +1,4 @@
-// Reaching the ledger at start without depending on it (issue 13.13: with LEDGER_URL unreachable,
+// Reaching the ledger at start without depending on it (before, with LEDGER_URL unreachable,
 // `svc start` exited, so a restart during a ledger outage became a full outage). The ledger's
 // description and its time are kept in the store's meta: a restart while the ledger is down starts
 // degraded from them, exactly as a running instance behaves, and catches up when the ledger answers.

@@ -209,7 +209,7 @@ export class LedgerWatcher {
   }
 
   /**
-   * Every claim the ledger paid is recorded once (issue 19.4), whoever sent it — another instance,
+   * Every claim the ledger paid is recorded once, whoever sent it — another instance,
    * the payee itself, or this facilitator, including a claim whose own recording failed or whose
    * process died before it could record it: the cursor moves past a claim only in the transaction
    * that records it, or once it is found recorded (claimOnce, which the claimers write too).

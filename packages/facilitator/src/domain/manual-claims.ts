@@ -28,7 +28,7 @@ export class ManualClaims {
     const { store, book, claimer } = this.deps;
     const record = (await store.getChannel(id)) ?? (await book.get(id))?.record;
     if (!record) throw new SvcError('NOT_FOUND', `Channel ${id} does not exist on ${this.deps.network}.`);
-    // The contract takes claims only until the channel closes (PROTOCOL.md §7): sending one
+    // The contract takes claims only until the channel closes (docs/protocol.md#channels-and-records): sending one
     // now would only be refused (21) and cost a transaction.
     if (record.status === 'closed')
       throw new SvcError('CONFLICT', `Channel ${id} is closed; nothing more can be claimed on it.`);

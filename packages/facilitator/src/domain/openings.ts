@@ -1,4 +1,4 @@
-// A channel's opening, recorded once, before its first payment (issue 15.12). The ledger watcher
+// A channel's opening, recorded once, before its first payment. The ledger watcher
 // records `channel.opened` when its pass reaches the opening; a voucher on a channel the store does
 // not know yet may come first (a standalone ledger's watcher polls). Then the channel book records
 // the opening ahead of the watcher — read from the ledger's event log after the watcher's cursor,

@@ -1,4 +1,4 @@
-// Which keys sign for a store (issue 32.4). A store remembers the signer its receipts are written
+// Which keys sign for a store. A store remembers the signer its receipts are written
 // under (meta `facilitator.signer`, recorded on first start), and the signers a rotation retired
 // (meta `facilitator.signers.retired`): their receipts still count, so GET /supported lists them
 // after the current one. A start whose key is not the recorded signer — the secret file went

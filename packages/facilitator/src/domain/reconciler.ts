@@ -1,4 +1,4 @@
-// Reconciling the store with the ledger at start (issue 32.1). The ledger is the floor of what was
+// Reconciling the store with the ledger at start. The ledger is the floor of what was
 // paid: a store that is empty, or older than what the ledger shows — put back from a backup,
 // replaced by an empty file, a PostgreSQL restored to an earlier point — would take again vouchers
 // the ledger has already paid out, and the seller would serve answers it can never be paid for.

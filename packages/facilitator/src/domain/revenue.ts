@@ -1,7 +1,7 @@
 // Seller revenue from the audit ledger (spec "Endpoints": earned = accepted vouchers, settled =
 // claimed on-chain, receivable = earned minus settled). What a closed channel still owes can never
 // be paid (the contract takes no claim after close): that is `lost`, not receivable, so
-// earned = settled + receivable + lost, to the base unit (issue 13.3). No I/O: the caller pages through the seller's
+// earned = settled + receivable + lost, to the base unit. No I/O: the caller pages through the seller's
 // events in id order and feeds them to a RevenueTally, which keeps running sums (bigint: SQLite
 // keeps amounts as text, and a float would lose base units).
 //
@@ -350,7 +350,7 @@ export const SETTLEMENTS_CSV_COLUMNS = [
   'explorer',
 ];
 
-/** PROTOCOL.md §7: a header row, then one row per settlement; amounts in asset units (7 decimals). */
+/** docs/protocol.md#channels-and-records: a header row, then one row per settlement; amounts in asset units (7 decimals). */
 export function settlementsCsv(settlements: readonly Settlement[]): string {
   const rows = settlements.map((s) => [
     s.settledAt,

@@ -1,4 +1,4 @@
-// GET /stats (PROTOCOL.md §7). Counted once from the audit ledger at start, then kept current from
+// GET /stats (docs/protocol.md#channels-and-records). Counted once from the audit ledger at start, then kept current from
 // the event bus — every instance sees every event, so every instance answers the same.
 import type { StatsView } from '@svc/core';
 import type { Bus } from '../bus/port.js';

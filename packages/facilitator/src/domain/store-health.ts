@@ -1,6 +1,6 @@
-// Whether this instance can write to its store, for /health and for leadership (issues 13.14 and
-// 19.2–19.3: /health said ok while every commit failed, or while every write hung, and a leader
-// that could not write kept the lock). Every write's outcome is watched: a failure marks the store
+// Whether this instance can write to its store, for /health and for leadership (before, /health
+// said ok while every commit failed, or while every write hung, and a leader that could not write
+// kept the lock). Every write's outcome is watched: a failure marks the store
 // unwritable until a write succeeds again, and so does a write still waiting after `stallMs`.
 // /health asks for a small probe write while the store is marked unwritable, at most one at a
 // time, so the mark clears once the fault is gone even without traffic; leadership asks for one

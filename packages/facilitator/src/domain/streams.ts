@@ -1,4 +1,4 @@
-// Streaming sessions (spec "States and transitions"; PROTOCOL.md §8). A seller whose first slice
+// Streaming sessions (spec "States and transitions"; docs/protocol.md#streams). A seller whose first slice
 // was paid opens a session bound to that slice's receipt; each time a slice is used up it waits
 // (long poll) for the buyer's next voucher, which the buyer posts straight to the facilitator.
 // Sessions live in the Store, so they survive nothing by accident: a restart ends the open ones

@@ -1,4 +1,4 @@
-// `channel` voucher verification, in the order of PROTOCOL.md §6 (first failure wins):
+// `channel` voucher verification, in the order of docs/protocol.md#errors (first failure wins):
 //   malformed → network → channel found → open → payee → asset → frozen payer → expiring →
 //   signature → not increasing → per-channel voucher rate → underpaid → exhausted → advance.
 // The checks up to the signature and the rate are every payment's (payment-checks.ts; the
@@ -7,7 +7,7 @@
 // unless batch-settlement payments charged less than their ceilings.
 // The rate counts only a voucher that could advance the channel (signature valid, cumulative above
 // the last accepted): replaying an old voucher, public in its receipt, cannot use up a buyer's
-// allowance (PROTOCOL.md §6 puts the rate before "not increasing"; this order is stricter).
+// allowance (docs/protocol.md#errors puts the rate before "not increasing"; this order is stricter).
 // The advance is a compare-and-set in the store, durable before the receipt leaves: two copies of
 // one voucher give exactly one acceptance, in one process or many.
 import { formatUnits, owedPerPayment, signReceipt, signReceiptAsync } from '@svc/core';
@@ -420,7 +420,7 @@ export class Verifier {
     return taken.ok ? { ok: true, response, payer, replayed: true } : null;
   }
 
-  /** The first answer from its record: its receipt and figures, or the whole answer (records written before issue 18). */
+  /** The first answer from its record: its receipt and figures, or the whole answer (records written by older versions). */
   private async firstAnswer(kept: PaymentResponse | FirstAnswer): Promise<PaymentResponse | null> {
     if (!('receiptId' in kept)) return kept;
     const receipt = await this.deps.store.getReceipt(kept.receiptId);
@@ -430,7 +430,7 @@ export class Verifier {
 
 /**
  * What an idempotency record keeps of an accepted voucher's answer: the rest is its receipt, stored
- * in the same write. A whole answer is ~1.5 KB a record, on every meter's /verify (issue 18).
+ * in the same write. A whole answer is ~1.5 KB a record, on every meter's /verify.
  */
 interface FirstAnswer {
   receiptId: string;

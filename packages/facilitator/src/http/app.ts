@@ -163,7 +163,7 @@ function installJsonParser(app: FastifyInstance): void {
 }
 
 /**
- * Timeouts set on purpose (issue 13.11). A connection that sends no request, or idles after an
+ * Timeouts set on purpose. A connection that sends no request, or idles after an
  * answer, is closed after CONN_IDLE_SECONDS: Node's header timeout runs from the moment a
  * connection opens (then 408), its keep-alive timeout from the end of an answer (and clients are
  * told, `Keep-Alive: timeout=…`, so they retire the socket first). No timeout bounds an answer

@@ -1,8 +1,8 @@
-// Open connections per client address and in total (issue 13.11). Every socket costs a file
+// Open connections per client address and in total. Every socket costs a file
 // descriptor: 1,100 idle sockets from one address once reached the open-file limit (1,024), and
 // from then on every new connection failed for everyone. So a connection past CONN_MAX_PER_IP
 // from its address, or past CONN_MAX_TOTAL in all, is answered at once, before Node's HTTP parser
-// sees it, with a raw 429 and the error body (PROTOCOL.md §6), then closed. A trusted proxy
+// sees it, with a raw 429 and the error body (docs/protocol.md#errors), then closed. A trusted proxy
 // (TRUST_PROXY) carries many clients on its connections: it is capped only in total.
 //
 //   limitConnections(app.server, { perIp: 128, total: 768, trusted: trustedPeer('') });

@@ -1,4 +1,4 @@
-// Every non-2xx answer carries the error body of PROTOCOL.md §6. Bad input is a 4xx, never a 500;
+// Every non-2xx answer carries the error body of docs/protocol.md#errors. Bad input is a 4xx, never a 500;
 // a known fault of a dependency (the ledger unreachable, the store unable to commit) is a 503 with
 // Retry-After; an unexpected error is a 500 INTERNAL whose details stay in the log, never in the
 // response.

@@ -1,4 +1,4 @@
-// The live event feed behind GET /events (spec; PROTOCOL.md §7): the last events (200), then live
+// The live event feed behind GET /events (spec; docs/protocol.md#channels-and-records): the last events (200), then live
 // ones, as server-sent events. Subscribing comes before reading the backlog, so nothing falls
 // between the two. Publishing never waits for a client, and a client that does not take what it is
 // sent is disconnected (it resumes with Last-Event-ID), so a slow client cannot hold up others nor

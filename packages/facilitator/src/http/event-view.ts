@@ -1,4 +1,4 @@
-// A stored event as the wire shows it (PROTOCOL.md §7; the shape is @svc/core's EventView): GET /events,
+// A stored event as the wire shows it (docs/protocol.md#channels-and-records; the shape is @svc/core's EventView): GET /events,
 // the event feed, an account's ledger and reports answer with it.
 import type { EventView } from '@svc/core';
 import type { StoredEvent } from '../store/port.js';

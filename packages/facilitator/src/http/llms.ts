@@ -23,7 +23,7 @@ import { MCP_TOOLS } from './mcp-tools.js';
 import { openApiPath } from './openapi.js';
 import type { RouteDoc } from './openapi.js';
 
-/** PROTOCOL.md §2's test vector inputs; the outputs are computed. */
+/** docs/protocol.md#voucher's test vector inputs; the outputs are computed. */
 export const VECTOR_INPUT = {
   networkPassphrase: 'Standalone Network ; February 2017',
   contractIdRawHex: '02'.repeat(32),

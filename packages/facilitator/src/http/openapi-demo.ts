@@ -39,7 +39,7 @@ const TickerQuery = z.object({
 const PAYMENT_HEADERS = [
   {
     name: 'PAYMENT-SIGNATURE',
-    description: 'Base64 JSON payment payload (x402 v2) carrying a signed voucher (PROTOCOL.md §3).',
+    description: 'Base64 JSON payment payload (x402 v2) carrying a signed voucher (docs/protocol.md#payment-payload).',
   },
   { name: 'X-PAYMENT', description: 'The same, for x402 v1 clients.' },
 ];
@@ -56,7 +56,7 @@ function metered(price: DemoPrice): RouteDoc['responses'] {
       : {
           description: 'Paid: the resource',
           schema: BookSchema,
-          headers: { 'PAYMENT-RESPONSE': 'Base64 JSON receipt (PROTOCOL.md §5)' },
+          headers: { 'PAYMENT-RESPONSE': 'Base64 JSON receipt (docs/protocol.md#receipts)' },
         },
     402: {
       description:

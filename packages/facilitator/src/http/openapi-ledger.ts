@@ -1,4 +1,4 @@
-// The embedded local ledger's routes (PROTOCOL.md §9), mounted under /ledger by @svc/ledger's
+// The embedded local ledger's routes (docs/protocol.md#the-local-ledger), mounted under /ledger by @svc/ledger's
 // Fastify plugin when the ledger runs in-process. Buyers use them (faucet, open a channel), so the
 // document lists them, with the wire schemas the ledger's routes validate and answer with.
 import { ErrorBodySchema, displayAmount, zAddress } from '@svc/core';

@@ -1,6 +1,6 @@
 // zod → JSON Schema 2020-12 for the OpenAPI document. Every schema that carries `.meta({ id })`
 // becomes one entry of `components/schemas`, referenced with `$ref`, so a shared wire type (Error,
-// Channel, Receipt…) is declared once in the document as it is in code (STYLE.md 4).
+// Channel, Receipt…) is declared once in the document as it is in code (docs/architecture.md#one-source-for-wire-shapes).
 //
 // Requests are described as the schema's input (defaults make a field optional), responses as its
 // output. When one id reads differently in the two directions, the request side gets `<id>Input`.

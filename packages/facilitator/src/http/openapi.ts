@@ -1,5 +1,5 @@
 // The OpenAPI 3.1 document, generated from the route declarations and their zod schemas — the
-// same ones the routes validate with (STYLE.md 4), never written by hand.
+// same ones the routes validate with (docs/architecture.md#one-source-for-wire-shapes), never written by hand.
 //
 //   const doc = openApiDocument({ routes, serverUrl: 'http://127.0.0.1:4020', description });
 import { ErrorBodySchema } from '@svc/core';
@@ -151,7 +151,7 @@ function prepareOperation(
     for (const status of ['429', '503'])
       if (out[status]) out[status] = withRetryAfter(out[status] as Record<string, unknown>);
     out['default'] = response(
-      { description: 'Any other failure: the error body of PROTOCOL.md §6 with the status of its code' },
+      { description: 'Any other failure: the error body of docs/protocol.md#errors with the status of its code' },
       error,
     );
     return {

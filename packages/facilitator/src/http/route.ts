@@ -1,6 +1,6 @@
 // One declaration per route: method, path, zod schemas for params/query/body and the documented
 // responses. mount() validates with the schemas; the OpenAPI document is generated from the same
-// table, so the two cannot drift apart (STYLE.md 4).
+// table, so the two cannot drift apart (docs/architecture.md#one-source-for-wire-shapes).
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { z } from 'zod';
 import { SvcError, safeParse } from '@svc/core';

@@ -1,6 +1,6 @@
 // What the kernel still holds of what a socket was given to send: bytes not yet sent or not yet
 // acknowledged by the peer. A client that stops reading fills its own receive buffer, then ours:
-// on loopback each socket absorbed ~3.8 MB before anything stayed in the process (issue 13.12),
+// on loopback each socket absorbed ~3.8 MB before anything stayed in the process,
 // so a feed that looks only at Node's writableLength sees nothing wrong for megabytes. On Linux
 // the `tx_queue` of /proc/net/tcp and /proc/net/tcp6 says it; elsewhere it reads as 0 and only
 // what waits in the process counts.

@@ -2,7 +2,7 @@
 // past the busy timeout, the disk is full or read-only, the PostgreSQL connection is gone — is a
 // fault of the moment, not a bug. Nothing of the failed write was acknowledged (group-commit.ts:
 // the whole batch rejects), so the HTTP layer answers 503 with Retry-After instead of a 500, and
-// the client sends the same request again (PROTOCOL.md §6).
+// the client sends the same request again (docs/protocol.md#errors).
 
 /** better-sqlite3 result codes (extended ones too: SQLITE_BUSY_TIMEOUT, SQLITE_IOERR_WRITE, …). */
 const SQLITE_UNAVAILABLE = /^SQLITE_(BUSY|LOCKED|IOERR|FULL|READONLY|CANTOPEN|PROTOCOL)/;
@@ -65,7 +65,7 @@ export function writeStalled(ms: number): Error {
 /**
  * Seconds before reconnecting after `retries` failed attempts: 0.1 s doubling to 1 s. postgres.js's
  * own grows as 3^retries / 100 up to 20 s, so after a few seconds without the database an
- * instance waited seconds more once it was back (issue 19.6).
+ * instance waited seconds more once it was back.
  */
 export function reconnectBackoff(retries: number): number {
   return Math.min(1, 0.1 * 2 ** Math.max(0, retries - 1));

@@ -1,4 +1,4 @@
-// Group commit (ARCHITECTURE.md, "durable commit"): write() calls that arrive in the same turn of
+// Group commit (docs/architecture.md#the-hot-path): write() calls that arrive in the same turn of
 // the event loop share one database transaction, so one fsync acknowledges many vouchers. The
 // adapter applies each call inside its own savepoint and reports one outcome per call; when the
 // transaction as a whole fails, every call of the batch is rejected (nothing acknowledged).

@@ -92,7 +92,7 @@ export interface StoredEvent {
 
 export type StreamStatus = 'open' | 'ended';
 
-/** A streaming session (PROTOCOL.md §8): slices of `token` or `second` units paid by vouchers. */
+/** A streaming session (docs/protocol.md#streams): slices of `token` or `second` units paid by vouchers. */
 export interface StreamRecord {
   /** 32 lowercase hex characters (128 random bits: knowing it is the capability to use it). */
   id: string;

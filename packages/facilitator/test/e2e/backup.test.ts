@@ -1,6 +1,6 @@
 // `svc backup` run as a user runs it, beside a real facilitator that is taking payments: the copy
 // is one moment of the store (whole, every channel's voucher with its receipt and its event), and
-// a facilitator restored from it as the README says starts and serves. Bad input is one line and
+// a facilitator restored from it as docs/operating.md says starts and serves. Bad input is one line and
 // exit 2.
 import fs from 'node:fs';
 import os from 'node:os';
@@ -174,7 +174,7 @@ describe('svc backup beside a facilitator taking payments', () => {
       expect(await claim.json()).toMatchObject({ cumulative: acked.latest.get(signer.channelId)!.toString() });
     }
 
-    // Restoring, as the README says: stop, remove the old store with its -wal and -shm, put the copy
+    // Restoring, as docs/operating.md says: stop, remove the old store with its -wal and -shm, put the copy
     // in its place, start (the local ledger's own file stays).
     await child.kill('SIGTERM');
     for (const suffix of ['', '-wal', '-shm']) fs.rmSync(path.join(dataDir, `${STORE}${suffix}`), { force: true });
@@ -276,13 +276,13 @@ describe('svc backup refuses what it cannot do, in one line, exit 2', () => {
     expect(fs.readdirSync(out)).toEqual(['existing.sqlite']);
   });
 
-  it('PostgreSQL (DATABASE_URL set): names pg_dump, pg_basebackup and the README section', async () => {
+  it('PostgreSQL (DATABASE_URL set): names pg_dump, pg_basebackup and the section of docs/operating.md', async () => {
     expectRefused(
       await svc(['backup', path.join(tmp('svc-backup-out-'), 'pg.sqlite')], {
         ...env,
         DATABASE_URL: 'postgres://127.0.0.1:5432/svc',
       }),
-      /pg_dump.*pg_basebackup.*"Backups and restoring"/,
+      /pg_dump.*pg_basebackup.*docs\/operating\.md, "Backups and restoring"/,
     );
   });
 

@@ -1,4 +1,4 @@
-// Issue 13.10: thousands of one-stroop channels (one faucet grant opens them in seconds) make
+// Thousands of one-stroop channels (one faucet grant opens them in seconds) make
 // GET /channels a multi-megabyte answer; clients looping on it, each within the per-address limit,
 // must not starve the hot path. The looping clients run on a worker thread, as they would on other
 // machines, so the only event loop under test is the facilitator's.

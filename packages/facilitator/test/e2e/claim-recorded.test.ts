@@ -1,5 +1,5 @@
 // A claim the ledger paid is recorded as a settlement once, even when the facilitator that sent it
-// could not record it (issue 19.4). Deterministic, as reported: 5 vouchers on a channel, a session
+// could not record it. Deterministic, as reported: 5 vouchers on a channel, a session
 // holds LOCK TABLE idempotency past the lock timeout, and POST /channels/:id/claim goes to the
 // leader. Before, the claim answered 503 "send the same request again" although the ledger paid
 // it, the leader's watcher skipped the claim as its own and moved past it, and the settlement was
@@ -88,7 +88,7 @@ describe.runIf(enabled)('a claim paid on the ledger while the store cannot recor
     expect(onLedger['claimed']).toBe('5000');
 
     // Meanwhile this instance cannot write: /health says so with a 503 (a load balancer sends
-    // payments elsewhere), and it lets leadership go (issue 19.3), so a healthy instance would lead.
+    // payments elsewhere), and it lets leadership go, so a healthy instance would lead.
     const health = async () => {
       const res = await fetch(`${h.url}/health`);
       return {

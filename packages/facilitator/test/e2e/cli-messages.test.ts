@@ -1,4 +1,4 @@
-// What `svc pay` and `svc stream` say when something is not as expected (issue 17.7–17.8), run as a
+// What `svc pay` and `svc stream` say when something is not as expected, run as a
 // user runs them: the real `svc` command against real servers. Each message names what went wrong
 // and what to do — never `fetch failed`, a raw parser error, or a bare status.
 import { spawn } from 'node:child_process';
@@ -215,11 +215,11 @@ describe('svc start and svc ledger take no arguments', () => {
     expect(out.out).toMatch(/^ {2}HOST +127\.0\.0\.1$/m);
     expect(out.out).toMatch(/^ {2}DATA_DIR +\.\/data$/m);
     expect(out.out).toMatch(/^ {2}LEDGER_SECONDS +5$/m);
-    // The README's configuration table is the facilitator's (PORT 4020): not the ledger's defaults.
+    // The configuration table of docs/operating.md is the facilitator's (PORT 4020): not the ledger's defaults.
     expect(out.out).not.toMatch(/configuration table/);
   }, 30_000);
 
-  it('svc start --help: the package README it points at (which ships in the tarball) has a row for every variable it lists', async () => {
+  it('svc start --help: the package README it points at (which ships in the tarball) and docs/operating.md each have a row for every variable it lists', async () => {
     const out = await ran(['start', '--help']);
     expect(out.code, out.out).toBe(0);
     expect(out.out).toContain('node_modules/@svc/facilitator/README.md');
@@ -227,15 +227,24 @@ describe('svc start and svc ledger take no arguments', () => {
       .slice(out.out.indexOf('\n\n', out.out.indexOf('environment variables')))
       .match(/\b[A-Z][A-Z0-9_]+\b/g)!;
     expect(listed).toContain('MCP_ALLOWED_ORIGINS');
-    const readme = fs.readFileSync(fileURLToPath(new URL('../../README.md', import.meta.url)), 'utf8');
-    expect(readme).toContain('## Configuration');
-    const section = readme.slice(readme.indexOf('## Configuration'));
-    const rows = section
-      .split('\n')
-      .filter((l) => l.startsWith('| `'))
-      .map((l) => l.split('|')[1]!);
-    const inRows = new Set(rows.flatMap((cell) => [...cell.matchAll(/`([A-Z][A-Z0-9_]+)`/g)].map((m) => m[1]!)));
-    expect(listed.filter((name) => !inRows.has(name))).toEqual([]);
+    for (const [file, end] of [
+      ['../../README.md', undefined],
+      ['../../../../docs/operating.md', '## Endpoints'],
+    ] as const) {
+      const page = fs.readFileSync(fileURLToPath(new URL(file, import.meta.url)), 'utf8');
+      expect(page, file).toContain('## Configuration');
+      const from = page.indexOf('## Configuration');
+      const section = page.slice(from, end === undefined ? undefined : page.indexOf(end, from));
+      const rows = section
+        .split('\n')
+        .filter((l) => l.startsWith('| `'))
+        .map((l) => l.split('|')[1]!);
+      const inRows = new Set(rows.flatMap((cell) => [...cell.matchAll(/`([A-Z][A-Z0-9_]+)`/g)].map((m) => m[1]!)));
+      expect(
+        listed.filter((name) => !inRows.has(name)),
+        file,
+      ).toEqual([]);
+    }
   }, 30_000);
 
   it('svc start --port 4099: refused, with the variable to set instead', async () => {

@@ -1,4 +1,4 @@
-// The cluster survives its database (issue 19): two `svc start` processes on one PostgreSQL server
+// The cluster survives its database: two `svc start` processes on one PostgreSQL server
 // of this test's own, one standalone ledger, RATE_LIMIT_STORE=postgres, 16 buyers paying through
 // both instances, and the claim scheduler claiming every second, while the database is restarted,
 // has every connection terminated, and crashes. What must hold:

@@ -1,4 +1,4 @@
-// Two facilitator instances on one PostgreSQL database and one standalone ledger (issue 8),
+// Two facilitator instances on one PostgreSQL database and one standalone ledger,
 // behaving like one: a voucher is accepted once whichever instance sees it, an SSE client on one
 // instance sees what the other accepted (same ids, same order), and a stream wait on one instance
 // wakes when its voucher lands on the other.

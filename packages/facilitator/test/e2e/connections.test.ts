@@ -1,4 +1,4 @@
-// Issue 13.11: idle connections must not exhaust the server. Connections are capped per client
+// Idle connections must not exhaust the server. Connections are capped per client
 // address and in total (a trusted proxy is capped only in total); the connection over a cap gets a
 // 429 with the error body and Retry-After, then is closed; a connection that sends no request,
 // or idles after one, is closed after CONN_IDLE_SECONDS. Other addresses come from 127.0.0.2…,

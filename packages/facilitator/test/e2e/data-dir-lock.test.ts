@@ -1,4 +1,4 @@
-// One instance per data directory (issue 32.7): a second `svc start` on a DATA_DIR another one
+// One instance per data directory: a second `svc start` on a DATA_DIR another one
 // runs on started beside it, two processes writing one SQLite store and one ledger file. It is now
 // refused, naming the process that holds the directory; the lock goes with its holder, however the
 // holder ends. Instances on PostgreSQL and a standalone ledger keep nothing of their own in

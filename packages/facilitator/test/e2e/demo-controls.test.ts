@@ -75,7 +75,7 @@ describe('the demo controls with DEMO_CONTROL_KEY set', () => {
     expect((await h.ledger.account(account)).account?.frozen).toBe(false);
   });
 
-  it('a run started while the account is frozen fails, and the step that failed says so: no step stays pending with an error (issue 17.3)', async () => {
+  it('a run started while the account is frozen fails, and the step that failed says so: no step stays pending with an error', async () => {
     expect((await post('/demo/owner/freeze', { frozen: true }, KEY)).status).toBe(200);
     try {
       expect((await post('/demo/agent/run', {}, KEY)).status).toBe(202);

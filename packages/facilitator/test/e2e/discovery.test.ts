@@ -198,7 +198,7 @@ describe('GET /discovery/resources', () => {
     expect(all.map((i) => i.payTo).sort()).toEqual([seller, attacker.address].sort());
   });
 
-  it('anyone may pay a seller a stroop, but only the seller’s own middleware (its token) writes its listing (issue 13.5)', async () => {
+  it('anyone may pay a seller a stroop, but only the seller’s own middleware (its token) writes its listing', async () => {
     const url = 'https://api.example.com/genuine';
     const buyer = await h.buyer({ payee: seller, deposit: 50_000_000n });
     await pay(buyer, { url, payTo: seller });

@@ -1,4 +1,4 @@
-// Issue 13.12: event streams whose clients never read must not hold the slots of GET /events for
+// Event streams whose clients never read must not hold the slots of GET /events for
 // ever. The socket's kernel buffers absorb megabytes before anything is left in the process, so a
 // stream is judged by what its client has not taken, kernel included: one that has not drained for
 // SSE_STALL_SECONDS is dropped (its client resumes with Last-Event-ID); a client that reads is never

@@ -80,7 +80,7 @@ describe('GET /events', () => {
     expect(resumed[0]!.id).toBeGreaterThan(lastSeen);
   });
 
-  // Issue 15.11: before, a Last-Event-ID older than the 200-event backlog skipped what lay between,
+  // Before, a Last-Event-ID older than the 200-event backlog skipped what lay between,
   // and one beyond the newest id suppressed every live event.
   const filler = (n: number) =>
     h.f.services.events.commit(

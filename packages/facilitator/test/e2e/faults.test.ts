@@ -1,4 +1,4 @@
-// Faults (issue 6, point 4), each made for real against the running service, over HTTP:
+// Faults, each made for real against the running service, over HTTP:
 // - the standalone ledger goes down and comes back on the same port and data: what needs the
 //   ledger answers 503 LEDGER_UNAVAILABLE with Retry-After, /health says so, vouchers on known
 //   channels are still taken, the claim scheduler reports, backs off and settles once it is back;
@@ -41,7 +41,7 @@ async function call(url: string, init: RequestInit = {}): Promise<Answer> {
 
 const post = (url: string) => call(url, { method: 'POST' });
 
-/** The error body of PROTOCOL.md §6 with a 503 and a Retry-After in whole seconds. */
+/** The error body of docs/protocol.md#errors with a 503 and a Retry-After in whole seconds. */
 function expectUnavailable(a: Answer, error: string, source: string): void {
   expect(a.status).toBe(503);
   expect(a.body).toEqual({ error, source, message: expect.any(String) });
@@ -214,7 +214,7 @@ describe('the standalone ledger goes down and comes back (LEDGER_URL)', () => {
     });
 
     // Manual claims during the outage: each answers 503, and the outage is reported once per
-    // channel, not once per attempt (issue 13.14: 93 attempts wrote 93 chain.rejected).
+    // channel, not once per attempt (before, 93 attempts wrote 93 chain.rejected).
     for (let i = 0; i < 5; i++)
       expectUnavailable(await post(`${h.url}/channels/${a.channelId}/claim`), 'LEDGER_UNAVAILABLE', 'ledger');
     expect(await eventsOf(h, seller.address, 'chain.rejected', a.channelId)).toHaveLength(1);
@@ -276,7 +276,7 @@ describe('the SQLite store cannot commit', () => {
       refused = await verify(h, voucher, seller.address, { 'idempotency-key': 'fault-1' });
       // Reads still work (WAL): nothing of the refused voucher is there.
       expect(await channel(h, b.channelId)).toMatchObject({ lastAccepted: '5000', vouchers: 1 });
-      // /health tells the truth: this instance cannot write (issue 13.14: it said ok).
+      // /health tells the truth: this instance cannot write (before, it said ok).
       expect((await call(`${h.url}/health`)).body).toMatchObject({
         status: 'degraded',
         store: 'sqlite',

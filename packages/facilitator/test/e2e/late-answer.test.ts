@@ -1,4 +1,4 @@
-// A late /verify answer must not make the buyer pay twice (issue 32.2). The facilitator accepted
+// A late /verify answer must not make the buyer pay twice. The facilitator accepted
 // the voucher, but its answer reached the meter after the meter's timeout (a slow network here; a
 // store stall does the same): the seller answered 503 and served nothing, the buyer sent the same
 // payment again, the meter asked under a new Idempotency-Key, the facilitator said

@@ -1,4 +1,4 @@
-// Leadership follows the ability to do the work (issue 19.3). Before, a leader whose writes hung
+// Leadership follows the ability to do the work. Before, a leader whose writes hung
 // kept the advisory lock on its separate leadership connection, and settlement stopped for the
 // whole cluster: 5,024 payments through the healthy instance, 0 claims. Here the leader reaches
 // PostgreSQL through a TCP relay that goes silent — nothing passes either way and no connection

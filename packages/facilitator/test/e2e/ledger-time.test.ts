@@ -1,4 +1,4 @@
-// The ledger's time does not stand still for the facilitator (issue 13.1 and 13.13), against a real
+// The ledger's time does not stand still for the facilitator, against a real
 // standalone ledger that is stopped and restarted:
 // - while the ledger does not answer, the facilitator estimates the current ledger from the wall
 //   clock and the ledger's pace: no voucher is accepted within the safety margin of the ledger's

@@ -1,4 +1,4 @@
-// Issue 15.14: an agent that knows nothing but llms.txt can open a channel and pay. This test is
+// An agent that knows nothing but llms.txt can open a channel and pay. This test is
 // that agent: it reads the text, reproduces its test vectors with its own code, and pays, using
 // what any agent would have — node:crypto for sha256 and ed25519, the `canonicalize` package for
 // RFC 8785 and @stellar/stellar-base's StrKey for addresses — and nothing of svc's.

@@ -232,7 +232,7 @@ describe('POST /mcp', () => {
       body,
     });
 
-  it('answers in JSON-RPC, as the specification has it (issue 15.8): -32700, -32600, -32602', async () => {
+  it('answers in JSON-RPC, as the specification has it: -32700, -32600, -32602', async () => {
     const notJson = await rpc('{"jsonrpc": "2.0", "id": 1, "method": ');
     expect(notJson).toMatchObject({ status: 400, body: { jsonrpc: '2.0', id: null, error: { code: -32700 } } });
     const noMethod = await rpc('{"jsonrpc":"2.0","id":1}');
@@ -293,7 +293,7 @@ describe('POST /mcp', () => {
     expect((before.body as { id: number }[]).map((m) => m.id).sort()).toEqual([1, 2]);
   });
 
-  it('refuses a browser page of another origin with 403, and serves its own origin and loopback pages (issue 15.9)', async () => {
+  it('refuses a browser page of another origin with 403, and serves its own origin and loopback pages', async () => {
     const ping = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'ping' });
     const evil = await rpc(ping, { origin: 'http://evil.example' });
     expect(evil).toMatchObject({ status: 403, body: { jsonrpc: '2.0', id: null, error: { code: -32000 } } });
@@ -302,7 +302,7 @@ describe('POST /mcp', () => {
     }
   });
 
-  it('bounds tool inputs in their schemas, and takes a channel id as a number too (issue 15.10)', async () => {
+  it('bounds tool inputs in their schemas, and takes a channel id as a number too', async () => {
     const { tools } = await client.listTools();
     const list = tools.find((t) => t.name === 'svc_list_resources')!;
     expect(list.inputSchema.properties?.['limit']).toMatchObject({ minimum: 1, maximum: 200 });

@@ -380,7 +380,7 @@ describe('thin bindings: Fastify and Hono', () => {
     expect(res.headers.get('payment-response')).toBeTruthy();
   });
 
-  it("a POST body counts in the receipt's requestHash the same on Hono as on node:http (issue 16.5)", async () => {
+  it("a POST body counts in the receipt's requestHash the same on Hono as on node:http", async () => {
     const client = svc({ facilitator: h.url, payTo: payee.address });
     const hono = new Hono();
     hono.post('/ask', honoMeter(client, { price: 5000n, unit: 'request' }), async (c) =>

@@ -1,4 +1,4 @@
-// GET /metrics (issue 32.8): off without METRICS_TOKEN (404, nothing counted), then served only to
+// GET /metrics: off without METRICS_TOKEN (404, nothing counted), then served only to
 // the bearer of the token (401 otherwise). What it serves parses as the Prometheus text format and
 // follows what happened: vouchers accepted, and refused by code, the verification histogram, a
 // claim and the vouchers it covered, a stream session opened and ended, an event stream, the store,

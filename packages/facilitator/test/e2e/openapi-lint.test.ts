@@ -1,4 +1,4 @@
-// GET /openapi.json as integrators' own tools judge it (issue 15.7): Redocly CLI (`redocly lint`,
+// GET /openapi.json as integrators' own tools judge it: Redocly CLI (`redocly lint`,
 // its recommended rules) and Spectral (the `spectral:oas` ruleset) report no error. The document is
 // the one a running facilitator serves, with the demo seller, its controls under a key, the
 // embedded ledger and MCP — every route it can have.

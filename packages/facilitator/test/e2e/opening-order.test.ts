@@ -1,4 +1,4 @@
-// The audit order is causal (issue 15.12): a channel's opening takes an event id before its first
+// The audit order is causal: a channel's opening takes an event id before its first
 // payment, and is recorded once, whoever records it first. Against a real standalone ledger whose
 // events the facilitator's watcher sees late (it polls once a minute here), so the first voucher
 // arrives before the watcher has reached the opening; before the fix, `channel.opened` was stored

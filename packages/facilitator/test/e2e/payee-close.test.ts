@@ -1,4 +1,4 @@
-// A payee closes its channel (issue 13.3): no voucher is accepted once the close has been answered
+// A payee closes its channel: no voucher is accepted once the close has been answered
 // by the facilitator's own ledger, and whatever was accepted but never claimed is counted as lost,
 // not receivable: earned = settled + receivable + lost, for every seller.
 import fs from 'node:fs';

@@ -182,7 +182,7 @@ describe('reason codes at /verify', () => {
       expect(res.status).toBe(400);
       expect(await res.json()).toMatchObject({ error: 'BAD_REQUEST', source: 'facilitator' });
     }
-    // What the official x402 client can build is a refusal it understands (issue 15.3), not a 400.
+    // What the official x402 client can build is a refusal it understands, not a 400.
     const refusals: [unknown, string][] = [
       [{ x402Version: 3, paymentPayload: {}, paymentRequirements: reqs }, 'UNSUPPORTED_VERSION'],
       [{ x402Version: 2, paymentPayload: {}, paymentRequirements: { ...reqs, scheme: 'exact' } }, 'UNSUPPORTED_SCHEME'],

@@ -1,4 +1,4 @@
-// The receipt signer a store was written under (issue 32.4). A missing facilitator.secret beside a
+// The receipt signer a store was written under. A missing facilitator.secret beside a
 // used store was replaced silently: a new signer, every seller token then 401, and earlier receipts
 // signed by a key /supported no longer listed. Now the start is refused, saying what is missing and
 // how to rotate on purpose; `svc rotate-key` keeps the old signer listed, so its receipts verify.

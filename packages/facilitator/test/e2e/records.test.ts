@@ -94,7 +94,7 @@ describe('receipts', () => {
     } finally {
       await new Promise<void>((r) => server.close(() => r()));
     }
-    // A buyer calling /verify itself gets a receipt naming the seller, but no attest token (issue 13.6).
+    // A buyer calling /verify itself gets a receipt naming the seller, but no attest token.
     const b2 = await h.buyer();
     const direct = await h.verify(b2.signer.sign(5000n));
     expect(direct.body).toMatchObject({ isValid: true });
@@ -245,7 +245,7 @@ describe('accounts, stats and reports', () => {
     expect((await report({ account: payer.address, tx: 'xyz' })).status).toBe(400);
   });
 
-  it('POST /v1/report: a stranger cannot report someone else’s transaction, with or without words of its own (issue 13.7)', async () => {
+  it('POST /v1/report: a stranger cannot report someone else’s transaction, with or without words of its own', async () => {
     const victim = randomKeypair();
     const stranger = randomKeypair();
     await h.ledger.faucet(victim.address);

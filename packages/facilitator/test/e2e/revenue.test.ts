@@ -299,7 +299,7 @@ describe('seller revenue after a scripted day', () => {
     ]);
   });
 
-  it('settlements.csv: RFC 4180 with the columns of PROTOCOL.md §7, summing to settled', async () => {
+  it('settlements.csv: RFC 4180 with the columns of docs/protocol.md#channels-and-records, summing to settled', async () => {
     for (const payTo of [sellerA.address, sellerB.address]) {
       const { res, text } = await csv(payTo);
       expect(res.headers.get('content-type')).toBe('text/csv; charset=utf-8');

@@ -249,7 +249,7 @@ describe('GET /llms.txt', () => {
     expect(text).toContain('cumulative 7300 (the bytes above)');
   });
 
-  it('carries the voucher test vector of PROTOCOL.md §2, byte for byte', () => {
+  it('carries the voucher test vector of docs/protocol.md#voucher, byte for byte', () => {
     const vector = JSON.parse(fs.readFileSync(VECTOR, 'utf8')) as { expected: Record<string, string> };
     for (const value of Object.values(vector.expected)) expect(text).toContain(value);
     expect(text).toContain('"svc:voucher:v1"');

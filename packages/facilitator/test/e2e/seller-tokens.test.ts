@@ -1,4 +1,4 @@
-// Seller tokens (issue 13.2, 13.5, 13.6): the credential of a payee's side. Minted over HTTP for a
+// Seller tokens: the credential of a payee's side. Minted over HTTP for a
 // request signed by the payTo account's key; refused when forged, stale, expired or another
 // seller's; made and fetched by `svc seller`.
 import fs from 'node:fs';

@@ -1,4 +1,4 @@
-// The ledger is the floor of what was paid (issue 32.1). A facilitator whose store was lost (an
+// The ledger is the floor of what was paid. A facilitator whose store was lost (an
 // empty file in its place) or put back to an older copy rebuilt a channel from the ledger with
 // `claimed` at the ledger's figure but `lastAccepted` behind it, and took a replay of a voucher the
 // ledger had already paid out — a fresh signed receipt the seller served and could never be paid

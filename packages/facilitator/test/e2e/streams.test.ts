@@ -319,7 +319,7 @@ describe('the session API', () => {
     };
   }
 
-  it('refuses a second slice voucher while one is paid and waiting (409), charging nothing: every slice paid satisfies one wait (issue 32.3)', async () => {
+  it('refuses a second slice voucher while one is paid and waiting (409), charging nothing: every slice paid satisfies one wait', async () => {
     const b = await h.buyer({ payee: payee.address });
     const s = await session(b);
     expect((await s.slice(4000n)).status).toBe(200);
@@ -404,7 +404,7 @@ describe('the session API', () => {
     expect(await (await post(`/streams/${opened.streamId}/wait`, {})).json()).toEqual({ kind: 'aborted' });
   });
 
-  it('a stranger holding the public receipt and stream ids can neither open, wait on nor end a session (issue 13.2)', async () => {
+  it('a stranger holding the public receipt and stream ids can neither open, wait on nor end a session', async () => {
     const b = await h.buyer({ payee: payee.address });
     const receiptId = await firstSlice(b);
     // Receipt ids are public: the stranger read this one from the event feed.
@@ -504,7 +504,7 @@ describe('the demo seller streams with the public meter API', () => {
   });
 });
 
-describe('stream caps are fair between parties (issue 13.9)', () => {
+describe('stream caps are fair between parties', () => {
   let h: Harness;
   beforeAll(async () => {
     h = await startHarness({

@@ -316,7 +316,7 @@ describe('a claim the ledger cannot take is retried with backoff and reported', 
       expect(submits).toBe(3);
       expect((await ledger.getChannel(channelId))?.claimed).toBe(5000n);
       const reports = await f.services.store.events({ types: ['chain.rejected'], limit: 10 });
-      // Two failed attempts in one outage: reported once (issue 13.14).
+      // Two failed attempts in one outage: reported once.
       expect(reports.map((e) => e.data['codeName'])).toEqual(['LEDGER_UNAVAILABLE']);
       await f.scheduler.tick();
       expect(submits).toBe(3); // nothing left to claim: not submitted again

@@ -1,5 +1,5 @@
 // The HTTP side of the fuzz suites: a keep-alive client with bounded concurrency, the property
-// every answer must hold (PROTOCOL.md §6), the runner that prints one line per entry point, and
+// every answer must hold (docs/protocol.md#errors), the runner that prints one line per entry point, and
 // the regression fixtures a failing case is appended to (replayed by replay.test.ts).
 //
 //   const result = await fuzzEntry(target, entry);   // fuzz POST /verify: 10000 cases, 0 server errors, …

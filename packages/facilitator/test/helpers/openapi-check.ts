@@ -1,5 +1,5 @@
 // Every answer the end-to-end suite receives, checked against the service's own OpenAPI document
-// with a JSON Schema 2020-12 validator (issue 15.7): the harness installs this on each facilitator
+// with a JSON Schema 2020-12 validator: the harness installs this on each facilitator
 // it starts, so a status or body that drifts from the document fails the test file that saw it.
 import type { FastifyInstance } from 'fastify';
 import { Ajv2020 } from 'ajv/dist/2020.js';

@@ -1,4 +1,4 @@
-// Store contract: streaming sessions (PROTOCOL.md §8) — open with its limits and its one-receipt
+// Store contract: streaming sessions (docs/protocol.md#streams) — open with its limits and its one-receipt
 // binding, credit, consume, touch, end, units, listing, durability and the upgrade that adds them.
 // Several calls are written twice, alone and beside a second stream op: SQLite decides the first
 // kind's preconditions before applying it (no savepoint) and the second inside a savepoint, and

@@ -1,4 +1,4 @@
-// PostgresStore when the database fails under it (issue 19.1, 19.2, 19.5), against the real server:
+// PostgresStore when the database fails under it, against the real server:
 // a write batch whose connection is cut mid-flight, and a lock held past the lock timeout. Nothing
 // acknowledged may be missing afterwards, no promise may hang, and the process must not crash
 // (postgres.js throws from a timer when a query is written to a connection it has closed).

@@ -1,4 +1,4 @@
-// The Store contract (STYLE.md 3): one suite pinning every semantic of port.ts, run against each
+// The Store contract (docs/architecture.md#one-contract-suite-per-port): one suite pinning every semantic of port.ts, run against each
 // adapter with a factory for fresh databases.
 //
 //   runStoreContract({ name: 'sqlite', create: async () => ({ open, dispose }) });

@@ -1,4 +1,4 @@
-// The smart-account contract (PROTOCOL.md §7, §9): account.create, account.set_policy,
+// The smart-account contract (docs/protocol.md#channels-and-records and #the-local-ledger): account.create, account.set_policy,
 // account.freeze. A smart account is a `C…` address with its own seq and balances, an owner key
 // (G…) and an optional policy for an agent key. What the agent may then do is enforced by the
 // AgentGuard (agent-guard.ts); the owner is not limited.

@@ -1,4 +1,4 @@
-// The smart account's policy (PROTOCOL.md §7, §9) as it binds the AGENT key. A transaction whose
+// The smart account's policy (docs/protocol.md#channels-and-records and #the-local-ledger) as it binds the AGENT key. A transaction whose
 // source is a smart account and that its agent key signed runs these checks, in this order, the
 // first failing one deciding the code:
 //

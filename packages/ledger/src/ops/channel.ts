@@ -1,4 +1,4 @@
-// The channel contract (PROTOCOL.md §7, §9; docs/channel-contract.md): open → top_up →
+// The channel contract (docs/protocol.md#channels-and-records and #the-local-ledger; docs/channel-contract.md): open → top_up →
 // claim / claim_many / refund → close. Checks run in the contract's order, so the first failing
 // rule decides the code: the channel exists (20), is open (21), the caller may act (26), then the
 // op's own rules; a smart account's agent then passes its policy (payee 5, caps 6/7:
@@ -33,7 +33,7 @@ function requireFuture(ctx: OpContext, expiryLedger: number): void {
 export const channelOpenOp = defineLedgerOp('channel.open', (ctx, args) => {
   requirePositive(args.deposit, 'deposit');
   const key = fromHex(args.voucherKey, 32);
-  // PROTOCOL.md §2: a small-order or non-canonical key would let anyone forge vouchers.
+  // docs/protocol.md#voucher: a small-order or non-canonical key would let anyone forge vouchers.
   if (!isStrictPublicKey(key)) {
     fail(27, 'voucherKey is not a strictly valid ed25519 public key (small order or not canonically encoded)');
   }

@@ -14,14 +14,14 @@ import { fail } from './registry.js';
 export interface LedgerEnv {
   readonly passphrase: string;
   readonly contracts: LocalContracts;
-  /** Vouchers bound to this network and the channel contract (PROTOCOL.md §2). */
+  /** Vouchers bound to this network and the channel contract (docs/protocol.md#voucher). */
   readonly vouchers: VoucherContext;
 }
 
 /**
  * Whose key signed the tx. `source`: a G… account with its own key (or the ledger itself, for a
  * faucet grant); `owner` / `agent`: a smart-account source signed by its owner key or by the
- * agent key of its current policy (PROTOCOL.md §9).
+ * agent key of its current policy (docs/protocol.md#the-local-ledger).
  */
 export interface TxSigner {
   /** G… address of the signing key. */

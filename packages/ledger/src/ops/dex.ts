@@ -1,4 +1,4 @@
-// The DEX pool (PROTOCOL.md §9 dex.swap): a fixed-rate pool between the ledger's asset (USDC) and
+// The DEX pool (docs/protocol.md#the-local-ledger dex.swap): a fixed-rate pool between the ledger's asset (USDC) and
 // the second test asset (XLM), 1 USDC = DEX_RATE XLM. The pool holds reserves given at genesis;
 // any account sells `amount` of `sell` to it and gets the other asset at the rate, rounded down:
 // selling XLM that buys less than one base unit of USDC fails rather than taking it for nothing.

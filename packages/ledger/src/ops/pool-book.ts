@@ -1,4 +1,4 @@
-// The credit pool's arithmetic (PROTOCOL.md §7 "Credit line", "Pool summary"), in bigint only and
+// The credit pool's arithmetic (packages/ledger/docs/credit-pool.md), in bigint only and
 // rounded in the pool's favour, so no sequence of deposits and withdrawals takes out more than
 // went in:
 //

@@ -1,4 +1,4 @@
-// The credit pool's borrower side (PROTOCOL.md §9): pool.open_line { account, limit } and
+// The credit pool's borrower side (docs/protocol.md#the-local-ledger): pool.open_line { account, limit } and
 // pool.close_line { account }. The pool lends to smart accounts only, at most one open line each.
 //
 // open_line: the borrower asks, so the tx must be signed by the smart account's OWNER key (the

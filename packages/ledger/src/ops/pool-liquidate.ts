@@ -1,4 +1,4 @@
-// pool.liquidate { account } (PROTOCOL.md §9): anyone may liquidate a line whose health is below
+// pool.liquidate { account } (docs/protocol.md#the-local-ledger): anyone may liquidate a line whose health is below
 // the threshold (27 otherwise, or when there is no open line); it is how the pool stops a loss
 // from growing, and it can only pay the pool. The pool seizes what the account holds, up to the
 // debt: its USDC first, then its XLM, which the pool sells at once to the DEX pool at the fixed

@@ -1,4 +1,4 @@
-// The credit pool's investor side (PROTOCOL.md §9): pool.deposit { amount } → { shares },
+// The credit pool's investor side (docs/protocol.md#the-local-ledger): pool.deposit { amount } → { shares },
 // pool.withdraw { shares } → { amount }. Any account invests as the tx's source, a smart account
 // too (under its agent key a deposit counts against the policy's caps like any amount leaving the
 // account; the pool is not a payee: the shares stay the account's). The share math is in

@@ -56,7 +56,7 @@ export function opRegistry(definitions: readonly OpDefinition[]): OpRegistry {
   return map;
 }
 
-/** A contract's refusal (PROTOCOL.md §7 codes): the tx is recorded as FAILED with this code. */
+/** A contract's refusal (docs/protocol.md#channels-and-records codes): the tx is recorded as FAILED with this code. */
 export class ContractError extends Error {
   constructor(
     readonly code: LedgerCode,

@@ -1,4 +1,4 @@
-// The asset contract's `transfer` as a transaction (PROTOCOL.md §9): { to, amount } → —.
+// The asset contract's `transfer` as a transaction (docs/protocol.md#the-local-ledger): { to, amount } → —.
 import { defineLedgerOp, fail } from './registry.js';
 
 export const transferOp = defineLedgerOp('transfer', (ctx, args) => {

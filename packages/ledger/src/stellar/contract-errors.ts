@@ -1,4 +1,4 @@
-// Why the channel contract refused a call, as a PROTOCOL.md §7 code. Soroban reports a failed
+// Why the channel contract refused a call, as a docs/protocol.md#channels-and-records code. Soroban reports a failed
 // invocation as a host error, `Error(<type>, <code>)`: in a simulation's `error` text, and as an
 // `error` diagnostic event (when the node records diagnostics). The contract's own error enum uses
 // the numbers 20–27 of §7 (docs/channel-contract.md), so `Error(Contract, #23)` is 23. Two host

@@ -222,7 +222,7 @@ export function decodeChannelEvent(topics: xdr.ScVal[], value: xdr.ScVal, asset:
   }
 }
 
-/** A function's return value as the local ledger's `result` (PROTOCOL.md §9 table). */
+/** A function's return value as the local ledger's `result` (docs/protocol.md#the-local-ledger table). */
 export function decodeReturn(
   fn: ChannelFunction,
   value: xdr.ScVal | undefined,

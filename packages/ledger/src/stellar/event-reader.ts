@@ -1,5 +1,5 @@
 // Ledger.events over getEvents. The cursor is the RPC's own (an event id, or the end of a scanned
-// window), opaque to callers, who persist it (FACTS.md: the RPC keeps about 7 days of events).
+// window), opaque to callers, who persist it (docs/architecture.md#on-stellar: the RPC keeps about 7 days of events).
 // One getEvents call scans at most 10,000 ledgers: a page that comes back short may only mean the
 // window ended, so this keeps scanning until the page is full or the window reaches the latest
 // ledger. A page shorter than `limit` therefore means "caught up", as with the local ledger.

@@ -1,4 +1,4 @@
-// StellarLedger: the Ledger port over Soroban JSON-RPC, on stellar:testnet (PROTOCOL.md §1; the
+// StellarLedger: the Ledger port over Soroban JSON-RPC, on stellar:testnet (docs/protocol.md#networks-and-ledgers; the
 // public network is refused). The channel contract it speaks to is described in
 // docs/channel-contract.md.
 //
@@ -80,7 +80,7 @@ export interface StellarLedgerOptions {
   channelContract: string;
   /** The asset the channels hold: a SEP-41 token, typically a Stellar Asset Contract (C…). */
   assetContract: string;
-  /** The asset's code as shown in info() (default USDC); it has 7 decimals (PROTOCOL.md). */
+  /** The asset's code as shown in info() (default USDC); it has 7 decimals (docs/protocol.md). */
   assetCode?: string;
   /** Where events(null, …) starts (the contract's deployment ledger); default the RPC's oldest. */
   startLedger?: number;
@@ -94,7 +94,7 @@ export interface StellarLedgerOptions {
 }
 
 function testnetOnly(passphrase: string): void {
-  // networkOfPassphrase refuses the public network with its own message (PROTOCOL.md §1).
+  // networkOfPassphrase refuses the public network with its own message (docs/protocol.md#networks-and-ledgers).
   const network = networkOfPassphrase(passphrase);
   if (network !== STELLAR_NETWORK)
     throw new Error(`StellarLedger runs on ${STELLAR_NETWORK} only; ${network} is the embedded local ledger`);
@@ -205,7 +205,7 @@ export class StellarLedger implements Ledger {
   submit(_tx: SignedLedgerTx): Promise<TxResult> {
     return Promise.reject(
       new LedgerTxRefused(
-        'StellarLedger does not take local-ledger transactions (PROTOCOL.md §9): on Stellar, transactions are built and signed by the adapter itself (claim) and by the buyer SDK (StellarChannelClient)',
+        'StellarLedger does not take local-ledger transactions (docs/protocol.md#the-local-ledger): on Stellar, transactions are built and signed by the adapter itself (claim) and by the buyer SDK (StellarChannelClient)',
       ),
     );
   }

@@ -1,5 +1,5 @@
 // One submission at a time per source account: a Stellar account has one sequence number, so two
-// transactions built from the same account state would collide (FACTS.md, Stellar). Different
+// transactions built from the same account state would collide (docs/architecture.md#on-stellar). Different
 // accounts proceed in parallel.
 //
 //   const queue = new SubmissionQueue();

@@ -1,5 +1,5 @@
 // Builds, simulates, prepares, signs, sends and polls one Soroban invocation per transaction
-// (FACTS.md: a contract invocation is the only operation of its transaction), serialised per
+// (docs/architecture.md#on-stellar: a contract invocation is the only operation of its transaction), serialised per
 // source account. The source pays the fees.
 //
 // Resubmission is safe: a transaction is remembered (per source) from before it is sent until its

@@ -1,4 +1,4 @@
-// Ledger contract cases: the fixed-rate DEX pool (PROTOCOL.md §9 dex.swap): genesis reserves,
+// Ledger contract cases: the fixed-rate DEX pool (docs/protocol.md#the-local-ledger dex.swap): genesis reserves,
 // exact amounts both ways, conservation of each asset, failure codes, a smart account's agent.
 import { describe, expect, it } from 'vitest';
 import { isContractAddress } from '@svc/core';

@@ -1,4 +1,4 @@
-// Ledger contract cases: the credit pool's lines (PROTOCOL.md §9 pool.open_line, pool.close_line,
+// Ledger contract cases: the credit pool's lines (docs/protocol.md#the-local-ledger pool.open_line, pool.close_line,
 // pool.liquidate): who may open and repay, the opening health, live health numbers, liquidation
 // at a loss with the share price falling by the amount worked out by hand, and conservation of
 // each asset across every pool op.

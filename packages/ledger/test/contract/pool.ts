@@ -1,4 +1,4 @@
-// Ledger contract cases: the credit pool's investors (PROTOCOL.md §9 pool.deposit, pool.withdraw):
+// Ledger contract cases: the credit pool's investors (docs/protocol.md#the-local-ledger pool.deposit, pool.withdraw):
 // the first deposit at 1.0, the share price after a profitable line, a later deposit minting fewer
 // shares, withdrawals limited by idle funds, and the 27s. Every expected number is worked out by
 // hand in the comments next to it.

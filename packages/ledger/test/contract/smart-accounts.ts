@@ -1,4 +1,4 @@
-// Ledger contract cases: the smart account (PROTOCOL.md §7, §9): create, who signs, the policy
+// Ledger contract cases: the smart account (docs/protocol.md#channels-and-records and #the-local-ledger): create, who signs, the policy
 // codes of the agent (1, 2, 3, 5, 6, 7), the owner unlimited, the day boundary, set_policy and
 // freeze with their events, exact bigints back through the port.
 import { describe, expect, it } from 'vitest';

@@ -1,4 +1,4 @@
-// A clock the test moves by hand: "fake the clock, not whole modules" (STYLE.md 8).
+// A clock the test moves by hand: "fake the clock, not whole modules" (docs/architecture.md#tests).
 import type { Clock } from '../../src/index.js';
 
 export const T0 = Date.UTC(2026, 10, 22, 10, 0, 0);

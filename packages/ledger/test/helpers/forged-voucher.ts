@@ -1,7 +1,7 @@
 // A voucher forged against a mixed-order voucher key A = aB + T (T of order 8): with R = −hT
 // and S = h·a, the cofactorless check [S]B = R + [h]A holds, so a lax verifier accepts it for
 // about one message in eight. The key itself is legal (not of small order), so a channel opens
-// with it; only verify_strict's refusal of a small-order R stops the forgery (FACTS.md).
+// with it; only verify_strict's refusal of a small-order R stops the forgery (docs/protocol.md#strict-verification).
 import crypto from 'node:crypto';
 import { ed25519 } from '@noble/curves/ed25519.js';
 import { concatBytes, SMALL_ORDER_ENCODINGS, toHex } from '@svc/core';

@@ -1,4 +1,4 @@
-// Accounts (PROTOCOL.md §7): the account record, read from the ledger and the channel book, and
+// Accounts (docs/protocol.md#channels-and-records): the account record, read from the ledger and the channel book, and
 // the account's own ledger of events, newest first, paged with an opaque cursor.
 import { AccountLedgerPageSchema, AccountSchema, ErrorBodySchema, formatUnits, zAddress } from '@svc/core';
 import { z } from 'zod';

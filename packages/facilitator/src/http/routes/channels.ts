@@ -1,4 +1,4 @@
-// Channels: the list and view of PROTOCOL.md §7, and the manual claim (its rules:
+// Channels: the list and view of docs/protocol.md#channels-and-records, and the manual claim (its rules:
 // domain/manual-claims.ts).
 import {
   ChannelListSchema,

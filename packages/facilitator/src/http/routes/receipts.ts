@@ -1,4 +1,4 @@
-// Receipts as issued (PROTOCOL.md §5, §7): list, fetch, check, and the payee's attestation of the
+// Receipts as issued (docs/protocol.md#receipts and #channels-and-records): list, fetch, check, and the payee's attestation of the
 // response it served (domain/attestations.ts says who may attest and how that is checked).
 import { ErrorBodySchema, ReceiptSchema, SvcError, verifyReceipt, zAddress, zChannelId, zHex32 } from '@svc/core';
 import { z } from 'zod';

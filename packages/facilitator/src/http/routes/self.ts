@@ -35,7 +35,7 @@ const TAG_DESCRIPTIONS: Record<string, string> = {
   meta: 'Health, totals and self-description.',
   mcp: 'The Model Context Protocol endpoint.',
   demo: 'The demo seller’s metered resources (per request, per second, per token).',
-  ledger: 'The embedded local ledger (PROTOCOL.md §9), present when it runs in-process.',
+  ledger: 'The embedded local ledger (docs/protocol.md#the-local-ledger), present when it runs in-process.',
   console: 'The web console (a static page and its build files) that reads this API.',
   discovery: 'The catalog of paid resources (x402 discovery).',
   float: 'The credit pool, read-only: size, share price, credit lines and positions.',
@@ -99,7 +99,7 @@ function description(deps: SelfDeps): string {
   const { network, asset } = deps.ledgerInfo;
   return [
     `The svc facilitator: x402 version 2 payments in the \`channel\` scheme (cumulative vouchers on payment channels) on ${network}. Test network only; the contracts are unaudited.`,
-    `Amounts are decimal strings of integer base units of ${asset.code} (${asset.decimals} decimals). Every non-2xx answer carries the Error body (PROTOCOL.md §6), except those of POST /mcp, which are JSON-RPC error objects as the MCP specification has them.`,
+    `Amounts are decimal strings of integer base units of ${asset.code} (${asset.decimals} decimals). Every non-2xx answer carries the Error body (docs/protocol.md#errors), except those of POST /mcp, which are JSON-RPC error objects as the MCP specification has them.`,
     'A plain-text guide for language models: GET /llms.txt. Model Context Protocol: POST /mcp.',
   ].join('\n\n');
 }

@@ -1,4 +1,4 @@
-// Streaming sessions for `token` and `second` units (spec state table; PROTOCOL.md §8), and the
+// Streaming sessions for `token` and `second` units (spec state table; docs/protocol.md#streams), and the
 // voucher endpoint buyers post each slice's voucher to. The session's wire is @svc/core's
 // (stream-wire.ts), shared with the meter; imported here under this module's short names.
 import {

@@ -81,7 +81,7 @@ CREATE TABLE meta (
 );
 `;
 
-// Streaming sessions (PROTOCOL.md §8). Amounts and channel ids as in version 1; ids and the
+// Streaming sessions (docs/protocol.md#streams). Amounts and channel ids as in version 1; ids and the
 // timestamps listings sort or compare on are COLLATE "C", so order is byte order as in SQLite. No
 // CHECK on \`reason\`: the list of end reasons may grow; write() validates it (op-checks.ts).
 const STREAMS = `
@@ -149,7 +149,7 @@ CREATE TABLE catalog_payers (
 );
 `;
 
-// The parties of a session, for the caps per payer and per payee (issue 13.9). Sessions opened
+// The parties of a session, for the caps per payer and per payee. Sessions opened
 // before this version keep payer ''.
 const STREAM_PARTIES = `
 ALTER TABLE streams ADD COLUMN payer text NOT NULL DEFAULT '';
@@ -162,7 +162,7 @@ CREATE INDEX streams_by_pay_to ON streams (pay_to, status);
 // step, so one contract suite and one `svc` build speak of the same schema versions.
 const IDEMPOTENCY_ROWID = `SELECT 1;`;
 
-// batch-settlement (issue 33): what a payment charged (`charged`, at most what was accepted; a
+// batch-settlement: what a payment charged (`charged`, at most what was accepted; a
 // channel voucher charges its whole amount, so existing rows start at last_accepted), the
 // authorizer and refund nonce the ledger bound to the channel, and the reservation a verified
 // payment holds until it is settled or released (both columns null together). reserved_until is

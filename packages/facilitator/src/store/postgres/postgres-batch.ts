@@ -7,7 +7,7 @@
 // rolls back to call k's savepoint — which undoes k and everything after it — records k's outcome,
 // and sends the rest again. Conflicts are rare (two copies of one voucher), so nearly every batch
 // is a single round. A call that waited past the lock timeout ends the batch there: the calls
-// after it would each wait the same lock in turn (issue 19.5), so they fail at once with the same
+// after it would each wait the same lock in turn, so they fail at once with the same
 // error and the calls before it commit.
 //
 // The transaction is driven by hand (BEGIN/SAVEPOINT/COMMIT on a reserved connection) rather than
@@ -16,7 +16,7 @@
 //
 // When the batch fails as a whole — the connection was cut, the server went away, the batch ran
 // past its deadline — nothing more is ever written to that connection, not even ROLLBACK (the
-// server rolls back a transaction whose connection ends). postgres.js 3.4 (issue 19.1; upstream
+// server rolls back a transaction whose connection ends). postgres.js 3.4 (upstream
 // #1154, #1208) leaves the queries it had queued on a reserved connection unsettled when the
 // connection closes, and a query written to it afterwards throws from a timer, outside any
 // handler, killing the process. So the writer owns a pool of its own and throws it away whole

@@ -58,7 +58,7 @@ function freeFor(sql: Sql, at: string, fingerprint: string | null) {
 }
 
 /**
- * The compare-and-set (PROTOCOL.md §6): 0 rows means another copy of the voucher won, the channel
+ * The compare-and-set (docs/protocol.md#errors): 0 rows means another copy of the voucher won, the channel
  * closed, or a batch-settlement payment holds it.
  */
 function advance(sql: Sql, op: Op<'channel.advance'>): Promise<StepResult> {

@@ -67,7 +67,7 @@ export const DEFAULT_LOCK_TIMEOUT_MS = 5_000;
  * statement per round trip; a pipelined batch of 64 calls is a few hundred statements.
  */
 const MAX_PIPELINE = 1_000;
-/** A write batch's deadline beyond its lock waits: a batch that takes longer failed (issue 19.2). */
+/** A write batch's deadline beyond its lock waits: a batch that takes longer failed. */
 const WRITE_DEADLINE_SLACK_MS = 2_000;
 const WRITER_CONNECT_TIMEOUT_S = 5;
 

@@ -1,7 +1,7 @@
 // A postgres.js pool whose every query has a deadline, and which is replaced whole when one misses
 // it. postgres.js 3.4 can leave a query unsettled for good when its connection dies at the wrong
 // moment (upstream #1154, #1208): a read that waits on it would hang its request — seen as a /verify
-// that never answered while PostgreSQL crashed under load (issue 19). Past the deadline the query
+// that never answered while PostgreSQL crashed under load. Past the deadline the query
 // fails as a store fault (503), and the pool it ran on is ended, so no later query queues behind a
 // connection that will never answer.
 import type { Sql } from 'postgres';

@@ -81,7 +81,7 @@ CREATE TABLE meta (
 ) STRICT, WITHOUT ROWID;
 `;
 
-// Streaming sessions (PROTOCOL.md §8). Amounts and channel ids as in version 1. No CHECK on
+// Streaming sessions (docs/protocol.md#streams). Amounts and channel ids as in version 1. No CHECK on
 // \`reason\`: the list of end reasons may grow, and a STRICT table's CHECK cannot be altered without
 // rebuilding it; write() validates reasons before they reach a batch (op-checks.ts).
 const STREAMS = `
@@ -147,7 +147,7 @@ CREATE TABLE catalog_payers (
 ) STRICT, WITHOUT ROWID;
 `;
 
-// The parties of a session, for the caps per payer and per payee (issue 13.9: one account filled
+// The parties of a session, for the caps per payer and per payee (before, one account filled
 // the global cap). Sessions opened before this version keep payer ''.
 const STREAM_PARTIES = `
 ALTER TABLE streams ADD COLUMN payer TEXT NOT NULL DEFAULT '';
@@ -171,7 +171,7 @@ DROP TABLE idempotency;
 ALTER TABLE idempotency_rowid RENAME TO idempotency;
 `;
 
-// batch-settlement (issue 33): what a payment charged (`charged`, at most what was accepted; a
+// batch-settlement: what a payment charged (`charged`, at most what was accepted; a
 // channel voucher charges its whole amount, so existing rows start at last_accepted), the
 // authorizer and refund nonce the ledger bound to the channel, and the reservation a verified
 // payment holds until it is settled or released (both columns null together). ALTER TABLE can only
