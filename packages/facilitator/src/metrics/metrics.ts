@@ -85,7 +85,7 @@ export class Metrics {
       this.#refused.labels({ code: batchCode(name), scheme: 'batch-settlement' }).inc(0);
     const verification = new Histogram({
       name: 'svc_verification_duration_seconds',
-      help: 'Time the verifier took to answer a voucher, by outcome (accepted, refused).',
+      help: 'Time taken to answer a payment, by outcome (accepted, refused): a channel voucher (the verifier), a batch-settlement charge or refusal (a reservation by /verify is not timed).',
       labelNames: ['outcome'],
       buckets: SECONDS_BUCKETS,
       registers,
