@@ -79,6 +79,13 @@ const FROM_SVC: Partial<Record<ReasonCode, BatchCodeName>> = {
   CONFLICT: 'channel_busy',
 };
 
+/** svc's reason code for one of the scheme's: what an svc error body (a stream slice's refusal) says. */
+export function svcCodeOfBatch(code: BatchCode): ReasonCode {
+  const name = code.slice(BATCH_CODE_PREFIX.length);
+  for (const [svc, batch] of Object.entries(FROM_SVC)) if (batch === name) return svc as ReasonCode;
+  return name === 'charge_exceeds_signed_cumulative' ? 'VOUCHER_UNDERPAID' : 'CONFLICT';
+}
+
 /** The scheme's code for one of svc's own, or null where svc's is the answer (RATE_LIMITED is HTTP 429). */
 export function batchCodeOf(code: ReasonCode): BatchCode | null {
   const name = FROM_SVC[code];

@@ -8,6 +8,7 @@
 import { z } from 'zod';
 import { ChannelViewSchema } from './api.js';
 import { zAddress, zIsoTime, zUnits } from './schemas.js';
+import { BatchRequirementsSchema } from './batch-settlement.js';
 import { BazaarSchema, PaymentRequirementsSchema } from './x402.js';
 
 /** GET /channels: every known channel, or those of one payer, payee or status. */
@@ -84,9 +85,10 @@ export const DiscoveryItemSchema = z
     resource: z.string().meta({ description: 'The resource URL.' }),
     type: z.literal('http'),
     x402Version: z.literal(2),
-    accepts: z
-      .array(PaymentRequirementsSchema)
-      .meta({ description: 'The terms of the latest verified payment (the 402 `accepts`).' }),
+    accepts: z.array(z.union([PaymentRequirementsSchema, BatchRequirementsSchema])).meta({
+      description:
+        'The terms of the latest verified payment, as a 402 `accepts` offers them: the `channel` option first, then the same terms as x402 `batch-settlement` (a voucher is a ceiling; the channel is bound to the receiver authorizer).',
+    }),
     lastUpdated: zIsoTime,
     extensions: z.object({ bazaar: BazaarSchema }),
     description: z.string(),

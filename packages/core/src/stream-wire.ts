@@ -26,6 +26,14 @@ export const StreamOpenSchema = z
     sliceCost: zUnits.refine((v) => !/^0+$/.test(v), 'a slice costs at least 1 base unit'),
     initialCharge: zUnits,
     receiptId: z.string().regex(/^[0-9a-f]{64}$/, 'the first slice’s receipt id'),
+    /**
+     * The scheme the first slice was paid with, and every next one is (default `channel`): under
+     * `batch-settlement` each slice's voucher is a ceiling, what was charged plus the slice.
+     */
+    scheme: z.enum(['channel', 'batch-settlement']).optional().meta({
+      description:
+        'The scheme the first slice was paid with (default channel); under batch-settlement each slice’s voucher is a ceiling, what was charged on the channel plus the slice, and the channel must be bound to this facilitator’s receiver authorizer.',
+    }),
   })
   .meta({ id: 'StreamOpen' });
 export type StreamOpen = z.input<typeof StreamOpenSchema>;

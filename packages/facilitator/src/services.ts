@@ -13,6 +13,7 @@ import type { LatencyWindow } from './domain/latency.js';
 import type { LatestLedger } from './domain/latest-ledger.js';
 import type { StreamSessions } from './domain/streams.js';
 import type { Verifier } from './domain/verifier.js';
+import type { BatchPayments } from './domain/batch-payments.js';
 import type { Payments } from './domain/payments.js';
 import type { ManualClaims } from './domain/manual-claims.js';
 import type { Attestations } from './domain/attestations.js';
@@ -48,6 +49,8 @@ export interface Services {
   book: ChannelBook;
   accounts: AccountBook;
   verifier: Verifier;
+  /** `batch-settlement` payments: /verify, /settle and a batch stream's slices. */
+  batch: BatchPayments;
   /** Accepting a payment (POST /verify, POST /settle), with its hooks. */
   payments: Payments;
   /** The manual claim's rules (POST /channels/:id/claim). */

@@ -196,7 +196,8 @@ export class FacilitatorClient {
   }
 
   /**
-   * POST /verify/unserved: this meter got no answer to its /verify under `key` and serves nothing,
+   * POST /verify/unserved: this meter got no answer to its /verify (or batch-settlement /settle)
+   * under `key` and serves nothing,
    * so a payment the facilitator accepted under it stays good for its request — the buyer's retry
    * of the same payment is accepted as that payment, not refused (and paid again). Waits for the
    * first try (so the buyer's retry finds it done), then keeps trying in the background.

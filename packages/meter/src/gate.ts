@@ -183,7 +183,12 @@ export class Gate {
       method: req.method.toUpperCase(),
       requestHash: requestHash(req.method, req.url, req.rawBody ?? null),
     });
-    if (reply.kind === 'unreachable') return unavailable(reply.message);
+    if (reply.kind === 'unreachable') {
+      // As for `channel`: a charge made without our hearing of it stays good for this request, so
+      // the buyer's retry of the same payment is served, not charged again.
+      await this.deps.facilitator.unserved(reply.idempotencyKey);
+      return unavailable(reply.message);
+    }
     if (reply.kind === 'error') return this.facilitatorError(reply, terms);
     const { answer } = reply;
     if (!answer.success) return terms(answer.errorReason, 'facilitator', answer.errorMessage, answer.extra);

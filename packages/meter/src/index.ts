@@ -13,11 +13,12 @@ export {
   paymentRequired,
   requirementsFor,
   sliceOf,
+  termsFor,
   DEFAULT_SLICE_SECONDS,
   DEFAULT_SLICE_TOKENS,
   MAX_TIMEOUT_SECONDS,
 } from './terms.js';
-export type { MeterOptions } from './terms.js';
+export type { MeterOptions, Terms } from './terms.js';
 export { FacilitatorError, StreamCalls } from './facilitator-client.js';
 export { openPaidStream, DEFAULT_VOUCHER_TIMEOUT_MS } from './stream.js';
 export type { PaidStream, StreamOptions, StreamSummary } from './stream.js';

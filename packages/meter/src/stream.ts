@@ -4,7 +4,8 @@
 // `next()` hands out units: while the current slice has room it resolves true at once; when the
 // slice is used up it emits `payment-required` with the next `requiredCumulative` and waits for
 // the buyer's voucher (POST /streams/:id/wait). Every event is written to the socket as it is
-// sent — nothing is buffered.
+// sent — nothing is buffered. A first slice paid with `batch-settlement` opens a session of that
+// scheme: the `session` event names it, and the buyer's slice vouchers are ceilings.
 //
 //   const s = await client.stream(req, res, { price: 1000n, unit: 'second', sliceSeconds: 10 });
 //   while (await s.next()) { s.send('tick', { price: quote() }); await sleep(1000); }
@@ -73,6 +74,9 @@ export async function openPaidStream(
     sliceCost: sliceCost.toString(),
     initialCharge: payment.delta,
     receiptId: payment.receipt.id,
+    // The session's slices are paid as its first one was: under batch-settlement each slice's
+    // voucher is a ceiling, charged by the facilitator's batch machinery.
+    ...(payment.scheme === 'channel' ? {} : { scheme: payment.scheme }),
   });
   res.writeHead(200, {
     'content-type': 'text/event-stream; charset=utf-8',
@@ -95,6 +99,7 @@ export async function openPaidStream(
   stream.send('session', {
     streamId: opened.streamId,
     channelId: payment.channelId,
+    scheme: payment.scheme,
     unit: options.unit,
     price: options.price.toString(),
     slice,

@@ -158,7 +158,8 @@ function checkChannelFits(signer: ChannelSigner, accept: PaymentRequirements): v
   if (mismatch) throw new PaymentError(`channel ${signer.channelId} ${mismatch}`, 'CHANNEL_MISMATCH');
 }
 
-function rejectionCode(res: Response): string | null {
+/** The reason code of a refused payment's 402 (its PAYMENT-REQUIRED header), or null. */
+export function rejectionCode(res: Response): string | null {
   const header = res.headers.get('payment-required');
   const decoded = header ? decodeJsonHeader(header, 64 * 1024) : null;
   const body = decoded?.ok ? (decoded.value as { error?: unknown }) : null;
@@ -166,11 +167,11 @@ function rejectionCode(res: Response): string | null {
 }
 
 /**
- * Catches the books up with the channel as the terms' facilitator shows it. The seller names that
+ * Catches the books up with the channel as the terms' facilitator shows it (`channel` scheme). The seller names that
  * facilitator, so its word is believed only up to what this signer has itself signed: no voucher
  * above that exists, and one that pays for more than the price must not be signed.
  */
-async function resync(
+export async function resync(
   doFetch: typeof fetch,
   accept: PaymentRequirements,
   signer: ChannelSigner,

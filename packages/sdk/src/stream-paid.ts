@@ -3,9 +3,20 @@
 // voucher for exactly the cumulative asked for, posted straight to the facilitator — never more
 // than one slice beyond what it has received, never beyond the deposit.
 //
+// When the 402 offers x402's `batch-settlement` as well and the signer's channel is bound to its
+// receiver authorizer (a wallet's signer function is asked for one), the stream is paid with that
+// scheme: each voucher is a ceiling, what was charged plus the slice — the same number, since a
+// slice is charged whole. Otherwise it is paid with `channel`, as before. Either way the first slice
+// catches up once when the facilitator says the books are behind (as payFetch does): a wallet file
+// saved before its last payment's answer, or another program that paid from the same channel.
+//
 //   const run = await streamPaid({ url: 'http://127.0.0.1:4020/demo/ticker/stream', signer, onEvent: (e) => console.log(e) });
 //   run.ended.reason; run.paid
 import {
+  BATCH_SCHEME,
+  BatchRequirementsSchema,
+  CorrectionSchema,
+  batchCode,
   isChannelTerms,
   decodeJsonHeader,
   encodeJsonHeader,
@@ -16,9 +27,16 @@ import {
   safeParse,
   verifyReceipt,
 } from '@svc/core';
-import type { PaymentRequirements, PaymentResponse, StreamVoucher } from '@svc/core';
+import type {
+  BatchRequirements,
+  PaymentRequired,
+  PaymentRequirements,
+  PaymentResponse,
+  StreamVoucher,
+} from '@svc/core';
 import type { ChannelSigner } from './channel-signer.js';
-import { PaymentError, readTerms, trustedSigners } from './pay-fetch.js';
+import { PaymentError, readTerms, rejectionCode, resync, trustedSigners } from './pay-fetch.js';
+import type { SignerForOptions } from './wallet.js';
 import { SseParser } from './sse.js';
 
 export interface StreamEvent {
@@ -30,7 +48,12 @@ export interface StreamEvent {
 
 export interface StreamPaidOptions {
   url: string | URL;
-  signer: ChannelSigner | ((terms: PaymentRequirements) => Promise<ChannelSigner>);
+  /**
+   * The channel to pay from, or a function choosing one. Where the 402 offers batch-settlement the
+   * function is asked for a channel bound to its receiver authorizer (`options`, as
+   * Wallet.signerFor takes them); one that returns another channel pays with `channel`.
+   */
+  signer: ChannelSigner | ((terms: PaymentRequirements, options?: SignerForOptions) => Promise<ChannelSigner>);
   method?: string;
   body?: string;
   headers?: Record<string, string>;
@@ -44,6 +67,8 @@ export interface StreamPaidResult {
   streamId: string | null;
   /** Every event received, in order (session, payment-required, the seller's, done). */
   events: StreamEvent[];
+  /** The scheme the stream was paid with. */
+  scheme: 'channel' | typeof BATCH_SCHEME;
   /** What this stream cost: the first slice and every slice voucher, in base units. */
   paid: bigint;
   vouchers: number;
@@ -77,28 +102,36 @@ export async function streamPaid(o: StreamPaidOptions): Promise<StreamPaidResult
   if (!accept?.extra.sliceAmount)
     throw new PaymentError('the seller offers no `channel` stream (token or second) terms', 'NO_STREAM_TERMS', first);
   const slice = BigInt(accept.extra.sliceAmount);
-  const signer = typeof o.signer === 'function' ? await o.signer(accept) : o.signer;
+  const { signer, batch } = await chooseSigner(o.signer, accept, batchOffer(terms, accept, slice));
   const trusted = o.trustedSigners ?? (await trustedSigners(doFetch, accept.extra.facilitator, first));
   const run: StreamPaidResult = {
     streamId: null,
     events: [],
+    scheme: batch ? BATCH_SCHEME : 'channel',
     paid: 0n,
     vouchers: 0,
     ended: { reason: 'disconnected' },
   };
 
-  const payload = signer.next(slice);
-  const headers = new Headers(init.headers);
-  headers.set(
-    'PAYMENT-SIGNATURE',
-    encodeJsonHeader({ x402Version: 2, accepted: accept, payload, resource: terms.resource }),
-  );
-  const res = await doFetch(o.url, { ...init, headers });
+  const { res, cumulative } = await signer.exclusive(async () => {
+    let paid = await payFirstSlice(doFetch, o.url, init, terms, accept, batch, signer, slice);
+    const code = paid.res.status === 402 ? rejectionCode(paid.res) : null;
+    // Our books were behind the facilitator's: catch up, once, never past what this signer signed.
+    const behind = batch
+      ? (code === batchCode('cumulative_amount_mismatch') || code === batchCode('cumulative_below_claimed')) &&
+        (await catchUpBatch(paid.res, signer))
+      : code === 'VOUCHER_NOT_INCREASING' || code === 'VOUCHER_UNDERPAID';
+    if (behind) {
+      if (!batch) await resync(doFetch, accept, signer, paid.res);
+      paid = await payFirstSlice(doFetch, o.url, init, terms, accept, batch, signer, slice);
+    }
+    return paid;
+  });
   if (!res.ok || !res.body) {
     const body = (await res.json().catch(() => null)) as { error?: string; message?: string } | null;
     return { ...run, ended: { reason: body?.error ?? `HTTP_${res.status}`, detail: body?.message ?? '' } };
   }
-  const firstPayment = checked(readPaymentHeader(res), accept, signer, trusted, BigInt(payload.cumulative));
+  const firstPayment = checked(readPaymentHeader(res), accept, signer, trusted, cumulative);
   run.paid += BigInt(firstPayment.delta);
   run.vouchers++;
 
@@ -142,6 +175,104 @@ export async function streamPaid(o: StreamPaidOptions): Promise<StreamPaidResult
     reader.releaseLock();
     void res.body.cancel().catch(() => undefined);
   }
+}
+
+/**
+ * The batch-settlement option for the same stream terms as the `channel` one, if the 402 offers it:
+ * the same payee, network and asset, one payment the price of one slice.
+ */
+function batchOffer(terms: PaymentRequired, accept: PaymentRequirements, slice: bigint): BatchRequirements | null {
+  for (const option of terms.accepts) {
+    if (option.scheme !== BATCH_SCHEME) continue;
+    const parsed = safeParse(BatchRequirementsSchema, option);
+    if (!parsed.success) continue;
+    const b = parsed.data;
+    if (
+      b.payTo === accept.payTo &&
+      b.network === accept.network &&
+      b.asset === accept.asset &&
+      b.extra.channelContract === accept.extra.channelContract &&
+      b.extra.facilitator === accept.extra.facilitator &&
+      BigInt(b.amount) === slice
+    )
+      return b;
+  }
+  return null;
+}
+
+/**
+ * The signer, and the batch-settlement option when its channel is bound to that option's receiver
+ * authorizer (else the stream is paid with `channel`).
+ */
+async function chooseSigner(
+  given: StreamPaidOptions['signer'],
+  accept: PaymentRequirements,
+  offer: BatchRequirements | null,
+): Promise<{ signer: ChannelSigner; batch: BatchRequirements | null }> {
+  if (typeof given !== 'function') {
+    const bound = offer !== null && given.receiverAuthorizer === offer.extra.receiverAuthorizer;
+    return { signer: given, batch: bound ? offer : null };
+  }
+  if (offer) {
+    const signer = await given(accept, { receiverAuthorizer: offer.extra.receiverAuthorizer });
+    if (signer.receiverAuthorizer === offer.extra.receiverAuthorizer) return { signer, batch: offer };
+    // A function that keeps one channel per seller, whatever is asked: that channel pays with `channel`.
+    if (signer.receiverAuthorizer === null) return { signer, batch: null };
+  }
+  return { signer: await given(accept), batch: null };
+}
+
+/** The first slice's request, paid with the chosen scheme: a voucher for what was accepted (or charged) plus the slice. */
+async function payFirstSlice(
+  doFetch: typeof fetch,
+  url: string | URL,
+  init: RequestInit & { headers: Record<string, string> },
+  terms: PaymentRequired,
+  accept: PaymentRequirements,
+  batch: BatchRequirements | null,
+  signer: ChannelSigner,
+  slice: bigint,
+): Promise<{ res: Response; cumulative: bigint }> {
+  const v = signer.next(slice);
+  const payment = batch
+    ? {
+        x402Version: 2,
+        accepted: batch,
+        payload: {
+          type: 'voucher',
+          voucher: { channelId: v.channelId, maxClaimableAmount: v.cumulative, signature: v.signature },
+        },
+        resource: terms.resource,
+      }
+    : { x402Version: 2, accepted: accept, payload: v, resource: terms.resource };
+  const headers = new Headers(init.headers);
+  headers.set('PAYMENT-SIGNATURE', encodeJsonHeader(payment));
+  return { res: await doFetch(url, { ...init, headers }), cumulative: BigInt(v.cumulative) };
+}
+
+/**
+ * A batch-settlement 402 that says the books are behind carries the channel's state and its highest
+ * voucher: believed when that voucher is this channel's own (its voucher key signed it), the charged
+ * total is within it and not below what the ledger shows claimed. True when the books moved.
+ */
+async function catchUpBatch(refused: Response, signer: ChannelSigner): Promise<boolean> {
+  const terms = await readTerms(refused).catch(() => null);
+  const option = terms?.accepts.find((a) => a.scheme === BATCH_SCHEME);
+  const proof = safeParse(CorrectionSchema, option?.extra);
+  if (!proof.success || !proof.data.voucherState) return false;
+  const { channelState, voucherState } = proof.data;
+  const signed = BigInt(voucherState.signedMaxClaimable);
+  const charged = BigInt(channelState.chargedCumulativeAmount);
+  if (
+    channelState.channelId !== signer.channelId.toString() ||
+    !signer.recognize(signed, voucherState.signature) ||
+    charged > signed ||
+    charged < BigInt(channelState.totalClaimed) ||
+    charged === signer.cumulative
+  )
+    return false;
+  signer.rebase(charged);
+  return true;
 }
 
 /**
@@ -220,10 +351,16 @@ function checked(
   return payment;
 }
 
+/** The svc envelope of PAYMENT-RESPONSE: itself, or (batch-settlement) the settle answer's extra.receipt. */
 function readPaymentHeader(res: Response): PaymentResponse | null {
   const header = res.headers.get('payment-response') ?? res.headers.get('x-payment-response');
   const decoded = header ? decodeJsonHeader(header, 64 * 1024) : null;
-  return readPaymentResponse(decoded?.ok ? decoded.value : null);
+  const value = decoded?.ok ? decoded.value : null;
+  const direct = readPaymentResponse(value);
+  if (direct) return direct;
+  const extra = (value as { extra?: { receipt?: unknown } } | null)?.extra;
+  const nested = safeParse(PaymentResponseSchema, extra?.receipt);
+  return nested.success ? nested.data : null;
 }
 
 function parseData(data: string): unknown {

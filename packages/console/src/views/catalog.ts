@@ -72,8 +72,11 @@ export function catalogView(ctx: Context): View {
   };
 }
 
+/** A listing's `channel` option (its batch-settlement one, second, is the same price). */
+type ChannelOption = Extract<DiscoveryItem['accepts'][number], { scheme: 'channel' }>;
+
 function row(item: DiscoveryItem, ctx: Context): Child[] {
-  const terms = item.accepts[0];
+  const terms = item.accepts.find((a): a is ChannelOption => a.scheme === 'channel');
   const extra = terms?.extra;
   const slice =
     extra?.sliceSeconds !== undefined

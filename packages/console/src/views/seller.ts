@@ -384,17 +384,26 @@ function channelTable(
   );
 }
 
+/** A listing's `channel` option (its batch-settlement one, second, is the same price). */
+function channelOption(item: DiscoveryResponse['items'][number]) {
+  return item.accepts.find(
+    (a): a is Extract<DiscoveryResponse['items'][number]['accepts'][number], { scheme: 'channel' }> =>
+      a.scheme === 'channel',
+  );
+}
+
 /** The meter, filled with this facilitator and this address (and the seller's first listing, if any). */
 async function writeSnippet(el: HTMLElement, ctx: Context, payTo: string): Promise<void> {
   const listing = await get<DiscoveryResponse>(`/discovery/resources?payTo=${payTo}&limit=50`)
-    .then((d) => d.items.find((i) => i.accepts[0]?.unit === 'request') ?? null)
+    .then((d) => d.items.find((i) => channelOption(i)?.unit === 'request') ?? null)
     .catch(() => null);
-  const terms = listing?.accepts[0];
+  const terms = listing ? channelOption(listing) : undefined;
   const path = listing ? new URL(listing.resource).pathname : '/weather';
   const price = terms ? `${terms.amount}n` : '5000n';
-  const note = terms
-    ? `// ${amount(terms.amount, ctx.asset)} per request, as ${resourceLabel(listing.resource)} is listed`
-    : `// your price in base units: 5000n is ${amount('5000', ctx.asset)}`;
+  const note =
+    terms && listing
+      ? `// ${amount(terms.amount, ctx.asset)} per request, as ${resourceLabel(listing.resource)} is listed`
+      : `// your price in base units: 5000n is ${amount('5000', ctx.asset)}`;
   el.textContent = [
     `// npm install express @svc/meter   — save as server.mjs, run with: node server.mjs`,
     `import express from 'express';`,

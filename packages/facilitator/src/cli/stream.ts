@@ -1,7 +1,8 @@
 // `svc stream <url> [--post JSON] [--events]`: buys a paid event stream (per token or per second).
 // A token stream shows its text as it grows; other streams print each event the moment it arrives
 // (--events prints every event of either, payments included). The summary explains the charge,
-// which is per started slice. The wallet is the one `svc pay` uses (SVC_WALLET).
+// which is per started slice. The wallet is the one `svc pay` uses (SVC_WALLET); a stream that
+// offers x402's batch-settlement is paid with it, from a channel bound to its receiver authorizer.
 import os from 'node:os';
 import path from 'node:path';
 import { displayAmount } from '@svc/core';
@@ -36,7 +37,8 @@ export async function streamCommand(args: string[]): Promise<void> {
     run = await streamPaid({
       url,
       ...(body !== undefined ? { method: 'POST', body } : {}),
-      signer: (terms) => wallet.signerFor(terms),
+      // A channel bound to the receiver authorizer when the stream offers batch-settlement.
+      signer: (terms, options) => wallet.signerFor(terms, 1n, options),
       signal: abort.signal,
       onEvent: (e) => printer.print(e),
     });

@@ -123,12 +123,26 @@ export async function createDomain(a: Adapters, options: DomainOptions): Promise
     latency,
     log,
   });
+  const batch = new BatchPayments({
+    network: ledgerInfo.network,
+    checks,
+    signer: keys,
+    signReceiptsInline,
+    book,
+    store,
+    events,
+    clock,
+    latency,
+    log,
+  });
   const streams = new StreamSessions({
     store,
     events,
     bus,
     book,
     verifier,
+    batch,
+    receiverAuthorizer: keys.address,
     clock,
     network: ledgerInfo.network,
     asset: ledgerInfo.contracts.asset,
@@ -142,17 +156,6 @@ export async function createDomain(a: Adapters, options: DomainOptions): Promise
     idleMs: config.STREAM_IDLE_SECONDS * 1000,
     isFrozen,
     log,
-  });
-  const batch = new BatchPayments({
-    network: ledgerInfo.network,
-    checks,
-    signer: keys,
-    signReceiptsInline,
-    book,
-    store,
-    events,
-    clock,
-    latency,
   });
   const payments = new Payments({ verifier, batch, streams, store, book, vouchers, attestations, clock, log });
   // What the payee's side publishes about its resource is listed in discovery (domain/catalog.ts).
@@ -259,6 +262,7 @@ export async function createDomain(a: Adapters, options: DomainOptions): Promise
     startedAt: clock.now(),
     internalToken: randomBytes(24).toString('hex'),
     verifier,
+    batch,
     payments,
     streams,
     attestations,

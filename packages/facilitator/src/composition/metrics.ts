@@ -16,14 +16,28 @@ const REACHABLE_MIN_MS = 5_000;
 
 export function instrument(metrics: Metrics, a: Adapters, domain: Domain, http: Http): void {
   const { services, leadership, pollMs } = domain;
-  const { verifier, claimer, streams, latestLedger } = services;
+  const { verifier, batch, claimer, streams, latestLedger } = services;
   verifier.onVerified((event) => {
     const seconds = event.ms / 1000;
-    if ('error' in event) metrics.paymentRefused(toSvcError(event.error).code, seconds);
+    if ('error' in event) metrics.paymentRefused(toSvcError(event.error).code, seconds, 'channel');
     else if (event.outcome.ok) {
       // A replay is the first answer again, not a new payment.
-      if (!event.outcome.replayed) metrics.paymentAccepted(seconds);
-    } else metrics.paymentRefused(event.outcome.code, seconds);
+      if (!event.outcome.replayed) metrics.paymentAccepted(seconds, 'channel');
+    } else metrics.paymentRefused(event.outcome.code, seconds, 'channel');
+  });
+  // batch-settlement: a /verify only reserves the channel, so a payment is accepted when it is
+  // charged (/settle, a stream slice); a charge of nothing (released) is no payment.
+  batch.onJudged((event) => {
+    const seconds = event.ms / 1000;
+    if ('error' in event) metrics.paymentRefused(toSvcError(event.error).code, seconds, 'batch-settlement');
+    else if (!event.outcome.ok) metrics.paymentRefused(event.outcome.code, seconds, 'batch-settlement');
+    else if (
+      event.kind === 'settle' &&
+      'response' in event.outcome &&
+      event.outcome.response &&
+      !event.outcome.replayed
+    )
+      metrics.paymentAccepted(seconds, 'batch-settlement');
   });
   claimer.onClaim((event) => {
     if ('error' in event) metrics.claim(event.error instanceof LedgerUnavailable ? 'unavailable' : 'failed');

@@ -22,7 +22,7 @@ import type {
   ReceiptBody,
   VoucherState,
 } from '@svc/core';
-import { batchCode, batchCodeOf } from '@svc/core';
+import { BATCH_SCHEME, batchCode, batchCodeOf } from '@svc/core';
 import type { ChannelRecord, Store, WriteOp } from '../store/port.js';
 import type { CachedChannel, ChannelBook } from './channel-book.js';
 import type { Clock } from './clock.js';
@@ -46,6 +46,12 @@ export interface BatchInput {
   method: string;
   requestHash: string | null;
   idempotencyKey: string | null;
+  /**
+   * More ops for the same atomic write as the charge (a stream slice credited with its voucher).
+   * If one of them fails, nothing is charged and the refusal says `conflict`: the caller, which
+   * knows what its ops required, says why.
+   */
+  extraOps?: (charged: { receipt: Receipt }) => WriteOp[];
 }
 
 export interface BatchRefused {
@@ -57,7 +63,18 @@ export interface BatchRefused {
   /** With cumulative_amount_mismatch: what the buyer's books must catch up to. */
   channelState?: ChannelState;
   voucherState?: VoucherState;
+  /** One of the input's extraOps refused the write: nothing was charged. */
+  conflict?: true;
 }
+
+/**
+ * Runs after every /verify and /settle judged here (a stream slice's charge included), with its
+ * outcome (or the error it threw: the store unavailable) and how long it took, in ms. It runs on
+ * the payment's path: it must cost O(1).
+ */
+export type BatchJudgedHook = (
+  event: { kind: 'verify' | 'settle'; ms: number } & ({ outcome: BatchVerified | BatchSettled } | { error: unknown }),
+) => void;
 
 export type BatchVerified = { ok: true; payer: string; channelState: ChannelState } | BatchRefused;
 
@@ -85,6 +102,7 @@ export interface BatchPaymentsDeps {
   events: EventLog;
   clock: Clock;
   latency: LatencyWindow;
+  log: { warn(obj: object, msg: string): void };
 }
 
 /** What /settle keeps under an Idempotency-Key: enough to answer a retry the same way. */
@@ -97,10 +115,55 @@ interface SettleRecord {
 }
 
 export class BatchPayments {
+  readonly #judged: BatchJudgedHook[] = [];
+
   constructor(private readonly deps: BatchPaymentsDeps) {}
 
+  onJudged(hook: BatchJudgedHook): void {
+    this.#judged.push(hook);
+  }
+
   /** POST /verify: the payment is valid for its price, and the channel is reserved for it. */
-  async verify(input: BatchInput): Promise<BatchVerified> {
+  verify(input: BatchInput): Promise<BatchVerified> {
+    return this.judged('verify', () => this.verifyNow(input));
+  }
+
+  /**
+   * POST /settle (and a batch-settlement stream's slice): charges the channel `input.amount`; see
+   * settleNow().
+   */
+  settle(input: BatchInput): Promise<BatchSettled> {
+    return this.judged('settle', () => this.settleNow(input));
+  }
+
+  private async judged<T extends BatchVerified | BatchSettled>(
+    kind: 'verify' | 'settle',
+    run: () => Promise<T>,
+  ): Promise<T> {
+    const started = performance.now();
+    let outcome: T;
+    try {
+      outcome = await run();
+    } catch (error) {
+      this.notify({ kind, error, ms: performance.now() - started });
+      throw error;
+    }
+    this.notify({ kind, outcome, ms: performance.now() - started });
+    return outcome;
+  }
+
+  /** A hook that throws is logged: the answer stands. */
+  private notify(event: Parameters<BatchJudgedHook>[0]): void {
+    for (const hook of this.#judged) {
+      try {
+        hook(event);
+      } catch (err) {
+        this.deps.log.warn({ err }, 'a batch-settlement hook failed; the answer stands');
+      }
+    }
+  }
+
+  private async verifyNow(input: BatchInput): Promise<BatchVerified> {
     const checked = await this.check(input);
     if (!checked.ok) return checked;
     let channel = checked.channel;
@@ -143,10 +206,10 @@ export class BatchPayments {
    * checked here first, as /verify would. A charge of nothing releases the channel and issues no
    * receipt (the handler failed, or the seller charged nothing).
    */
-  async settle(input: BatchInput): Promise<BatchSettled> {
+  private async settleNow(input: BatchInput): Promise<BatchSettled> {
     const started = performance.now();
     const checked = await this.check(input);
-    if (!checked.ok) return (await this.replay(input)) ?? checked;
+    if (!checked.ok) return (await this.replay(input)) ?? (await this.recover(input)) ?? checked;
     let channel = checked.channel;
     const payer = channel.record.payer;
     const fingerprint = fingerprintOf(input);
@@ -158,7 +221,7 @@ export class BatchPayments {
       const fits = own
         ? this.within(record, input.payment.cumulative, input.amount, payer)
         : this.fits(record, input.payment.cumulative, price, payer);
-      if (!fits.ok) return (await this.replay(input)) ?? fits;
+      if (!fits.ok) return (await this.replay(input)) ?? (await this.recover(input)) ?? fits;
       if (!own && input.amount > price)
         return {
           ...this.refuse(
@@ -174,6 +237,12 @@ export class BatchPayments {
         if (!rate.ok) return { ...refusal(rate), payer };
       }
       const charged = await this.charge(record, input, fingerprint, started);
+      if (charged === 'conflict')
+        return {
+          ...this.refuse('channel_busy', 'The payment conflicts with the current state.'),
+          payer,
+          conflict: true,
+        };
       if (charged) return charged;
       const reloaded = await this.deps.book.reload(record.id);
       if (!reloaded) return { ...this.refuse('channel_not_found', `Channel ${record.id} disappeared.`), payer };
@@ -255,7 +324,7 @@ export class BatchPayments {
     input: BatchInput,
     fingerprint: string,
     started: number,
-  ): Promise<BatchSettled | null> {
+  ): Promise<BatchSettled | 'conflict' | null> {
     const { payment } = input;
     const at = this.now();
     const charged = record.charged + input.amount;
@@ -278,6 +347,8 @@ export class BatchPayments {
       { op: 'receipt', receipt },
       acceptedEvent(receipt, latencyMs),
     ];
+    const extra = input.extraOps?.({ receipt }) ?? [];
+    ops.push(...extra);
     if (input.idempotencyKey) {
       const kept: SettleRecord = {
         receiptId: receipt.id,
@@ -298,7 +369,8 @@ export class BatchPayments {
     if (!written.ok && written.reason === 'duplicate' && ops[written.op]?.op === 'idempotency')
       // The key was another payment's: charge this one without remembering it.
       written = await this.deps.events.commit(ops.filter((op) => op.op !== 'idempotency'));
-    if (!written.ok) return null;
+    // The charge itself lost its compare-and-set: reload and retry. An extra op refused: conflict.
+    if (!written.ok) return written.op >= 3 && written.op < 3 + extra.length ? 'conflict' : null;
     this.deps.book.charged(record.id, charged, payment.cumulative, payment.signature, at);
     this.deps.latency.record(performance.now() - started);
     return { ok: true, payer: record.payer, chargedAmount: input.amount, channelState, response };
@@ -331,12 +403,58 @@ export class BatchPayments {
       : signReceiptAsync(this.deps.signer, body);
   }
 
+  /**
+   * POST /verify/unserved under the key of a /settle: the meter got no answer in time and served
+   * nothing. The payment charged under the key is marked to be answered again — once — for the same
+   * request (recover()), as a `channel` payment is (verifier.ts), instead of being refused with the
+   * channel's state and paid again.
+   */
+  async unserved(key: string): Promise<boolean> {
+    const at = this.now();
+    // Queued behind this process's own writes, so a charge under the key still waiting for its
+    // commit is visible to the read that follows.
+    await this.deps.store.write([{ op: 'meta.set', key: UNSERVED_BARRIER_KEY, value: at }]);
+    const charged = await this.deps.store.getIdempotent(settleKey(key));
+    if (!charged) return false;
+    const marked = await this.deps.store.write([
+      {
+        op: 'idempotency',
+        key: recoverKey(charged.fingerprint),
+        fingerprint: charged.fingerprint,
+        response: charged.response,
+        at,
+      },
+    ]);
+    return marked.ok || marked.reason === 'duplicate';
+  }
+
+  /**
+   * The payment again, for the request it paid for (the fingerprint is the payment and the
+   * request), after its meter gave up on the answer: its first answer, charged once, and the mark
+   * taken, so that it is served once.
+   */
+  private async recover(input: BatchInput): Promise<BatchSettled | null> {
+    const fingerprint = fingerprintOf(input);
+    const key = recoverKey(fingerprint);
+    const mark = await this.deps.store.getIdempotent(key);
+    if (!mark || mark.fingerprint !== fingerprint) return null;
+    const answer = await this.firstAnswer(mark.response);
+    if (!answer) return null;
+    const taken = await this.deps.store.write([{ op: 'idempotency.take', key, fingerprint }]);
+    return taken.ok ? answer : null;
+  }
+
   /** The first answer given under this Idempotency-Key for this very payment, if any. */
   private async replay(input: BatchInput): Promise<BatchSettled | null> {
     if (!input.idempotencyKey) return null;
     const kept = await this.deps.store.getIdempotent(settleKey(input.idempotencyKey));
     if (!kept || kept.fingerprint !== fingerprintOf(input)) return null;
-    const first = JSON.parse(kept.response) as SettleRecord;
+    return this.firstAnswer(kept.response);
+  }
+
+  /** A kept SettleRecord as the answer it was (replayed: not a new charge). */
+  private async firstAnswer(response: string): Promise<BatchSettled | null> {
+    const first = JSON.parse(response) as SettleRecord;
     const receipt = first.receiptId === null ? null : await this.deps.store.getReceipt(first.receiptId);
     if (first.receiptId !== null && !receipt) return null;
     return {
@@ -453,13 +571,20 @@ function settleKey(key: string): string {
   return `settle:${key}`;
 }
 
+/** The mark of a charged payment whose meter served nothing (unserved()): by its fingerprint. */
+function recoverKey(fingerprint: string): string {
+  return `settle-recover:${fingerprint}`;
+}
+
+const UNSERVED_BARRIER_KEY = 'settle.unserved.last';
+
 function envelope(receipt: Receipt, remaining: bigint, latencyMs: number): PaymentResponse {
   return {
     success: true,
     transaction: '',
     network: receipt.network,
     payer: receipt.payer,
-    scheme: 'channel',
+    scheme: BATCH_SCHEME,
     channelId: receipt.channelId,
     cumulative: receipt.cumulative,
     delta: receipt.amount,
@@ -488,6 +613,7 @@ function acceptedEvent(receipt: Receipt, latencyMs: number): WriteOp {
         resource: receipt.resource,
         latencyMs,
         receiptId: receipt.id,
+        scheme: BATCH_SCHEME,
       },
     },
   };

@@ -12,7 +12,7 @@
 //     (8 KiB of JSON); metadata that fails is replaced by the one derived from the HTTP method and
 //     unit, as the middleware derives it when a seller gives none. description ≤ 1024 characters,
 //     mimeType ≤ 128, both without control characters.
-import { BazaarSchema, safeParse } from '@svc/core';
+import { BATCH_SCHEME, BazaarSchema, PaymentRequirementsSchema, batchTermsOf, safeParse } from '@svc/core';
 import type { Bazaar, Unit } from '@svc/core';
 import { mimeTypeOf } from '@svc/meter';
 import { z } from 'zod';
@@ -93,13 +93,25 @@ export function bazaarOf(given: unknown, method: string, unit: Unit): Bazaar {
   };
 }
 
-/** A catalog listing as GET /discovery/resources shows it (the x402 discovery item, plus counts). */
-export function discoveryItem(entry: CatalogEntry) {
+/**
+ * A catalog listing as GET /discovery/resources shows it (the x402 discovery item, plus counts).
+ * Its `accepts` are those of a 402 of this facilitator: each `channel` option first, then the same
+ * terms as `batch-settlement`, bound to `receiverAuthorizer` (this facilitator's key). The store
+ * keeps the `channel` terms a payment was verified against; the second option is derived here, so
+ * listings recorded before it existed show it too.
+ */
+export function discoveryItem(entry: CatalogEntry, receiverAuthorizer: string) {
+  const batch = entry.accepts.some((a) => (a as { scheme?: unknown } | null)?.scheme === BATCH_SCHEME)
+    ? []
+    : entry.accepts.flatMap((a) => {
+        const terms = safeParse(PaymentRequirementsSchema, a);
+        return terms.success ? [batchTermsOf(terms.data, receiverAuthorizer)] : [];
+      });
   return {
     resource: entry.resource,
     type: 'http' as const,
     x402Version: 2 as const,
-    accepts: entry.accepts,
+    accepts: [...entry.accepts, ...batch],
     lastUpdated: entry.lastUpdated,
     extensions: { bazaar: entry.bazaar },
     description: entry.description,

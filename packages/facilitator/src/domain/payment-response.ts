@@ -1,9 +1,16 @@
 import { formatUnits } from '@svc/core';
 import type { PaymentResponse, Receipt } from '@svc/core';
 
-/** The PAYMENT-RESPONSE envelope for a receipt issued earlier (a settle, a stream's paid slice). */
-export function paymentResponseOf(receipt: Receipt, deposit: bigint): PaymentResponse {
-  return answerOf(receipt, formatUnits(deposit - BigInt(receipt.cumulative)), 0);
+/**
+ * The PAYMENT-RESPONSE envelope for a receipt issued earlier (a settle, a stream's paid slice),
+ * under the scheme it was paid with (the signed receipt itself does not name one).
+ */
+export function paymentResponseOf(
+  receipt: Receipt,
+  deposit: bigint,
+  scheme: PaymentResponse['scheme'] = 'channel',
+): PaymentResponse {
+  return { ...answerOf(receipt, formatUnits(deposit - BigInt(receipt.cumulative)), 0), scheme };
 }
 
 /** The envelope of a receipt with the figures of its first answer (what remained then, how long it took). */

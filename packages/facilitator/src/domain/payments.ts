@@ -74,7 +74,11 @@ export type SettleResult =
 export interface PaymentsDeps {
   verifier: { verify(input: VerifyInput): Promise<VerifyOutcome>; unserved(key: string): Promise<boolean> };
   /** `batch-settlement` payments (batch-payments.ts). */
-  batch: { verify(input: BatchInput): Promise<BatchVerified>; settle(input: BatchInput): Promise<BatchSettled> };
+  batch: {
+    verify(input: BatchInput): Promise<BatchVerified>;
+    settle(input: BatchInput): Promise<BatchSettled>;
+    unserved(key: string): Promise<boolean>;
+  };
   /** Throws RATE_LIMITED when no stream session can be opened for the channel now. */
   streams: { checkCapacity(channelId: bigint): Promise<void> };
   store: Store;
@@ -123,6 +127,8 @@ export class Payments {
    * the attest token.
    */
   async settleBatch(attempt: BatchAttempt): Promise<BatchSettled & { attestToken?: string | null }> {
+    // A stream's first slice: charge it only if a session can be opened for it (as verify()).
+    if (attempt.input.terms.unit !== 'request') await this.deps.streams.checkCapacity(attempt.input.payment.channelId);
     const settled = await this.deps.batch.settle(attempt.input);
     if (!settled.ok || settled.replayed || settled.response === null) return settled;
     const view: AttemptView = {
@@ -138,8 +144,9 @@ export class Payments {
    * POST /verify/unserved: the meter got no answer to its /verify under `key` in time and served
    * nothing; the payment accepted under it (if any) is accepted again, once, for its own request.
    */
-  unserved(key: string): Promise<boolean> {
-    return this.deps.verifier.unserved(key);
+  async unserved(key: string): Promise<boolean> {
+    // The key is a /verify's (`channel`) or a /settle's (`batch-settlement`): each side knows its own.
+    return (await this.deps.verifier.unserved(key)) || (await this.deps.batch.unserved(key));
   }
 
   /**

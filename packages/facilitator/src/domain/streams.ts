@@ -3,10 +3,17 @@
 // (long poll) for the buyer's next voucher, which the buyer posts straight to the facilitator.
 // Sessions live in the Store, so they survive nothing by accident: a restart ends the open ones
 // (ABORTED, with what they were charged), and `stream.ended` is written once, with the end itself.
-import { SvcError, formatUnits, randomBytes, toHex } from '@svc/core';
-import type { PaymentResponse, PaymentRequirements, StreamEndReason } from '@svc/core';
+//
+// A session is paid with the scheme of its first slice. Under `channel` a slice's voucher is what is
+// owed in all, accepted by the verifier (verifier.ts); under x402's `batch-settlement` it is a
+// ceiling — what was charged on the channel plus the slice — charged by batch-payments.ts. Either
+// way the slice's credit is written with the payment itself, and the numbers are the same: a slice
+// is charged whole, so what was charged after it is its voucher.
+import { BATCH_SCHEME, SvcError, batchTermsOf, formatUnits, randomBytes, svcCodeOfBatch, toHex } from '@svc/core';
+import type { BatchPayment, PaymentResponse, PaymentRequirements, StreamEndReason } from '@svc/core';
 import type { Bus } from '../bus/port.js';
-import type { StreamLimits, StreamRecord, Store, WriteOp } from '../store/port.js';
+import type { StreamLimits, StreamRecord, StreamScheme, Store, WriteOp } from '../store/port.js';
+import type { BatchInput, BatchSettled } from './batch-payments.js';
 import type { ChannelBook } from './channel-book.js';
 import type { Clock } from './clock.js';
 import type { EventLog } from './event-log.js';
@@ -38,6 +45,8 @@ export interface OpenInput {
   sliceCost: bigint;
   initialCharge: bigint;
   receiptId: string;
+  /** The scheme the first slice was paid with (default `channel`). */
+  scheme?: StreamScheme;
 }
 
 /** Runs after a session opened, and after one ended (by this instance), with its reason. */
@@ -49,6 +58,10 @@ export interface StreamDeps {
   bus: Bus;
   book: ChannelBook;
   verifier: Verifier;
+  /** `batch-settlement` charges (batch-payments.ts): a batch session's slices. */
+  batch: { settle(input: BatchInput): Promise<BatchSettled> };
+  /** This facilitator's key: the receiver authorizer a batch-settlement session's channel is bound to. */
+  receiverAuthorizer: string;
   clock: Clock;
   network: string;
   asset: string;
@@ -79,6 +92,12 @@ export class StreamSessions {
       throw new SvcError('CONFLICT', `Channel ${input.channelId} is not open.`);
     if (channel.record.payee !== input.payTo)
       throw new SvcError('CONFLICT', `Channel ${input.channelId} does not pay ${input.payTo}.`);
+    const scheme = input.scheme ?? 'channel';
+    if (scheme === BATCH_SCHEME && channel.record.receiverAuthorizer !== this.deps.receiverAuthorizer)
+      throw new SvcError(
+        'CONFLICT',
+        `Channel ${input.channelId} is not bound to this facilitator's receiver authorizer ${this.deps.receiverAuthorizer}: its slices cannot be paid with batch-settlement; open the session with scheme channel.`,
+      );
     const now = this.iso();
     // The next slice's voucher is on top of what was charged (a batch-settlement first slice's
     // ceiling may be above it; for `channel` the two are the same).
@@ -104,6 +123,7 @@ export class StreamSessions {
       openedAt: now,
       lastActivityAt: now,
       endedAt: null,
+      scheme,
     };
     const result = await this.deps.events.commit([
       { op: 'stream.open', stream, ...this.deps.limits },
@@ -112,6 +132,7 @@ export class StreamSessions {
         channelId: stream.channelId.toString(),
         unit: stream.unit,
         resource: stream.resource,
+        ...schemeOf(stream),
       }),
     ]);
     if (!result.ok && result.reason === 'limit') {
@@ -208,6 +229,7 @@ export class StreamSessions {
     // Decided again, atomically, by the credit below; asked here first so a voucher sent too early
     // is refused before any signature is checked.
     if (stream?.pendingReceiptId) throw pendingConflict(stream);
+    if (stream?.scheme === BATCH_SCHEME) return this.batchVoucher(stream, v, facilitatorUrl);
     let delta: bigint | null = null;
     const channel = await this.deps.book.get(channelId);
     const payTo = stream?.payTo ?? channel?.record.payee ?? '';
@@ -257,6 +279,67 @@ export class StreamSessions {
       streamId: stream?.id ?? null,
       requiredCumulative: stream ? v.cumulative + stream.sliceCost : null,
     };
+  }
+
+  /**
+   * A `batch-settlement` session's slice: the voucher is a ceiling, exactly what was charged on the
+   * channel plus the slice, charged by the batch machinery with the slice's credit in its write.
+   */
+  private async batchVoucher(
+    stream: StreamRecord,
+    v: { cumulative: bigint; signature: string },
+    facilitatorUrl: string,
+  ): Promise<{ receipt: PaymentResponse; streamId: string; requiredCumulative: bigint }> {
+    const terms = this.requirements(stream.payTo, stream, facilitatorUrl);
+    const requirements = batchTermsOf(terms, this.deps.receiverAuthorizer);
+    const payment: BatchPayment = {
+      scheme: BATCH_SCHEME,
+      kind: 'voucher',
+      x402Version: 2,
+      network: this.deps.network,
+      channelId: stream.channelId,
+      cumulative: v.cumulative,
+      signature: v.signature,
+      accepted: { scheme: BATCH_SCHEME, network: this.deps.network, amount: requirements.amount },
+    };
+    let required: bigint | null = null;
+    const outcome = await this.deps.batch.settle({
+      payment,
+      requirements,
+      terms,
+      amount: stream.sliceCost,
+      resource: stream.resource,
+      method: 'STREAM',
+      requestHash: null,
+      idempotencyKey: null,
+      extraOps: ({ receipt }): WriteOp[] => {
+        required = BigInt(receipt.cumulative) + stream.sliceCost;
+        return [
+          {
+            op: 'stream.credit',
+            streamId: stream.id,
+            cumulative: BigInt(receipt.cumulative),
+            delta: BigInt(receipt.amount),
+            receiptId: receipt.id,
+            required,
+            at: receipt.ts,
+          },
+        ];
+      },
+    });
+    if (!outcome.ok && outcome.conflict) throw await this.creditRefused(stream, null);
+    if (!outcome.ok) {
+      if (outcome.code === 'RATE_LIMITED')
+        throw new SvcError('RATE_LIMITED', outcome.message, { retryAfter: outcome.retryAfter ?? 60 });
+      throw new SvcError(svcCodeOfBatch(outcome.code), `${outcome.message} (${outcome.code})`);
+    }
+    if (!outcome.response || required === null)
+      throw new SvcError(
+        'CONFLICT',
+        'The slice was not charged: sign the requiredCumulative of the latest payment-required.',
+      );
+    this.deps.bus.signal(topicOf(stream.id));
+    return { receipt: outcome.response, streamId: stream.id, requiredCumulative: required };
   }
 
   /**
@@ -335,7 +418,7 @@ export class StreamSessions {
       if (receipt)
         return {
           kind: 'paid',
-          receipt: paymentResponseOf(receipt, channel?.record.deposit ?? 0n),
+          receipt: paymentResponseOf(receipt, channel?.record.deposit ?? 0n, s.scheme),
           requiredCumulative: s.required,
           deposit: channel?.record.deposit ?? 0n,
         };
@@ -371,6 +454,7 @@ export class StreamSessions {
         units,
         charged: formatUnits(s.charged),
         vouchers: s.vouchers,
+        ...schemeOf(s),
       }),
     ]);
     if (result.ok) this.notify({ kind: 'ended', reason });
@@ -452,6 +536,11 @@ function pendingConflict(s: StreamRecord): SvcError {
     'CONFLICT',
     `Stream session ${s.id} has a slice already paid and waiting for the seller: nothing was charged. Send the next voucher after the next payment-required event.`,
   );
+}
+
+/** A batch-settlement session's events say so; a `channel` one's are as they always were. */
+function schemeOf(s: StreamRecord): { scheme?: StreamScheme } {
+  return s.scheme === BATCH_SCHEME ? { scheme: s.scheme } : {};
 }
 
 function topicOf(id: string): string {

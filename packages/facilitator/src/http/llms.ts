@@ -68,7 +68,7 @@ function intro(i: LlmsInput): string[] {
   return [
     '# svc facilitator',
     '',
-    '> svc meters HTTP APIs with x402 version 2 payments in the `channel` scheme. A buyer locks a deposit in a payment channel once, then pays each request (or each slice of a stream) with a signed voucher for the running total. This facilitator verifies vouchers, keeps each channel’s highest accepted total and claims it on the ledger in batches: many payments, one transaction.',
+    '> svc meters HTTP APIs with x402 version 2 payments on payment channels. A buyer locks a deposit in a payment channel once, then pays each request (or each slice of a stream) with a signed voucher for a running total. This facilitator verifies vouchers, keeps what each channel was charged and claims it on the ledger in batches: many payments, one transaction. It speaks x402’s standard `batch-settlement` scheme and `channel`, the svc specification’s name for its subset; every 402 offers `channel` first, then `batch-settlement` for the same price.',
     '',
     `Test network only (${ledger.network}); the contracts are unaudited; never send mainnet funds.`,
     '',
@@ -86,6 +86,11 @@ function intro(i: LlmsInput): string[] {
 function scheme(i: LlmsInput): string[] {
   const c = i.config;
   return [
+    '## batch-settlement and channel',
+    '',
+    '- `batch-settlement` is x402’s standard scheme for payment channels: a voucher is a ceiling — what was charged on the channel so far plus this payment’s price — and the facilitator charges what the request cost (at most the price). The channel must be opened bound to this facilitator’s key as its receiver authorizer (`extra.receiverAuthorizer` of the 402’s batch-settlement option, also in GET /supported). The payload is { "type": "voucher", "voucher": { "channelId", "maxClaimableAmount", "signature" } }, signed with the same voucher bytes as below. A ceiling that is not what was charged plus the price is refused with the channel’s state (extra.channelState, extra.voucherState) for the buyer to catch up. Streams take it as well: each slice’s voucher is the ceiling charged + slice.',
+    '- `channel` is the svc specification’s name for its subset: a voucher is what is owed in all, and the whole price is charged. The steps below are its; they hold for batch-settlement with the ceiling in place of the total.',
+    '',
     '## The channel scheme',
     '',
     '1. The buyer opens a channel on the ledger: payee = the seller’s payTo, a deposit, a voucher key (an ed25519 public key the buyer chooses, 64 hex) and an expiry ledger. The deposit is the buyer’s maximum loss.',

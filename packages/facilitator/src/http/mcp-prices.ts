@@ -1,10 +1,18 @@
 // svc_price_list: the demo seller's live prices (from configuration, through the meter's own terms)
 // and the prices listed in the discovery catalog (each listing's `accepts`, read page by page from
 // GET /discovery/resources itself).
-import { DemoPriceSchema, DiscoveryResponseSchema, zUnit, zUnits } from '@svc/core';
+import {
+  BatchRequirementsSchema,
+  DemoPriceSchema,
+  DiscoveryResponseSchema,
+  PaymentRequirementsSchema,
+  zUnit,
+  zUnits,
+} from '@svc/core';
+import { termsFor } from '@svc/meter';
 import { z } from 'zod';
 import type { Services } from '../services.js';
-import { demoPrices } from './demo-prices.js';
+import { demoPrices, demoResources } from './demo-prices.js';
 import type { LocalAnswer, LocalGet } from './local-get.js';
 
 /** What this module uses of the domain. */
@@ -16,6 +24,9 @@ export const CATALOG_MAX_ROWS = 1000;
 
 const CatalogPriceSchema = z.object({
   resource: z.string(),
+  scheme: z.enum(['channel', 'batch-settlement']).meta({
+    description: 'The payment option: svc’s `channel` first, then x402’s `batch-settlement` for the same price.',
+  }),
   payTo: z.string(),
   network: z.string(),
   asset: z.string(),
@@ -30,11 +41,21 @@ export const PriceListShape = {
   network: z.string(),
   asset: z.object({ contract: z.string(), code: z.string(), decimals: z.number().int() }),
   demo: z
-    .array(DemoPriceSchema.extend({ url: z.string(), payTo: z.string() }))
+    .array(
+      DemoPriceSchema.extend({
+        url: z.string(),
+        payTo: z.string(),
+        accepts: z.array(z.union([PaymentRequirementsSchema, BatchRequirementsSchema])).meta({
+          description:
+            'The options of the resource’s 402, as it offers them: svc’s `channel` first, then x402’s `batch-settlement` for the same price.',
+        }),
+      }),
+    )
     .meta({ description: 'The demo seller’s resources (empty when DEMO is off).' }),
-  catalog: z
-    .array(CatalogPriceSchema)
-    .meta({ description: 'Every payment option of the discovery catalog, most paid resources first.' }),
+  catalog: z.array(CatalogPriceSchema).meta({
+    description:
+      'Every payment option of the discovery catalog, most paid resources first: for each resource its `channel` option, then its `batch-settlement` one.',
+  }),
   catalogTotal: z.number().int().meta({ description: 'Listings in the catalog (the price list stops at 1000 rows).' }),
 };
 type PriceList = z.infer<z.ZodObject<typeof PriceListShape>>;
@@ -42,8 +63,19 @@ type PriceList = z.infer<z.ZodObject<typeof PriceListShape>>;
 /** The price list, or the failing answer of the catalog route. */
 export async function priceList(deps: PriceListDeps, get: LocalGet): Promise<PriceList | LocalAnswer> {
   const base = deps.publicUrl();
+  const supported = deps.supported();
+  const resources = demoResources(deps.config);
   const demo = deps.demo
-    ? demoPrices(deps.config, deps.supported()).map((p) => ({ ...p, url: `${base}${p.path}`, payTo: deps.demo!.payTo }))
+    ? demoPrices(deps.config, supported).map((p, i) => {
+        const payTo = deps.demo!.payTo;
+        const terms = termsFor(resources[i]!.options, payTo, supported);
+        return {
+          ...p,
+          url: `${base}${p.path}`,
+          payTo,
+          accepts: [terms.channel, ...(terms.batch ? [terms.batch] : [])],
+        };
+      })
     : [];
   const catalog: PriceList['catalog'] = [];
   let total = 0;
@@ -65,16 +97,18 @@ export async function priceList(deps: PriceListDeps, get: LocalGet): Promise<Pri
   };
 }
 
+/** A listing's options, one row each: a `batch-settlement` option's unit and price are under its extra. */
 function pricesOf(item: z.infer<typeof DiscoveryResponseSchema>['items'][number]): PriceList['catalog'] {
-  return item.accepts.map(({ payTo, network, asset, unit, amount, extra }) => ({
+  return item.accepts.map((a) => ({
     resource: item.resource,
-    payTo,
-    network,
-    asset,
-    unit,
-    amount,
-    sliceAmount: extra.sliceAmount ?? null,
-    minDeposit: extra.minDeposit,
+    scheme: a.scheme,
+    payTo: a.payTo,
+    network: a.network,
+    asset: a.asset,
+    unit: a.scheme === 'channel' ? a.unit : a.extra.unit,
+    amount: a.scheme === 'channel' ? a.amount : a.extra.unitPrice,
+    sliceAmount: a.extra.sliceAmount ?? null,
+    minDeposit: a.extra.minDeposit,
     payments: item.payments,
   }));
 }

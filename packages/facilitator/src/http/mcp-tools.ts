@@ -98,7 +98,7 @@ export function mcpServer(deps: McpToolDeps, get: LocalGet): McpServer {
     {
       title: 'Prices',
       description:
-        'The demo seller’s live prices and slices (from configuration) and every price listed in the discovery catalog, in base units.',
+        'The demo seller’s live prices and slices (from configuration) and every price listed in the discovery catalog, in base units; each resource with both its payment options, `channel` first, then x402’s `batch-settlement`.',
       inputSchema: {},
       outputSchema: PriceListShape,
       annotations: READ_ONLY,

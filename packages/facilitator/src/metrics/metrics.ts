@@ -5,12 +5,12 @@
 // scraped, which costs that path nothing.
 //
 //   const metrics = new Metrics();
-//   metrics.paymentAccepted(0.0004);
+//   metrics.paymentAccepted(0.0004, 'channel');
 //   metrics.read({ streamSessionsOpen: () => store.countOpenStreams(), … });
 //   const text = await metrics.render();
 import { Counter, Gauge, Histogram, Registry } from 'prom-client';
-import { REASON_STATUS, STREAM_END_REASONS } from '@svc/core';
-import type { ReasonCode, StreamEndReason } from '@svc/core';
+import { BATCH_CODE_NAMES, REASON_STATUS, STREAM_END_REASONS, batchCode } from '@svc/core';
+import type { BatchCode, ReasonCode, StreamEndReason } from '@svc/core';
 import { processMetrics } from './process-metrics.js';
 
 /** From half a millisecond (a voucher on SQLite) to seconds (a store waiting for a lock). */
@@ -29,6 +29,9 @@ const REFUSAL_CODES: readonly ReasonCode[] = [
   'LEDGER_UNAVAILABLE',
   'FACILITATOR_UNAVAILABLE',
 ];
+/** The schemes a payment is accepted (or refused) under: the `scheme` label. */
+export const PAYMENT_SCHEMES = ['channel', 'batch-settlement'] as const;
+export type PaymentScheme = (typeof PAYMENT_SCHEMES)[number];
 export const CLAIM_OUTCOMES = ['claimed', 'rejected', 'nothing', 'unavailable', 'failed'] as const;
 export type ClaimOutcomeLabel = (typeof CLAIM_OUTCOMES)[number];
 
@@ -50,8 +53,8 @@ export class Metrics {
   readonly #registry = new Registry();
   /** Started with the first facilitator that counts, so that the first scrape has the process's history. */
   readonly #process = processMetrics();
-  readonly #accepted: Counter;
-  readonly #refused: Counter<'code'>;
+  readonly #accepted: Counter<'scheme'>;
+  readonly #refused: Counter<'code' | 'scheme'>;
   /** The histogram's two series, bound once: binding a label on each observation costs more than the observation. */
   readonly #acceptedTime: Histogram.Internal<'outcome'>;
   readonly #refusedTime: Histogram.Internal<'outcome'>;
@@ -66,19 +69,23 @@ export class Metrics {
     const registers = [this.#registry];
     this.#accepted = new Counter({
       name: 'svc_payments_accepted_total',
-      help: 'Vouchers accepted (POST /verify, POST /settle, stream slices, bare vouchers); a replayed answer is not counted again.',
+      help: 'Payments accepted, by scheme: channel vouchers (POST /verify, POST /settle, stream slices, bare vouchers) and batch-settlement charges (POST /settle, stream slices); a replayed answer is not counted again.',
+      labelNames: ['scheme'],
       registers,
     });
+    for (const scheme of PAYMENT_SCHEMES) this.#accepted.labels({ scheme }).inc(0);
     this.#refused = new Counter({
       name: 'svc_payments_refused_total',
-      help: 'Payments refused, by reason code (LEDGER_UNAVAILABLE and FACILITATOR_UNAVAILABLE: nothing could be accepted).',
-      labelNames: ['code'],
+      help: 'Payments refused, by reason code and, where it is known, scheme (LEDGER_UNAVAILABLE and FACILITATOR_UNAVAILABLE: nothing could be accepted; no scheme: refused before one was read).',
+      labelNames: ['code', 'scheme'],
       registers,
     });
-    for (const code of REFUSAL_CODES) this.#refused.labels(code).inc(0);
+    for (const code of REFUSAL_CODES) this.#refused.labels({ code, scheme: 'channel' }).inc(0);
+    for (const name of BATCH_CODE_NAMES)
+      this.#refused.labels({ code: batchCode(name), scheme: 'batch-settlement' }).inc(0);
     const verification = new Histogram({
       name: 'svc_verification_duration_seconds',
-      help: 'Time the verifier took to answer a voucher, by outcome (accepted, refused).',
+      help: 'Time taken to answer a payment, by outcome (accepted, refused): a channel voucher (the verifier), a batch-settlement charge or refusal (a reservation by /verify is not timed).',
       labelNames: ['outcome'],
       buckets: SECONDS_BUCKETS,
       registers,
@@ -123,14 +130,17 @@ export class Metrics {
     });
   }
 
-  paymentAccepted(seconds: number): void {
-    this.#accepted.inc();
+  paymentAccepted(seconds: number, scheme: PaymentScheme): void {
+    this.#accepted.labels({ scheme }).inc();
     this.#acceptedTime.observe(seconds);
   }
 
-  /** `seconds`: null for a payment refused before it reached the verifier (not a channel voucher at all). */
-  paymentRefused(code: ReasonCode, seconds: number | null): void {
-    this.#refused.labels(code).inc();
+  /**
+   * `seconds`: null for a payment refused before it reached the verifier or the batch machinery;
+   * `scheme`: null where the payment's scheme is not known (not one of this facilitator's).
+   */
+  paymentRefused(code: ReasonCode | BatchCode, seconds: number | null, scheme: PaymentScheme | null): void {
+    this.#refused.labels(scheme === null ? { code } : { code, scheme }).inc();
     if (seconds !== null) this.#refusedTime.observe(seconds);
   }
 

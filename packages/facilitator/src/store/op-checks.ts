@@ -116,6 +116,8 @@ function checkStream(st: StreamRecord): void {
   if (!STREAM_STATUSES.has(st.status)) throw new TypeError('stream status must be open or ended');
   if (st.reason !== null) checkEndReason(st.reason);
   checkUnitsOrNull(st.units);
+  if (st.scheme !== 'channel' && st.scheme !== 'batch-settlement')
+    throw new TypeError('stream scheme must be channel or batch-settlement');
 }
 
 /** Bounded text without NUL (PostgreSQL text cannot hold it, SQLite can: the adapters would differ). */

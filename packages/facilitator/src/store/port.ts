@@ -125,7 +125,14 @@ export interface StreamRecord {
   openedAt: string;
   lastActivityAt: string;
   endedAt: string | null;
+  /**
+   * The scheme its slices are paid with: `channel` (a voucher is what is owed in all) or
+   * `batch-settlement` (a voucher is a ceiling, charged by the batch machinery).
+   */
+  scheme: StreamScheme;
 }
+
+export type StreamScheme = 'channel' | 'batch-settlement';
 
 export interface StreamFilter {
   status?: StreamStatus;

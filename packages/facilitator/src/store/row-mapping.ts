@@ -9,6 +9,7 @@ import type {
   NewEvent,
   StoredEvent,
   StreamRecord,
+  StreamScheme,
   StreamStatus,
 } from './port.js';
 import { toBigint, toBigintOrNull } from './op-checks.js';
@@ -73,6 +74,7 @@ export interface StreamRow {
   opened_at: string;
   last_activity_at: string;
   ended_at: string | null;
+  scheme: string;
 }
 
 export interface CatalogRow {
@@ -157,6 +159,7 @@ export function streamFromRow(r: StreamRow): StreamRecord {
     openedAt: r.opened_at,
     lastActivityAt: r.last_activity_at,
     endedAt: r.ended_at,
+    scheme: r.scheme as StreamScheme,
   };
 }
 

@@ -140,8 +140,15 @@ describe('GET /discovery/resources', () => {
       mimeType: 'application/json',
       extensions: { bazaar: BAZAAR },
     });
-    expect(item!.accepts).toHaveLength(1);
+    // The 402's two options: `channel` first, then the same terms as x402 `batch-settlement`.
+    expect(item!.accepts).toHaveLength(2);
     expect(item!.accepts[0]).toMatchObject({ scheme: 'channel', payTo: seller, amount: '5000', unit: 'request' });
+    expect(item!.accepts[1]).toMatchObject({
+      scheme: 'batch-settlement',
+      payTo: seller,
+      amount: '5000',
+      extra: { receiverAuthorizer: h.f.services.keys.address, unit: 'request', unitPrice: '5000' },
+    });
     expect(Date.parse(item!.lastUpdated)).toBeGreaterThan(Date.now() - 60_000);
 
     const second = await h.buyer({ payee: seller });
@@ -163,7 +170,10 @@ describe('GET /discovery/resources', () => {
     const buyer = await h.buyer({ payee: seller });
     await pay(buyer, { url, payTo: seller });
     const before = await listing(url, seller);
-    expect(before).toMatchObject({ payments: 1, accepts: [{ amount: '5000' }] });
+    expect(before).toMatchObject({
+      payments: 1,
+      accepts: [{ amount: '5000' }, { scheme: 'batch-settlement', amount: '5000' }],
+    });
 
     // The attacker pays itself a stroop, naming the seller's URL with its own terms and metadata:
     // a self-payment lists nothing and touches nothing.
@@ -203,7 +213,11 @@ describe('GET /discovery/resources', () => {
     const buyer = await h.buyer({ payee: seller, deposit: 50_000_000n });
     await pay(buyer, { url, payTo: seller });
     const before = await listing(url, seller);
-    expect(before).toMatchObject({ payments: 1, description: 'A paid answer.', accepts: [{ amount: '5000' }] });
+    expect(before).toMatchObject({
+      payments: 1,
+      description: 'A paid answer.',
+      accepts: [{ amount: '5000' }, { scheme: 'batch-settlement', amount: '5000' }],
+    });
 
     // A stranger pays the seller one stroop through /verify itself, with its own text, price and URL:
     // the payment stands (the seller got a stroop), the listing does not change, the fake URL is not listed.
@@ -270,6 +284,29 @@ describe('GET /discovery/resources', () => {
       extensions: { bazaar: { info: { input: { type: 'http', method: 'GET' }, output: { type: 'json' } } } },
     });
     expect(item!.accepts[0]).toMatchObject({ amount: '5000', unit: 'request', payTo: buyer.payee });
+  });
+
+  it('a resource paid with batch-settlement is listed with both options, `channel` first', async () => {
+    const buyer = await h.buyer({ batch: true });
+    const first = await fetch(`${h.url}/demo/book`);
+    const offer = ((await first.json()) as { accepts: Record<string, unknown>[] }).accepts[1]!;
+    expect(offer['scheme']).toBe('batch-settlement');
+    const v = buyer.signer.sign(BigInt(offer['amount'] as string));
+    const header = Buffer.from(
+      JSON.stringify({
+        x402Version: 2,
+        accepted: offer,
+        payload: {
+          type: 'voucher',
+          voucher: { channelId: v.channelId, maxClaimableAmount: v.cumulative, signature: v.signature },
+        },
+      }),
+    ).toString('base64');
+    const res = await fetch(`${h.url}/demo/book`, { headers: { 'payment-signature': header } });
+    expect(res.status).toBe(200);
+    const item = await listing(`${h.url}/demo/book`, buyer.payee);
+    expect(item!.accepts.map((a) => a.scheme)).toEqual(['channel', 'batch-settlement']);
+    expect(item!.accepts[1]).toEqual(offer);
   });
 
   it('pages with limit and offset, filters by payTo, and refuses bad queries with 400', async () => {

@@ -107,8 +107,19 @@ describe('an agent that follows llms.txt alone', () => {
       text,
     )![1]!;
     const terms = (await (await fetch(bookUrl)).json()) as {
-      accepts: { payTo: string; amount: string; extra: { channelContract: string; minDeposit: string } }[];
+      accepts: {
+        scheme: string;
+        payTo: string;
+        amount: string;
+        extra: { channelContract: string; minDeposit: string; receiverAuthorizer?: string };
+      }[];
     };
+    // As the text says: `channel` first (the one this agent pays), then `batch-settlement`, whose
+    // channel must be bound to the receiver authorizer the text names.
+    expect(text).toContain('every 402 offers `channel` first, then `batch-settlement`');
+    expect(terms.accepts.map((a) => a.scheme)).toEqual(['channel', 'batch-settlement']);
+    expect(text).toContain('`extra.receiverAuthorizer` of the 402’s batch-settlement option');
+    expect(terms.accepts[1]!.extra.receiverAuthorizer).toMatch(/^G[A-Z2-7]{55}$/);
     const accepted = terms.accepts[0]!;
 
     // The transaction: seq = the account's seq + 1; expiry as the text suggests; the channel id in result.channelId.

@@ -143,11 +143,18 @@ describe('POST /mcp', () => {
     const terms = async (path: string, method: string) => {
       const res = await http(path, { method });
       expect(res.status).toBe(402);
-      return (res.body as { accepts: { amount: string; extra: Record<string, unknown> }[] }).accepts[0]!;
+      return (res.body as { accepts: { amount: string; extra: Record<string, unknown> }[] }).accepts;
     };
-    const book = await terms('/demo/book', 'GET');
-    const ticker = await terms('/demo/ticker/stream', 'GET');
-    const chat = await terms('/demo/chat', 'POST');
+    const offers = [
+      await terms('/demo/book', 'GET'),
+      await terms('/demo/ticker/stream', 'GET'),
+      await terms('/demo/chat', 'POST'),
+    ];
+    const [book, ticker, chat] = [offers[0]![0]!, offers[1]![0]!, offers[2]![0]!];
+    // Each demo resource carries the options its 402 offers: `channel`, then `batch-settlement`.
+    expect(list.demo.map((d) => d['accepts'])).toEqual(offers);
+    for (const accepts of offers)
+      expect(accepts.map((a) => (a as { scheme?: string }).scheme)).toEqual(['channel', 'batch-settlement']);
     expect(list.demo).toEqual([
       expect.objectContaining({
         path: '/demo/book',
@@ -178,16 +185,18 @@ describe('POST /mcp', () => {
     // Configuration, not defaults: 7300 per request, 4 s × 1700, 30 tokens × 230.
     expect([book.amount, ticker.extra['sliceAmount'], chat.extra['sliceAmount']]).toEqual(['7300', '6800', '6900']);
     const discovery = (await http('/discovery/resources')).body as {
-      items: { resource: string; accepts: { amount: string; payTo: string }[] }[];
+      items: { resource: string; accepts: { scheme: string; amount: string; payTo: string }[] }[];
       pagination: { total: number };
     };
     expect(list.catalogTotal).toBe(discovery.pagination.total);
-    expect(list.catalog.map((c) => [c['resource'], c['payTo'], c['amount']])).toEqual(
-      discovery.items.flatMap((i) => i.accepts.map((a) => [i.resource, a.payTo, a.amount])),
+    expect(list.catalog.map((c) => [c['resource'], c['scheme'], c['payTo']])).toEqual(
+      discovery.items.flatMap((i) => i.accepts.map((a) => [i.resource, a.scheme, a.payTo])),
     );
-    expect(list.catalog).toContainEqual(
-      expect.objectContaining({ resource: `${h.url}/demo/book`, amount: '7300', payTo: h.f.demoPayTo }),
-    );
+    // Both options of the paid book, `channel` first, at the same price per unit.
+    expect(list.catalog.filter((c) => c['resource'] === `${h.url}/demo/book`)).toEqual([
+      expect.objectContaining({ scheme: 'channel', amount: '7300', unit: 'request', payTo: h.f.demoPayTo }),
+      expect.objectContaining({ scheme: 'batch-settlement', amount: '7300', unit: 'request', payTo: h.f.demoPayTo }),
+    ]);
   });
 
   it('answers an unknown channel and a malformed address with a tool error carrying the endpoint’s error body', async () => {

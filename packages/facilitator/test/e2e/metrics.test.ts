@@ -46,12 +46,20 @@ describe('GET /metrics with METRICS_TOKEN', () => {
 
     const m = await scrape();
     expect(m.types.get('svc_payments_accepted_total')).toBe('counter');
-    expect(m.value('svc_payments_accepted_total')).toBe(4);
-    expect(m.value('svc_payments_refused_total', { code: 'VOUCHER_NOT_INCREASING' })).toBe(1);
-    expect(m.value('svc_payments_refused_total', { code: 'VOUCHER_BAD_SIGNATURE' })).toBe(1);
+    expect(m.value('svc_payments_accepted_total', { scheme: 'channel' })).toBe(4);
+    expect(m.value('svc_payments_accepted_total', { scheme: 'batch-settlement' })).toBe(0);
+    expect(m.value('svc_payments_refused_total', { code: 'VOUCHER_NOT_INCREASING', scheme: 'channel' })).toBe(1);
+    expect(m.value('svc_payments_refused_total', { code: 'VOUCHER_BAD_SIGNATURE', scheme: 'channel' })).toBe(1);
+    // Refused before any scheme was read: no scheme label.
     expect(m.value('svc_payments_refused_total', { code: 'UNSUPPORTED_SCHEME' })).toBe(1);
     // Every refusal code is there from the start, at 0.
-    expect(m.value('svc_payments_refused_total', { code: 'CHANNEL_EXHAUSTED' })).toBe(0);
+    expect(m.value('svc_payments_refused_total', { code: 'CHANNEL_EXHAUSTED', scheme: 'channel' })).toBe(0);
+    expect(
+      m.value('svc_payments_refused_total', {
+        code: 'invalid_batch_settlement_stellar_cumulative_amount_mismatch',
+        scheme: 'batch-settlement',
+      }),
+    ).toBe(0);
     expect(m.types.get('svc_verification_duration_seconds')).toBe('histogram');
     expect(m.value('svc_verification_duration_seconds_count', { outcome: 'accepted' })).toBe(4);
     expect(m.value('svc_verification_duration_seconds_count', { outcome: 'refused' })).toBe(2);
@@ -73,6 +81,68 @@ describe('GET /metrics with METRICS_TOKEN', () => {
     // And the process's own.
     expect(m.types.get('process_cpu_user_seconds_total')).toBe('counter');
     expect(m.types.get('nodejs_eventloop_lag_seconds')).toBe('gauge');
+  });
+
+  it('counts batch-settlement payments by scheme: a charge (/settle, a stream slice) is accepted, a /verify only reserves', async () => {
+    const before = await scrape();
+    const b = await h.buyer({ batch: true });
+    const terms = h.requirements();
+    const batchTerms = {
+      scheme: 'batch-settlement',
+      network: terms.network,
+      asset: terms.asset,
+      payTo: terms.payTo,
+      amount: terms.amount,
+      maxTimeoutSeconds: terms.maxTimeoutSeconds,
+      extra: {
+        ...terms.extra,
+        receiverAuthorizer: h.f.services.keys.address,
+        unit: 'request',
+        unitPrice: terms.amount,
+      },
+    };
+    const pay = async (route: '/verify' | '/settle', ceiling: bigint) => {
+      const v = b.signer.sign(ceiling);
+      const res = await fetch(`${h.url}${route}`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({
+          x402Version: 2,
+          paymentPayload: {
+            x402Version: 2,
+            accepted: batchTerms,
+            payload: {
+              type: 'voucher',
+              voucher: { channelId: v.channelId, maxClaimableAmount: v.cumulative, signature: v.signature },
+            },
+          },
+          paymentRequirements: batchTerms,
+          method: 'GET',
+        }),
+      });
+      return (await res.json()) as Record<string, unknown>;
+    };
+    const price = BigInt(terms.amount);
+    expect(await pay('/verify', price)).toMatchObject({ isValid: true });
+    expect(await pay('/settle', price)).toMatchObject({ success: true });
+    expect(await pay('/settle', 2n * price)).toMatchObject({ success: true });
+    // A ceiling that is not what was charged plus the price.
+    expect(await pay('/settle', 5n * price)).toMatchObject({
+      errorReason: 'invalid_batch_settlement_stellar_cumulative_amount_mismatch',
+    });
+    const m = await scrape();
+    const delta = (name: string, labels: Record<string, string>) => m.value(name, labels) - before.value(name, labels);
+    expect(delta('svc_payments_accepted_total', { scheme: 'batch-settlement' })).toBe(2);
+    expect(delta('svc_payments_accepted_total', { scheme: 'channel' })).toBe(0);
+    expect(
+      delta('svc_payments_refused_total', {
+        code: 'invalid_batch_settlement_stellar_cumulative_amount_mismatch',
+        scheme: 'batch-settlement',
+      }),
+    ).toBe(1);
+    // The two charges and the refusal are timed with the channel's vouchers; the reservation is not a payment.
+    expect(delta('svc_verification_duration_seconds_count', { outcome: 'accepted' })).toBe(2);
+    expect(delta('svc_verification_duration_seconds_count', { outcome: 'refused' })).toBe(1);
   });
 
   it('counts stream sessions opened, open and ended by reason, and the event streams open', async () => {

@@ -39,6 +39,19 @@ describe('the OpenAPI document under third-party linters', () => {
     fs.rmSync(dir, { recursive: true, force: true });
   });
 
+  it('presents batch-settlement as x402’s standard scheme and channel as the specification’s name for its subset, every endpoint kept', () => {
+    const doc = JSON.parse(fs.readFileSync(docFile, 'utf8')) as {
+      info: { description: string };
+      paths: Record<string, unknown>;
+    };
+    expect(doc.info.description).toMatch(/x402's standard `batch-settlement` scheme/);
+    expect(doc.info.description).toMatch(/`channel`, the svc specification's name for its subset/);
+    expect(doc.info.description).toMatch(/offers `channel` first, then `batch-settlement`/);
+    // The specification's endpoints stay.
+    for (const p of ['/verify', '/settle', '/supported', '/channels/{id}', '/channels/{id}/voucher', '/streams'])
+      expect(doc.paths[p]).toBeDefined();
+  });
+
   it('redocly lint: no error (security defined on every operation)', async () => {
     const out = JSON.parse(await lint('redocly', ['lint', docFile, '--format=json'])) as {
       totals: { errors: number; warnings: number };

@@ -278,6 +278,7 @@ describe('GET /llms.txt', () => {
 
   it('includes the payment header, errors, limits and an example flow', () => {
     for (const heading of [
+      '## batch-settlement and channel',
       '## The channel scheme',
       '## Voucher bytes',
       '## Payment header',
@@ -288,6 +289,9 @@ describe('GET /llms.txt', () => {
     ])
       expect(text).toContain(heading);
     expect(text).toContain('PAYMENT-SIGNATURE');
+    expect(text).toContain('`batch-settlement` is x402’s standard scheme');
+    expect(text).toContain('`channel` is the svc specification’s name for its subset');
+    expect(text).toContain('every 402 offers `channel` first, then `batch-settlement`');
     expect(text).toContain('- 402: PAYMENT_REQUIRED, CHANNEL_NOT_FOUND');
     expect(text).toContain('Vouchers per channel: 1200 per minute');
     expect(text).toContain('curl -i $BASE/demo/book');

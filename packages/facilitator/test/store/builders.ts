@@ -211,6 +211,7 @@ export function stream(n: number, over: Partial<StreamRecord> = {}): StreamRecor
     openedAt: iso(n),
     lastActivityAt: iso(n),
     endedAt: null,
+    scheme: 'channel',
     ...over,
   };
 }

@@ -11,7 +11,7 @@ import type { AnyRoute } from '../route.js';
 import { zPageLimit } from './accounts.js';
 
 /** What this module uses of the domain. */
-export type DiscoveryDeps = Pick<Services, 'store'>;
+export type DiscoveryDeps = Pick<Services, 'store' | 'keys'>;
 
 export const DISCOVERY_OFFSET_MAX = 1_000_000;
 
@@ -35,7 +35,7 @@ export function discoveryRoutes(deps: DiscoveryDeps): AnyRoute[] {
       method: 'GET',
       url: '/discovery/resources',
       summary:
-        'Resources that received a verified payment, most paid first. A listing is keyed by (resource URL, payTo) and only payments to that payTo from another payer change it.',
+        'Resources that received a verified payment, most paid first. A listing is keyed by (resource URL, payTo) and only payments to that payTo from another payer change it. Each listing’s `accepts` offers the `channel` option first, then the same terms as x402 `batch-settlement`.',
       tags: ['discovery'],
       query: DiscoveryQuery,
       responses: {
@@ -48,7 +48,7 @@ export function discoveryRoutes(deps: DiscoveryDeps): AnyRoute[] {
         const page = await deps.store.listCatalog({ ...(query.payTo ? { payTo: query.payTo } : {}), limit, offset });
         return {
           x402Version: 2,
-          items: page.items.map(discoveryItem),
+          items: page.items.map((entry) => discoveryItem(entry, deps.keys.address)),
           pagination: { limit, offset, total: page.total },
         };
       },

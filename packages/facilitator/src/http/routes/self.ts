@@ -67,7 +67,7 @@ export function selfRoutes(deps: SelfDeps, allRoutes: () => readonly AnyRoute[])
       method: 'GET',
       url: '/llms.txt',
       summary:
-        'A plain-text guide for language models: the channel scheme, voucher bytes, payment header, live prices, limits, endpoints, an example flow.',
+        'A plain-text guide for language models: the batch-settlement and channel schemes, voucher bytes, payment header, live prices, limits, endpoints, an example flow.',
       tags: TAGS,
       responses: { 200: { description: 'The guide', schema: z.string(), contentType: 'text/plain' } },
       handler: ({ request, reply }) => {
@@ -98,7 +98,7 @@ export function documentedRoutes(deps: SelfDeps, table: readonly AnyRoute[], app
 function description(deps: SelfDeps): string {
   const { network, asset } = deps.ledgerInfo;
   return [
-    `The svc facilitator: x402 version 2 payments in the \`channel\` scheme (cumulative vouchers on payment channels) on ${network}. Test network only; the contracts are unaudited.`,
+    `The svc facilitator: x402 version 2 payments on payment channels on ${network}, in x402's standard \`batch-settlement\` scheme (a voucher is a ceiling: what was charged on the channel plus the price; the channel is bound to this facilitator's receiver authorizer) and in \`channel\`, the svc specification's name for its subset (a voucher is what is owed in all, the whole price charged). Every 402 offers \`channel\` first, then \`batch-settlement\` for the same price. Test network only; the contracts are unaudited.`,
     `Amounts are decimal strings of integer base units of ${asset.code} (${asset.decimals} decimals). Every non-2xx answer carries the Error body (docs/protocol.md#errors), except those of POST /mcp, which are JSON-RPC error objects as the MCP specification has them.`,
     'A plain-text guide for language models: GET /llms.txt. Model Context Protocol: POST /mcp.',
   ].join('\n\n');

@@ -77,6 +77,7 @@ export function streamRoutes(deps: StreamDeps): AnyRoute[] {
           sliceCost: BigInt(body.sliceCost),
           initialCharge: BigInt(body.initialCharge),
           receiptId: body.receiptId,
+          ...(body.scheme ? { scheme: body.scheme } : {}),
         });
         return {
           streamId: stream.id,

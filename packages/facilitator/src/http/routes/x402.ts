@@ -130,7 +130,7 @@ export function x402Routes(deps: X402Deps): AnyRoute[] {
       method: 'POST',
       url: '/verify/unserved',
       summary:
-        'A meter that got no answer to its POST /verify in time, and served nothing, says so under the same Idempotency-Key: the payment accepted under it is accepted again, once, for the same request (the same payment, resource, method and request hash), instead of being refused as VOUCHER_NOT_INCREASING.',
+        'A meter that got no answer to its POST /verify (or, for batch-settlement, its POST /settle) in time, and served nothing, says so under the same Idempotency-Key: the payment accepted under it is accepted again, once, for the same request (the same payment, resource, method and request hash), instead of being refused as VOUCHER_NOT_INCREASING (batch-settlement: with the channel’s state, to be paid again).',
       tags: TAGS,
       body: UnservedRequestSchema,
       responses: {
@@ -198,7 +198,9 @@ function attemptOf(
 ): PaymentAttempt | { rejection: PaymentRejection; message: string } {
   const input = verifyInput(body, idempotencyKey(request.headers['idempotency-key']));
   if ('rejection' in input) {
-    deps.metrics?.paymentRefused(input.rejection, null);
+    // Past the scheme's check a refusal is a `channel` payment's; before it, of no known scheme.
+    const known = input.rejection === 'PAYMENT_MALFORMED' ? 'channel' : null;
+    deps.metrics?.paymentRefused(input.rejection, null, known);
     return input;
   }
   const payeeSide = bearerOf(request) !== null;
@@ -277,6 +279,17 @@ function correctionOf(refused: BatchRefused): { extra?: { channelState: ChannelS
 
 /** The request as a `batch-settlement` payment, or the scheme's refusal (x402 version 2 only). */
 function batchAttemptOf(
+  deps: X402Deps,
+  request: FastifyRequest,
+  body: VerifyEnvelope,
+): BatchAttempt | { rejection: BatchCode; message: string } {
+  const read = readBatchAttempt(deps, request, body);
+  // Refused before the batch machinery (which counts the others): of this scheme all the same.
+  if ('rejection' in read) deps.metrics?.paymentRefused(read.rejection, null, 'batch-settlement');
+  return read;
+}
+
+function readBatchAttempt(
   deps: X402Deps,
   request: FastifyRequest,
   body: VerifyEnvelope,

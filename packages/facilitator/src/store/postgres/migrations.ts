@@ -177,6 +177,12 @@ ALTER TABLE channels ALTER COLUMN charged SET NOT NULL,
   ADD COLUMN reserved_until text COLLATE "C";
 `;
 
+// The scheme a stream session's slices are paid with: `channel` (every session before this version)
+// or x402's `batch-settlement`, whose slice vouchers are ceilings charged by batch-payments.ts.
+const STREAM_SCHEME = `
+ALTER TABLE streams ADD COLUMN scheme text NOT NULL DEFAULT 'channel';
+`;
+
 export const POSTGRES_MIGRATIONS: readonly Migration[] = checkedMigrations([
   { version: 1, name: 'initial', sql: INITIAL },
   { version: 2, name: 'streams', sql: STREAMS },
@@ -184,6 +190,7 @@ export const POSTGRES_MIGRATIONS: readonly Migration[] = checkedMigrations([
   { version: 4, name: 'stream_parties', sql: STREAM_PARTIES },
   { version: 5, name: 'idempotency_rowid', sql: IDEMPOTENCY_ROWID },
   { version: 6, name: 'batch_settlement', sql: BATCH_SETTLEMENT },
+  { version: 7, name: 'stream_scheme', sql: STREAM_SCHEME },
 ]);
 
 const SCHEMA_NAME_RE = /^[a-z_][a-z0-9_]{0,62}$/;

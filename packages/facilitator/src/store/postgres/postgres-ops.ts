@@ -246,12 +246,12 @@ function openStream(sql: Sql, op: Op<'stream.open'>): Promise<StepResult> {
           AND counts.of_payee < ${op.maxPerPayee}::bigint AND counts.total < ${op.maxTotal}::bigint AS room FROM counts
       ), inserted AS (
         INSERT INTO streams (id, channel_id, payer, pay_to, resource, unit, slice_cost, initial_charge, receipt_id, required, paid, charged,
-          vouchers, pending_receipt_id, status, reason, units, opened_at, last_activity_at, ended_at)
+          vouchers, pending_receipt_id, status, reason, units, opened_at, last_activity_at, ended_at, scheme)
         SELECT ${st.id}::text, ${text(st.channelId)}::numeric, ${st.payer}::text, ${st.payTo}::text, ${st.resource}::text, ${st.unit}::text,
           ${text(st.sliceCost)}::numeric, ${text(st.initialCharge)}::numeric, ${st.receiptId}::text, ${text(st.required)}::numeric,
           ${text(st.paid)}::numeric, ${text(st.charged)}::numeric, ${st.vouchers}::bigint, ${st.pendingReceiptId}::text,
           ${st.status}::text, ${st.reason}::text, ${st.units}::bigint, ${st.openedAt}::text, ${st.lastActivityAt}::text,
-          ${st.endedAt}::text
+          ${st.endedAt}::text, ${st.scheme}::text
         FROM taken, room WHERE NOT taken.duplicate AND room.room
         ON CONFLICT DO NOTHING
         RETURNING 1

@@ -35,7 +35,7 @@ const CHANNEL_COLUMNS = `id::text AS id, network, channel_contract, payer, payee
 
 const STREAM_COLUMNS = `id, channel_id::text AS channel_id, payer, pay_to, resource, unit, slice_cost::text AS slice_cost,
   initial_charge::text AS initial_charge, receipt_id, required::text AS required, paid::text AS paid, charged::text AS charged,
-  vouchers, pending_receipt_id, status, reason, units, opened_at, last_activity_at, ended_at`;
+  vouchers, pending_receipt_id, status, reason, units, opened_at, last_activity_at, ended_at, scheme`;
 
 export async function getChannel(sql: Sql, id: bigint): Promise<ChannelRecord | null> {
   const [row] = await sql<

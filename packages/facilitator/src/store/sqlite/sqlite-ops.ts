@@ -84,9 +84,9 @@ const COUNT_OPEN = "SELECT COUNT(*) AS n FROM streams WHERE status = 'open'";
 const COUNT_OPEN_OF_PAYER = "SELECT COUNT(*) AS n FROM streams WHERE payer = ? AND status = 'open'";
 const COUNT_OPEN_OF_PAYEE = "SELECT COUNT(*) AS n FROM streams WHERE pay_to = ? AND status = 'open'";
 const INSERT_STREAM = `INSERT INTO streams (id, channel_id, payer, pay_to, resource, unit, slice_cost, initial_charge, receipt_id, required,
-  paid, charged, vouchers, pending_receipt_id, status, reason, units, opened_at, last_activity_at, ended_at)
+  paid, charged, vouchers, pending_receipt_id, status, reason, units, opened_at, last_activity_at, ended_at, scheme)
 VALUES (@id, @channelId, @payer, @payTo, @resource, @unit, @sliceCost, @initialCharge, @receiptId, @required, @paid, @charged,
-  @vouchers, @pendingReceiptId, @status, @reason, @units, @openedAt, @lastActivityAt, @endedAt)`;
+  @vouchers, @pendingReceiptId, @status, @reason, @units, @openedAt, @lastActivityAt, @endedAt, @scheme)`;
 const SELECT_OPEN_STREAM_CREDIT =
   "SELECT charged, slice_cost, pending_receipt_id FROM streams WHERE id = ? AND status = 'open'";
 // charged is decimal text, so the sum is taken in bigint (SQLite arithmetic would go through i64 or a float).
