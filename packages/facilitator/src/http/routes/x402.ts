@@ -63,7 +63,11 @@ export interface X402Deps {
 
 /** What /verify and /settle answer when the payment cannot be taken now (both with Retry-After). */
 const REFUSED_FOR_NOW = {
-  429: { description: 'Voucher rate limit of the channel', schema: ErrorBodySchema },
+  429: {
+    description:
+      'Voucher rate limit of the channel, or the sponsored-deposit limit (per payer, per client address) of a batch-settlement deposit payload',
+    schema: ErrorBodySchema,
+  },
   503: {
     description:
       'Ledger unavailable (LEDGER_UNAVAILABLE), or the store cannot commit (FACILITATOR_UNAVAILABLE): nothing was accepted; Retry-After says when to retry',
@@ -234,7 +238,9 @@ async function verifyBatch(deps: X402Deps, request: FastifyRequest, body: Verify
 /**
  * POST /settle of a `batch-settlement` payment: the channel charged `paymentRequirements.amount`
  * (what the request cost, an x402 settlement override included), with the charge and the channel
- * after it; nothing moved on the ledger, so `transaction` and `amount` are empty.
+ * after it. A voucher moves nothing on the ledger, so `transaction` and `amount` are empty; a
+ * deposit's answer is the deposit response: `transaction` the opening (or top-up) the facilitator
+ * submitted, `amount` what it deposited.
  */
 async function settleBatch(deps: X402Deps, request: FastifyRequest, body: VerifyEnvelope) {
   const attempt = batchAttemptOf(deps, request, body);
@@ -256,10 +262,10 @@ async function settleBatch(deps: X402Deps, request: FastifyRequest, body: Verify
     : {};
   return {
     success: true as const,
-    transaction: '',
+    transaction: outcome.deposit?.transaction ?? '',
     network: deps.network,
     payer: outcome.payer,
-    amount: '',
+    amount: outcome.deposit ? formatUnits(outcome.deposit.amount) : '',
     extra: { chargedAmount: formatUnits(outcome.chargedAmount), channelState: outcome.channelState, ...receipt },
   };
 }
@@ -293,10 +299,10 @@ function batchAttemptOf(
   }
   const decoded = decodeBatchPayment(body.paymentPayload);
   if (!decoded.ok) return { rejection: batchCode('voucher_payload'), message: decoded.message };
-  if (decoded.value.kind !== 'voucher')
+  if (decoded.value.kind === 'refund')
     return {
       rejection: batchCode('payload_type'),
-      message: `A ${decoded.value.kind} payload is not taken here yet; pay with a voucher payload.`,
+      message: 'A refund payload is not taken here yet; pay with a voucher or deposit payload.',
     };
   const requirements = terms.data;
   const channelTerms = channelTermsOf(requirements);
@@ -311,6 +317,7 @@ function batchAttemptOf(
     method,
     requestHash: body.requestHash ?? null,
     idempotencyKey: idempotencyKey(request.headers['idempotency-key']),
+    ip: request.ip,
   };
   const payeeSide = bearerOf(request) !== null;
   if (payeeSide) requireSeller(deps.sellerTokens, request, requirements.payTo);
