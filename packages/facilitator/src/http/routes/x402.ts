@@ -158,7 +158,8 @@ export function x402Routes(deps: X402Deps): AnyRoute[] {
       auth: SELLER_AUTH,
       responses: {
         200: {
-          description: 'success true with the receipt, or success false with the reason',
+          description:
+            'success true with the receipt, or success false with the reason; for a batch-settlement deposit payload (the payer’s signed opening or top-up, which the facilitator submits at its own fees), transaction is that transaction’s hash and amount what it deposited',
           schema: SettleResponseSchema,
         },
         400: { description: 'Malformed request', schema: ErrorBodySchema },
