@@ -254,10 +254,10 @@ export class Deposits {
     );
   }
 
+  /** A payer over its limit is refused before its address is counted: it uses up no one else's. */
   private async limited(payer: string, ip: string | null): Promise<DepositRefused | null> {
-    const waits = [await this.deps.limits.perPayer(payer), ip === null ? null : await this.deps.limits.perIp(ip)];
-    const wait = waits.find((w): w is number => w !== null);
-    if (wait === undefined) return null;
+    const wait = (await this.deps.limits.perPayer(payer)) ?? (ip === null ? null : await this.deps.limits.perIp(ip));
+    if (wait === null) return null;
     return {
       ok: false,
       code: 'RATE_LIMITED',

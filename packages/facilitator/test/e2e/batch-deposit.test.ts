@@ -28,8 +28,12 @@ describe('batch-settlement deposit payloads', () => {
   let deposit: bigint;
 
   beforeAll(async () => {
-    // Two sponsored deposits per payer: the limit test's third one is refused.
-    h = await startHarness({ CLAIM_INTERVAL_SECONDS: '3600', DEPOSIT_LIMIT_PER_PAYER_PER_HOUR: '2' });
+    // Two sponsored deposits per payer, four per client address: the tests below submit four, in order.
+    h = await startHarness({
+      CLAIM_INTERVAL_SECONDS: '3600',
+      DEPOSIT_LIMIT_PER_PAYER_PER_HOUR: '2',
+      DEPOSIT_LIMIT_PER_IP_PER_HOUR: '4',
+    });
     const res = await fetch(`${h.url}/demo/book`);
     const decoded = decodeJsonHeader(res.headers.get('payment-required')!);
     const book = (decoded.ok ? decoded.value : null) as PaymentRequired;
@@ -316,5 +320,15 @@ describe('batch-settlement deposit payloads', () => {
     expect(Number(limited.retryAfter)).toBeGreaterThan(0);
     expect(limited.body).toMatchObject({ error: 'RATE_LIMITED' });
     expect((await h.ledger.channel(b.signer.channelId))?.deposit).toBe((small * 2n).toString());
+  });
+
+  it('limits sponsored deposits per client address: the fifth submission of this address waits, and nothing is opened', async () => {
+    const b = await fresh();
+    const res = await fetch(`${h.url}/demo/book`, {
+      headers: { 'payment-signature': header(depositPayload(b.signer, PRICE, b.tx, deposit)) },
+    });
+    expect(res.status).toBe(429);
+    expect(Number(res.headers.get('retry-after'))).toBeGreaterThan(0);
+    expect(await h.ledger.channel(b.signer.channelId)).toBeNull();
   });
 });
