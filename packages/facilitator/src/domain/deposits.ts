@@ -59,6 +59,8 @@ export interface DepositsDeps {
   /** Vouchers are refused this close to a channel's expiry: an opening must outlive it. */
   safetyLedgers: number;
   limits: DepositLimits;
+  /** Whether the ledger takes svc's signed local-ledger transactions (false on Stellar). */
+  localTransactions: boolean;
   /** One ledger-watcher pass that starts after the call (a top-up's new deposit reaches the store). */
   caughtUp(): Promise<void>;
 }
@@ -126,9 +128,9 @@ export class Deposits {
   ): Promise<{ ok: true; value: Checked } | DepositRefused> {
     const deposit = payment.deposit;
     if (!deposit) return malformed('a deposit payload carries deposit.amount and deposit.transaction');
-    if (typeof deposit.transaction === 'string')
+    if (typeof deposit.transaction === 'string' || !this.deps.localTransactions)
       return malformed(
-        'this facilitator takes a deposit as the signed local-ledger transaction (a JSON object); a Stellar envelope is not sponsored here yet: open the channel yourself and pay with a voucher payload',
+        'this facilitator takes a deposit as the signed local-ledger transaction (a JSON object) only; on Stellar, deposits are not sponsored here yet: open the channel yourself and pay with a voucher payload',
       );
     if (terms.asset !== this.deps.asset)
       return refuse(
