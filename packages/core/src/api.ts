@@ -133,7 +133,8 @@ export const SettleSuccessSchema = PaymentResponseSchema.extend({
 });
 export type SettleSuccess = z.infer<typeof SettleSuccessSchema>;
 /**
- * A `batch-settlement` charge: `transaction` and `amount` empty (nothing moved on the ledger), the
+ * A `batch-settlement` charge: `transaction` and `amount` empty for a voucher (nothing moved on the
+ * ledger) — for a deposit payload, the opening or top-up submitted and what it deposited — the
  * charge and the channel after it, and the svc receipt's envelope (none for a charge of nothing).
  */
 export const BatchSettleSuccessSchema = z.object({

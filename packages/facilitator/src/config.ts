@@ -67,6 +67,8 @@ const SCHEMA = z.object({
   IP_RATE_LIMIT_PER_MINUTE: int(0, 10_000_000).default(3000),
   IP_COSTLY_LIMIT_PER_MINUTE: int(0, 10_000_000).default(30),
   CHANNEL_VOUCHER_LIMIT_PER_MINUTE: int(1, 10_000_000).default(1200),
+  DEPOSIT_LIMIT_PER_PAYER_PER_HOUR: int(0, 1_000_000).default(10),
+  DEPOSIT_LIMIT_PER_IP_PER_HOUR: int(0, 1_000_000).default(600),
   RATE_LIMIT_STORE: z.enum(['memory', 'redis', 'postgres']).default('memory'),
   REDIS_URL: z.url({ protocol: /^rediss?$/ }).default('redis://127.0.0.1:6379'),
   RATE_LIMIT_PREFIX: z

@@ -20,6 +20,8 @@ describe('configuration (docs/operating.md#configuration)', () => {
       IP_RATE_LIMIT_PER_MINUTE: 3000,
       IP_COSTLY_LIMIT_PER_MINUTE: 30,
       CHANNEL_VOUCHER_LIMIT_PER_MINUTE: 1200,
+      DEPOSIT_LIMIT_PER_PAYER_PER_HOUR: 10,
+      DEPOSIT_LIMIT_PER_IP_PER_HOUR: 600,
       SSE_MAX_PER_IP: 8,
       SSE_MAX_TOTAL: 200,
       STREAM_MAX_PER_CHANNEL: 4,

@@ -37,6 +37,19 @@ export interface ChannelSignerOptions {
   receiverAuthorizer?: string;
 }
 
+/**
+ * A `batch-settlement` deposit the next payment carries: the payer's opening of this channel (or a
+ * top-up of it), signed and not sent; the facilitator submits it (wallet.ts, `byDeposit`).
+ */
+export interface PendingDeposit {
+  /** What the transaction deposits. */
+  amount: bigint;
+  /** The signed local-ledger transaction (channel.open or channel.top_up). */
+  transaction: Record<string, unknown>;
+  /** Its hash: the deposit response's `transaction`. */
+  hash: string;
+}
+
 export interface SignerState {
   channelId: string;
   deposit: string;
@@ -65,6 +78,8 @@ export class ChannelSigner {
   private accepted: bigint;
   private signedMax: bigint;
   private readonly signedListeners: (() => void)[] = [];
+  /** In memory only: a wallet that restarts finds an opening that never landed absent from the ledger, and drops it. */
+  private pending: { deposit: PendingDeposit; before: bigint } | null = null;
   private readonly voucherKey: Keypair;
   private readonly context: VoucherContext;
   private lock: Promise<unknown> = Promise.resolve();
@@ -183,6 +198,33 @@ export class ChannelSigner {
   private raiseSigned(amount: bigint): void {
     this.signedMax = amount;
     for (const listener of this.signedListeners) listener();
+  }
+
+  /** The deposit the next payment carries, if one is on its way (not yet known on the ledger). */
+  get pendingDeposit(): PendingDeposit | null {
+    return this.pending?.deposit ?? null;
+  }
+
+  /**
+   * Sends `deposit` with the next payment. The deposit counts at once (`depositAfter`), since the
+   * voucher riding with it is judged only once it landed.
+   */
+  depositWith(deposit: PendingDeposit, depositAfter: bigint): void {
+    this.pending = { deposit, before: this.depositValue };
+    if (depositAfter > this.depositValue) this.depositValue = depositAfter;
+  }
+
+  /** The deposit is on the ledger (a paid answer to the payment that carried it). */
+  depositLanded(): void {
+    this.pending = null;
+  }
+
+  /** The deposit was refused: the channel's deposit is what it was before it. */
+  depositRefused(): void {
+    if (!this.pending) return;
+    const { before } = this.pending;
+    this.pending = null;
+    if (before >= this.accepted) this.depositValue = before;
   }
 
   /** After a top-up on the ledger. */

@@ -21,6 +21,7 @@ import {
   policyToWire,
   PoolStateSchema,
   signLedgerTx,
+  txHash,
 } from '@svc/core';
 import type {
   AccountPolicy,
@@ -31,6 +32,7 @@ import type {
   LedgerOpArgsWire,
   LedgerOpName,
   PoolState,
+  SignedLedgerTx,
   TxResult,
 } from '@svc/core';
 
@@ -244,6 +246,60 @@ export class LocalLedgerClient {
         res.hash,
       );
     return { channelId, tx: res.hash, expiryLedger };
+  }
+
+  /**
+   * The opening `openChannel` would submit, signed and not sent: a `batch-settlement` deposit
+   * payload carries it, and the facilitator submits it at its own fees. Signed for the source's next
+   * sequence number, so another transaction of the source sent first makes it stale (refused).
+   */
+  async signOpenChannel(o: {
+    payer: TxSigner;
+    payee: string;
+    deposit: bigint;
+    voucherKey: Keypair;
+    expiryLedger?: number;
+    receiverAuthorizer?: string;
+  }): Promise<{ channelId: bigint; tx: SignedLedgerTx; hash: string; expiryLedger: number }> {
+    const info = await this.info();
+    const expiryLedger = o.expiryLedger ?? info.latestLedger + DEFAULT_CHANNEL_LEDGERS;
+    const channelId = channelIdOf(info.passphrase, info.contracts.channel, o.voucherKey.publicKey);
+    const args: LedgerOpArgsWire<'channel.open'> = {
+      payee: o.payee,
+      deposit: o.deposit.toString(),
+      voucherKey: o.voucherKey.publicKeyHex,
+      expiryLedger,
+      ...(o.receiverAuthorizer !== undefined ? { receiverAuthorizer: o.receiverAuthorizer } : {}),
+    };
+    const signed = await this.signNext(o.payer, 'channel.open', args);
+    return { channelId, ...signed, expiryLedger };
+  }
+
+  /** A top-up signed and not sent, for a deposit payload (see signOpenChannel). */
+  async signTopUp(o: {
+    payer: TxSigner;
+    channelId: bigint;
+    amount: bigint;
+    expiryLedger?: number;
+  }): Promise<{ tx: SignedLedgerTx; hash: string }> {
+    const args: LedgerOpArgsWire<'channel.top_up'> = {
+      channelId: o.channelId.toString(),
+      amount: o.amount.toString(),
+      ...(o.expiryLedger === undefined ? {} : { expiryLedger: o.expiryLedger }),
+    };
+    return this.signNext(o.payer, 'channel.top_up', args);
+  }
+
+  private async signNext(
+    from: TxSigner,
+    op: string,
+    args: Record<string, unknown>,
+  ): Promise<{ tx: SignedLedgerTx; hash: string }> {
+    const { source, signer } = sourceOf(from);
+    const info = await this.cachedInfo();
+    const { seq } = await this.account(source);
+    const tx = signLedgerTx(signer, info.passphrase, { source, seq: seq + 1, op, args });
+    return { tx, hash: txHash(info.passphrase, tx) };
   }
 
   async topUp(o: {

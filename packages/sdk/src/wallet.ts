@@ -43,6 +43,13 @@ export interface WalletOptions {
 export interface SignerForOptions {
   /** A channel bound to this receiver authorizer (batch-settlement); unset: a channel bound to none. */
   receiverAuthorizer?: string;
+  /**
+   * batch-settlement with a facilitator that sponsors openings (`extra.areFeesSponsored`): a
+   * channel this wallet needs is not opened (nor an exhausted one topped up) by a transaction of
+   * its own; the opening is signed and left on the signer (`pendingDeposit`) for the next payment's
+   * deposit payload to carry. Only with `receiverAuthorizer`.
+   */
+  byDeposit?: boolean;
 }
 
 interface WalletFile {
@@ -87,22 +94,121 @@ export class Wallet {
    */
   signerFor(terms: PaymentRequirements, count = 1n, options: SignerForOptions = {}): Promise<ChannelSigner> {
     const authorizer = options.receiverAuthorizer ?? null;
-    const chosen = this.choosing.then(() => this.choose(terms, count, authorizer));
+    const byDeposit = authorizer !== null && options.byDeposit === true;
+    const chosen = this.choosing.then(() => this.choose(terms, count, authorizer, byDeposit));
     this.choosing = chosen.catch(() => undefined);
     return chosen;
   }
 
-  private async choose(terms: PaymentRequirements, count: bigint, authorizer: string | null): Promise<ChannelSigner> {
+  private async choose(
+    terms: PaymentRequirements,
+    count: bigint,
+    authorizer: string | null,
+    byDeposit: boolean,
+  ): Promise<ChannelSigner> {
     const owed = owedPerPayment(terms);
     const ledger = this.ledgerFor(terms);
+    let exhausted: ChannelSigner | null = null;
     for (const signer of this.signers) {
-      if (!fits(signer, terms) || signer.receiverAuthorizer !== authorizer || signer.remaining < owed) continue;
+      if (!fits(signer, terms) || signer.receiverAuthorizer !== authorizer) continue;
+      // Its deposit goes with the next payment (a payment before it may still be carrying it).
+      if (byDeposit && signer.pendingDeposit && signer.remaining >= owed) return signer;
+      if (signer.remaining < owed && !byDeposit) continue;
       const onLedger = await ledger.channel(signer.channelId);
-      if (onLedger?.open && onLedger.payee === terms.payTo && onLedger.receiverAuthorizer === authorizer)
-        return this.unexpired(signer, onLedger.expiryLedger, owed * count, ledger);
-      this.forget(signer); // the ledger was reset, or the channel closed
+      if (!(onLedger?.open && onLedger.payee === terms.payTo && onLedger.receiverAuthorizer === authorizer)) {
+        this.forget(signer); // the ledger was reset, the channel closed, or its opening never landed
+        continue;
+      }
+      // The ledger's deposit: a top-up whose answer was lost (or refused after it landed) counts.
+      signer.setDeposit(BigInt(onLedger.deposit));
+      if (signer.remaining >= owed) return this.unexpired(signer, terms, onLedger.expiryLedger, owed * count, ledger);
+      exhausted ??= signer;
     }
-    return this.open(terms, owed * count, ledger, authorizer);
+    if (byDeposit && exhausted) return this.topUpByDeposit(exhausted, terms, owed * count, ledger);
+    return byDeposit
+      ? this.openByDeposit(terms, owed * count, ledger, authorizer!)
+      : this.open(terms, owed * count, ledger, authorizer);
+  }
+
+  /** What a new channel (or a top-up) deposits: the wanted amount, at least the seller's minimum and what is needed. */
+  private depositFor(terms: PaymentRequirements, needed: bigint): bigint {
+    const minimum = BigInt(terms.extra.minDeposit);
+    const wanted = this.options.deposit?.(terms) ?? minimum;
+    const deposit = [wanted, minimum, needed].reduce((a, b) => (a > b ? a : b));
+    if (this.options.maxDeposit !== undefined && deposit > this.options.maxDeposit)
+      throw new PaymentError(
+        `a channel to ${terms.payTo} needs a deposit of ${deposit} (the seller's minimum is ${minimum}), above this wallet's limit of ${this.options.maxDeposit}`,
+        'DEPOSIT_ABOVE_LIMIT',
+      );
+    return deposit;
+  }
+
+  /** At least `amount` on the buyer's account, from the faucet if short; what to do when even that is not enough. */
+  private async fund(ledger: LocalLedgerClient, amount: bigint, terms: PaymentRequirements): Promise<void> {
+    if ((await ledger.balance(this.buyer.address)) >= amount) return;
+    this.options.log?.(`funding ${this.buyer.address} from the faucet`);
+    await ledger.faucet(this.buyer.address);
+    const held = await ledger.balance(this.buyer.address);
+    if (held < amount)
+      throw new PaymentError(
+        `a channel to ${terms.payTo} needs a deposit of ${displayAmount(amount)} (the seller's minimum is ${displayAmount(BigInt(terms.extra.minDeposit))}), and ${this.buyer.address} holds ${displayAmount(held)} of the asset ${terms.asset}, a faucet grant included: fund ${this.buyer.address} with at least ${displayAmount(amount - held)} more and pay again`,
+        'INSUFFICIENT_FUNDS',
+      );
+  }
+
+  /** A channel whose opening the next payment carries (a deposit payload): nothing is sent to the ledger here. */
+  private async openByDeposit(
+    terms: PaymentRequirements,
+    needed: bigint,
+    ledger: LocalLedgerClient,
+    authorizer: string,
+  ): Promise<ChannelSigner> {
+    const info = await ledger.info();
+    const deposit = this.depositFor(terms, needed);
+    await this.fund(ledger, deposit, terms);
+    const voucherKey = randomKeypair();
+    const opening = await ledger.signOpenChannel({
+      payer: this.buyer,
+      payee: terms.payTo,
+      deposit,
+      voucherKey,
+      receiverAuthorizer: authorizer,
+    });
+    this.options.log?.(
+      `channel ${opening.channelId} to ${terms.payTo} opens with the next payment: a deposit of ${deposit}, bound to the receiver authorizer ${authorizer}, the facilitator paying its fees`,
+    );
+    const signer = new ChannelSigner({
+      channelId: opening.channelId,
+      deposit: 0n,
+      voucherKey,
+      networkPassphrase: info.passphrase,
+      channelContract: info.contracts.channel,
+      network: info.network,
+      payee: terms.payTo,
+      asset: info.contracts.asset,
+      receiverAuthorizer: authorizer,
+    });
+    signer.depositWith({ amount: deposit, transaction: { ...opening.tx }, hash: opening.hash }, deposit);
+    this.signers.push(signer);
+    this.keep(signer);
+    this.save();
+    return signer;
+  }
+
+  /** An exhausted channel's top-up, carried by the next payment (a deposit payload). */
+  private async topUpByDeposit(
+    signer: ChannelSigner,
+    terms: PaymentRequirements,
+    needed: bigint,
+    ledger: LocalLedgerClient,
+  ): Promise<ChannelSigner> {
+    const amount = this.depositFor(terms, needed);
+    await this.fund(ledger, amount, terms);
+    const topUp = await ledger.signTopUp({ payer: this.buyer, channelId: signer.channelId, amount });
+    this.options.log?.(`channel ${signer.channelId} is topped up by ${amount} with the next payment`);
+    signer.depositWith({ amount, transaction: { ...topUp.tx }, hash: topUp.hash }, signer.deposit + amount);
+    this.save();
+    return signer;
   }
 
   /**
@@ -113,6 +219,7 @@ export class Wallet {
    */
   private async unexpired(
     signer: ChannelSigner,
+    terms: PaymentRequirements,
     expiryLedger: number,
     needed: bigint,
     ledger: LocalLedgerClient,
@@ -120,10 +227,7 @@ export class Wallet {
     const latest = (await ledger.info()).latestLedger;
     if (expiryLedger - latest > EXPIRY_MARGIN_LEDGERS) return signer;
     const amount = needed > 0n ? needed : 1n;
-    if ((await ledger.balance(this.buyer.address)) < amount) {
-      this.options.log?.(`funding ${this.buyer.address} from the faucet`);
-      await ledger.faucet(this.buyer.address);
-    }
+    await this.fund(ledger, amount, terms);
     const extended = await ledger.topUp({
       payer: this.buyer,
       channelId: signer.channelId,
@@ -177,24 +281,8 @@ export class Wallet {
     authorizer: string | null,
   ): Promise<ChannelSigner> {
     const info = await ledger.info();
-    const minimum = BigInt(terms.extra.minDeposit);
-    const wanted = this.options.deposit?.(terms) ?? minimum;
-    const deposit = [wanted, minimum, needed].reduce((a, b) => (a > b ? a : b));
-    if (this.options.maxDeposit !== undefined && deposit > this.options.maxDeposit)
-      throw new PaymentError(
-        `a channel to ${terms.payTo} needs a deposit of ${deposit} (the seller's minimum is ${minimum}), above this wallet's limit of ${this.options.maxDeposit}`,
-        'DEPOSIT_ABOVE_LIMIT',
-      );
-    if ((await ledger.balance(this.buyer.address)) < deposit) {
-      this.options.log?.(`funding ${this.buyer.address} from the faucet`);
-      await ledger.faucet(this.buyer.address);
-      const held = await ledger.balance(this.buyer.address);
-      if (held < deposit)
-        throw new PaymentError(
-          `a channel to ${terms.payTo} needs a deposit of ${displayAmount(deposit)} (the seller's minimum is ${displayAmount(minimum)}), and ${this.buyer.address} holds ${displayAmount(held)} of the asset ${terms.asset}, a faucet grant included: fund ${this.buyer.address} with at least ${displayAmount(deposit - held)} more and pay again`,
-          'INSUFFICIENT_FUNDS',
-        );
-    }
+    const deposit = this.depositFor(terms, needed);
+    await this.fund(ledger, deposit, terms);
     const voucherKey = randomKeypair();
     const opened = await ledger.openChannel({
       payer: this.buyer,

@@ -127,6 +127,40 @@ describe('LocalLedgerClient: smart accounts and the DEX', () => {
     expect(await code(client.openChannel({ payer: owner, payee: seller.address, deposit: 1n, voucherKey }))).toBe(27);
   });
 
+  it('signs an opening and a top-up without sending them (a deposit payload carries them); whoever submits them lands them as signed', async () => {
+    const voucherKey = randomKeypair();
+    const facilitator = randomKeypair().address;
+    await client.faucet(owner.address, 1_000n);
+    const { seq } = await client.account(owner.address);
+    const opening = await client.signOpenChannel({
+      payer: owner,
+      payee: seller.address,
+      deposit: 100n,
+      voucherKey,
+      receiverAuthorizer: facilitator,
+    });
+    expect(opening.channelId).toBe(channelIdOf(info.passphrase, info.contracts.channel, voucherKey.publicKey));
+    expect(opening.tx).toMatchObject({ source: owner.address, seq: seq + 1, op: 'channel.open' });
+    // Nothing was sent: no channel, the seq unused.
+    expect(await client.channel(opening.channelId)).toBeNull();
+    expect((await client.account(owner.address)).seq).toBe(seq);
+    const opened = await fetch(`${server.url}/tx`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify(opening.tx),
+    });
+    expect(((await opened.json()) as { hash: string; status: string }).hash).toBe(opening.hash);
+    expect(await client.channel(opening.channelId)).toMatchObject({ deposit: '100', receiverAuthorizer: facilitator });
+    const topUp = await client.signTopUp({ payer: owner, channelId: opening.channelId, amount: 50n });
+    expect(topUp.tx).toMatchObject({ seq: seq + 2, op: 'channel.top_up' });
+    await fetch(`${server.url}/tx`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify(topUp.tx),
+    });
+    expect((await client.channel(opening.channelId))?.deposit).toBe('150');
+  });
+
   it('the owner freezes, moves funds past the policy, unfreezes and replaces the policy', async () => {
     const other = randomKeypair().address;
     await client.freeze({ owner, account: address, frozen: true });

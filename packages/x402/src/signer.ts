@@ -34,6 +34,15 @@ export interface BatchVoucherSigner extends VoucherSigner {
   rebase(charged: bigint): void;
   /** Whether `signatureHex` is this channel's own voucher for `amount` (then `signed` is at least `amount`). */
   recognize(amount: bigint, signatureHex: string): boolean;
+  /**
+   * The payer's signed opening (or top-up) of the channel that the next payment carries as a
+   * deposit payload, while it is not known on the ledger; absent or null: pay by voucher.
+   */
+  readonly pendingDeposit?: { amount: bigint; transaction: Record<string, unknown>; hash: string } | null;
+  /** The deposit was answered paid: it is on the ledger. */
+  depositLanded?(): void;
+  /** The payment that carried the deposit was refused: the source checks the ledger before the next. */
+  depositRefused?(): void;
 }
 
 /** Chooses (or opens) a channel bound to a receiver authorizer. The SDK's `Wallet` is one. */
@@ -41,7 +50,8 @@ export interface BatchChannelSource {
   signerFor(
     requirements: PaymentRequirements,
     count: bigint,
-    options: { receiverAuthorizer: string },
+    /** byDeposit: a channel it lacks is opened (or topped up) by the next payment's deposit payload. */
+    options: { receiverAuthorizer: string; byDeposit?: boolean },
   ): Promise<BatchVoucherSigner>;
 }
 

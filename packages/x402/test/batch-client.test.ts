@@ -105,7 +105,46 @@ describe('BatchSettlementStellarScheme.createPaymentPayload', () => {
     // The source is asked for a channel bound to the authorizer, under the svc channel terms.
     const [terms, count, options] = asked[0] as [SvcRequirements, bigint, object];
     expect(terms).toMatchObject({ scheme: 'channel', amount: '5000', payTo: f.payTo, unit: 'request' });
-    expect([count, options]).toEqual([1n, { receiverAuthorizer: f.receiverAuthorizer }]);
+    // The facilitator sponsors the fees (extra.areFeesSponsored): a channel it lacks opens by deposit.
+    expect([count, options]).toEqual([1n, { receiverAuthorizer: f.receiverAuthorizer, byDeposit: true }]);
+  });
+
+  it('carries a pending deposit with the next payment, until a paid answer says it landed', async () => {
+    const { signer, pay, respond, ceilingOf, settled } = setup();
+    const transaction = { source: 'G…', seq: 1, op: 'channel.top_up', args: {}, signature: 'ab'.repeat(64) };
+    signer.depositWith({ amount: 500_000n, transaction, hash: 'cd'.repeat(32) }, 1_500_000n);
+    const first = await pay();
+    expect(first.payload).toMatchObject({
+      type: 'deposit',
+      deposit: { amount: '500000', transaction },
+      voucher: { channelId: '7', maxClaimableAmount: '5000' },
+    });
+    await respond({
+      paymentPayload: first,
+      settleResponse: { ...settled('5000', '5000'), transaction: 'cd'.repeat(32), amount: '500000' },
+    });
+    expect(signer.pendingDeposit).toBeNull();
+    expect(signer.cumulative).toBe(5000n);
+    const second = await pay();
+    expect(second.payload).toMatchObject({ type: 'voucher' });
+    expect(ceilingOf(second)).toBe(10_000n);
+  });
+
+  it('gives a refused deposit back to the wallet: the deposit is what it was before it', async () => {
+    const { signer, pay, respond } = setup();
+    const transaction = { source: 'G…', seq: 1, op: 'channel.top_up', args: {}, signature: 'ab'.repeat(64) };
+    signer.depositWith({ amount: 500_000n, transaction, hash: 'cd'.repeat(32) }, 1_500_000n);
+    expect(signer.deposit).toBe(1_500_000n);
+    const failed: SettleResponse = {
+      success: false,
+      errorReason: 'invalid_batch_settlement_stellar_deposit_transaction_failed',
+      transaction: '',
+      network: 'stellar:local',
+    };
+    await respond({ paymentPayload: await pay(), settleResponse: failed });
+    expect(signer.pendingDeposit).toBeNull();
+    expect(signer.deposit).toBe(1_000_000n);
+    expect((await pay()).payload).toMatchObject({ type: 'voucher' });
   });
 
   it('refuses what it cannot pay: x402 v1, channel terms, a price of 0, the spend cap, another authorizer or payee', async () => {

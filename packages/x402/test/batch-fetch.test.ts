@@ -364,4 +364,49 @@ describe('batch-settlement with @x402/fetch and @x402/express on an svc facilita
     expect(channel.cumulative).toBe(15_000n);
     expect(await view(channel.channelId)).toMatchObject({ charged: '15000' });
   });
+
+  it('(f) a fresh wallet’s first payment opens the channel by deposit; an exhausted one is topped up the same way', async () => {
+    // Terms whose minimum deposit is two prices: the third request finds the channel exhausted.
+    const small = await startBatchSeller(new HTTPFacilitatorClient({ url: h.url }), randomKeypair().address, {
+      minDepositUnits: 2n,
+    });
+    try {
+      const wallet = Wallet.open();
+      const scheme = await BatchSettlementStellarScheme.fromFacilitator(h.url, wallet);
+      const sent: string[] = [];
+      const recording = (async (input: RequestInfo | URL, init?: RequestInit) => {
+        const req = new Request(input, init);
+        const header = req.headers.get('payment-signature');
+        if (header) sent.push(decoded<{ payload: { type: string } }>(header).payload.type);
+        return fetch(req);
+      }) as typeof fetch;
+      const pay = wrapFetchWithPayment(recording, new x402Client().register('stellar:*', scheme));
+      const answers: (SettleAnswer & { transaction: string; amount: string })[] = [];
+      for (let i = 1n; i <= 3n; i++) {
+        const res = await pay(`${small.url}/weather`);
+        expect(res.status, `payment ${i}`).toBe(200);
+        answers.push(decoded(res.headers.get('payment-response')));
+      }
+      expect(sent).toEqual(['deposit', 'voucher', 'deposit']);
+      expect(wallet.channels).toHaveLength(1);
+      const channel = wallet.channels[0]!;
+      // The first answer is the deposit response: the opening, and what it deposited.
+      expect(answers[0]).toMatchObject({ success: true, amount: (PRICE * 2n).toString() });
+      expect(answers[0]!.transaction).toMatch(/^[0-9a-f]{64}$/);
+      expect(answers[1]).toMatchObject({ transaction: '', amount: '' });
+      // The third carried the top-up.
+      expect(answers[2]).toMatchObject({ success: true, amount: (PRICE * 2n).toString() });
+      expect(answers[2]!.transaction).not.toBe(answers[0]!.transaction);
+      expect(answers.map((a) => a.extra.channelState.chargedCumulativeAmount)).toEqual(['5000', '10000', '15000']);
+      expect(await h.ledger.channel(channel.channelId)).toMatchObject({
+        payer: wallet.buyer.address,
+        deposit: (PRICE * 4n).toString(),
+        receiverAuthorizer: h.f.services.keys.address,
+      });
+      expect(channel.pendingDeposit).toBeNull();
+      expect(small.served('weather')).toBe(3);
+    } finally {
+      await small.close();
+    }
+  });
 });

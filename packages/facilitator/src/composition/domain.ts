@@ -25,6 +25,7 @@ import { LatencyWindow } from '../domain/latency.js';
 import { LatestLedger } from '../domain/latest-ledger.js';
 import { LedgerWatcher } from '../domain/ledger-watcher.js';
 import { ManualClaims } from '../domain/manual-claims.js';
+import { Deposits } from '../domain/deposits.js';
 import { Openings } from '../domain/openings.js';
 import { PaymentChecks } from '../domain/payment-checks.js';
 import { Payments } from '../domain/payments.js';
@@ -123,6 +124,30 @@ export async function createDomain(a: Adapters, options: DomainOptions): Promise
     latency,
     log,
   });
+  const depositLimit = async (name: string, points: number) => {
+    // 0 takes none: every deposit waits the whole window (a facilitator that sponsors no openings).
+    if (points === 0) return { take: () => Promise.resolve(3600) };
+    return a.limiters.limiter({ name, points, seconds: 3600 });
+  };
+  const [perPayer, perIp] = await Promise.all([
+    depositLimit('deposits-payer', config.DEPOSIT_LIMIT_PER_PAYER_PER_HOUR),
+    depositLimit('deposits-ip', config.DEPOSIT_LIMIT_PER_IP_PER_HOUR),
+  ]);
+  const deposits = new Deposits({
+    ledger,
+    book,
+    latestLedger,
+    passphrase: ledgerInfo.passphrase,
+    channelContract: ledgerInfo.contracts.channel,
+    asset: ledgerInfo.contracts.asset,
+    vouchers,
+    receiverAuthorizer: keys.address,
+    safetyLedgers: config.VOUCHER_EXPIRY_SAFETY_LEDGERS,
+    limits: { perPayer: (payer) => perPayer.take(payer), perIp: (ip) => perIp.take(ip) },
+    localTransactions: !a.stellar,
+    // A top-up's deposit reaches the store through the watcher's ordered events (built below).
+    caughtUp: () => watcher.tick(),
+  });
   const batch = new BatchPayments({
     network: ledgerInfo.network,
     checks,
@@ -134,6 +159,7 @@ export async function createDomain(a: Adapters, options: DomainOptions): Promise
     clock,
     latency,
     log,
+    deposits,
   });
   const streams = new StreamSessions({
     store,

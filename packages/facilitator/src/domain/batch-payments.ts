@@ -28,6 +28,7 @@ import type { CachedChannel, ChannelBook } from './channel-book.js';
 import type { Clock } from './clock.js';
 import type { EventLog } from './event-log.js';
 import type { LatencyWindow } from './latency.js';
+import type { DepositLanded, DepositRefused, Deposits } from './deposits.js';
 import type { PaymentChecks, Rejection } from './payment-checks.js';
 
 /** How long a verified payment holds its channel, at least and at most (its terms' maxTimeoutSeconds between). */
@@ -52,6 +53,8 @@ export interface BatchInput {
    * knows what its ops required, says why.
    */
   extraOps?: (charged: { receipt: Receipt }) => WriteOp[];
+  /** The client's address, for the sponsored-deposit limit per address (deposits.ts). */
+  ip?: string | null;
 }
 
 export interface BatchRefused {
@@ -88,6 +91,8 @@ export type BatchSettled =
       response: PaymentResponse | null;
       /** The first answer to an earlier copy (Idempotency-Key), not a new charge. */
       replayed?: true;
+      /** A deposit payload's transaction (its hash) and what it deposited: the deposit response. */
+      deposit?: { transaction: string; amount: bigint };
     }
   | BatchRefused;
 
@@ -103,6 +108,8 @@ export interface BatchPaymentsDeps {
   clock: Clock;
   latency: LatencyWindow;
   log: { warn(obj: object, msg: string): void };
+  /** Deposit payloads (deposits.ts); without it they are refused as a payload type not taken. */
+  deposits?: Deposits;
 }
 
 /** What /settle keeps under an Idempotency-Key: enough to answer a retry the same way. */
@@ -210,7 +217,17 @@ export class BatchPayments {
     const started = performance.now();
     const checked = await this.check(input);
     if (!checked.ok) return (await this.replay(input)) ?? (await this.recover(input)) ?? checked;
-    let channel = checked.channel;
+    const settled = await this.settleChecked(input, checked.channel, started);
+    const deposited = checked.deposit?.deposited;
+    return settled.ok && deposited ? { ...settled, deposit: deposited } : settled;
+  }
+
+  private async settleChecked(
+    input: BatchInput,
+    checkedChannel: CachedChannel,
+    started: number,
+  ): Promise<BatchSettled> {
+    let channel = checkedChannel;
     const payer = channel.record.payer;
     const fingerprint = fingerprintOf(input);
     for (let attempt = 0; attempt < MAX_CAS_ATTEMPTS; attempt++) {
@@ -251,12 +268,28 @@ export class BatchPayments {
     return (await this.replay(input)) ?? this.busy(channel.record, payer);
   }
 
-  /** The checks of every payment, and the channel bound to this facilitator as its receiver authorizer. */
-  private async check(input: BatchInput): Promise<{ ok: true; channel: CachedChannel } | BatchRefused> {
+  /**
+   * The checks of every payment, and the channel bound to this facilitator as its receiver
+   * authorizer; a deposit payload's transaction lands first (deposits.ts).
+   */
+  private async check(
+    input: BatchInput,
+  ): Promise<{ ok: true; channel: CachedChannel; deposit: DepositLanded | null } | BatchRefused> {
     const { checks } = this.deps;
     const { payment, requirements } = input;
     const network = checks.checkNetwork(payment, requirements);
     if (!network.ok) return refusal(network);
+    let deposit: DepositLanded | null = null;
+    if (payment.kind === 'deposit') {
+      if (!this.deps.deposits)
+        return this.refuse(
+          'payload_type',
+          'A deposit payload is not taken here; open the channel and pay with a voucher payload.',
+        );
+      const landed = await this.deps.deposits.land(payment, requirements, input.ip ?? null);
+      if (!landed.ok) return depositRefusal(landed);
+      deposit = landed;
+    }
     const channel = await checks.channelOf(payment);
     if (!channel) return refusal(checks.notFound(payment));
     const payer = channel.record.payer;
@@ -275,7 +308,7 @@ export class BatchPayments {
       };
     const signature = await checks.checkSignature(channel, payment);
     if (!signature.ok) return { ...refusal(signature), payer };
-    return { ok: true, channel };
+    return { ok: true, channel, deposit };
   }
 
   /** The voucher is for exactly what was charged plus `price`, within the deposit and above what was claimed. */
@@ -523,6 +556,17 @@ function refusal(r: Rejection): BatchRefused {
       ...(r.retryAfter ? { retryAfter: r.retryAfter } : {}),
     };
   return { ok: false, code: batchCodeOf(r.code) ?? batchCode('voucher_payload'), message: r.message };
+}
+
+function depositRefusal(r: DepositRefused): BatchRefused {
+  const { ok, code, message, payer, retryAfter } = r;
+  return {
+    ok,
+    code: code === 'RATE_LIMITED' ? code : batchCode(code),
+    message,
+    ...(payer ? { payer } : {}),
+    ...(retryAfter ? { retryAfter } : {}),
+  };
 }
 
 /**

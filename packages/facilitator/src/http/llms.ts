@@ -263,6 +263,7 @@ function limits(c: Config): string[] {
     '## Limits',
     '',
     `- Vouchers per channel: ${c.CHANNEL_VOUCHER_LIMIT_PER_MINUTE} per minute (then 429 RATE_LIMITED with Retry-After).`,
+    `- Sponsored deposits (batch-settlement deposit payloads): ${c.DEPOSIT_LIMIT_PER_PAYER_PER_HOUR} per hour per payer and ${c.DEPOSIT_LIMIT_PER_IP_PER_HOUR} per hour per IP (then 429 RATE_LIMITED with Retry-After).`,
     `- A voucher is refused with CHANNEL_EXPIRING within ${c.VOUCHER_EXPIRY_SAFETY_LEDGERS} ledgers of the channel’s expiry (judged on a conservative estimate of the current ledger that keeps running while the ledger does not answer).`,
     `- Manual claim: at least ${c.MANUAL_CLAIM_MIN} base units unclaimed, once per ${c.MANUAL_CLAIM_COOLDOWN_SECONDS} s per channel.`,
     c.IP_COSTLY_LIMIT_PER_MINUTE > 0

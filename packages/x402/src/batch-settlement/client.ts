@@ -60,6 +60,8 @@ export interface BatchSettlementStellarSchemeOptions {
 interface Pending extends Paid {
   signer: BatchVoucherSigner;
   release: Release;
+  /** The payment carried the channel's deposit (a deposit payload). */
+  deposit: boolean;
 }
 
 export class BatchSettlementStellarScheme implements SchemeNetworkClient {
@@ -112,7 +114,11 @@ export class BatchSettlementStellarScheme implements SchemeNetworkClient {
       throw new TermsError(`the seller asks ${price} per payment, above the spend limit of ${cap}`);
     const channelTerms = channelTermsOf(terms);
     const authorizer = terms.extra.receiverAuthorizer;
-    const signer = await this.source.signerFor(channelTerms, 1n, { receiverAuthorizer: authorizer });
+    // A facilitator that sponsors the fees opens the channel from the first payment's deposit payload.
+    const signer = await this.source.signerFor(channelTerms, 1n, {
+      receiverAuthorizer: authorizer,
+      byDeposit: terms.extra.areFeesSponsored,
+    });
     const mismatch =
       channelMismatch(signer, channelTerms) ??
       (signer.receiverAuthorizer !== null && signer.receiverAuthorizer !== authorizer
@@ -137,8 +143,25 @@ export class BatchSettlementStellarScheme implements SchemeNetworkClient {
       const stale = this.inFlight.get(signer);
       if (stale !== undefined) this.pending.delete(stale);
       this.inFlight.set(signer, keyOf(voucher));
-      this.pending.set(keyOf(voucher), { signer, release, previous, ceiling: previous + price, price });
-      return { x402Version: 2, payload: { type: 'voucher', voucher } };
+      const deposit = signer.pendingDeposit ?? null;
+      this.pending.set(keyOf(voucher), {
+        signer,
+        release,
+        previous,
+        ceiling: previous + price,
+        price,
+        deposit: deposit !== null,
+      });
+      if (deposit === null) return { x402Version: 2, payload: { type: 'voucher', voucher } };
+      // The channel's opening (or top-up) and its first voucher, in one payment.
+      return {
+        x402Version: 2,
+        payload: {
+          type: 'deposit',
+          deposit: { amount: deposit.amount.toString(), transaction: deposit.transaction },
+          voucher,
+        },
+      };
     } catch (err) {
       release();
       throw err;
@@ -152,12 +175,17 @@ export class BatchSettlementStellarScheme implements SchemeNetworkClient {
   /** What the answer to a payment of this client's means for its channel's books. */
   private settle(ctx: PaymentResponseContext): void | { recovered: true } {
     const sent = safeParse(BatchPayloadSchema, ctx.paymentPayload.payload);
-    if (!sent.success || sent.data.type !== 'voucher') return;
+    if (!sent.success || sent.data.type === 'refund') return;
     const key = keyOf(sent.data.voucher);
     const pending = this.pending.get(key);
     if (!pending) return;
     this.pending.delete(key);
     try {
+      if (pending.deposit) {
+        // Paid: the deposit is on the ledger. Refused: the wallet reads the ledger before the next payment.
+        if (ctx.settleResponse?.success) pending.signer.depositLanded?.();
+        else pending.signer.depositRefused?.();
+      }
       if (ctx.settleResponse) {
         if (ctx.settleResponse.success) this.adopt(pending, ctx.settleResponse.extra);
         return;

@@ -63,7 +63,11 @@ export interface X402Deps {
 
 /** What /verify and /settle answer when the payment cannot be taken now (both with Retry-After). */
 const REFUSED_FOR_NOW = {
-  429: { description: 'Voucher rate limit of the channel', schema: ErrorBodySchema },
+  429: {
+    description:
+      'Voucher rate limit of the channel, or the sponsored-deposit limit (per payer, per client address) of a batch-settlement deposit payload',
+    schema: ErrorBodySchema,
+  },
   503: {
     description:
       'Ledger unavailable (LEDGER_UNAVAILABLE), or the store cannot commit (FACILITATOR_UNAVAILABLE): nothing was accepted; Retry-After says when to retry',
@@ -154,7 +158,8 @@ export function x402Routes(deps: X402Deps): AnyRoute[] {
       auth: SELLER_AUTH,
       responses: {
         200: {
-          description: 'success true with the receipt, or success false with the reason',
+          description:
+            'success true with the receipt, or success false with the reason; for a batch-settlement deposit payload (the payer’s signed opening or top-up, which the facilitator submits at its own fees), transaction is that transaction’s hash and amount what it deposited',
           schema: SettleResponseSchema,
         },
         400: { description: 'Malformed request', schema: ErrorBodySchema },
@@ -236,7 +241,9 @@ async function verifyBatch(deps: X402Deps, request: FastifyRequest, body: Verify
 /**
  * POST /settle of a `batch-settlement` payment: the channel charged `paymentRequirements.amount`
  * (what the request cost, an x402 settlement override included), with the charge and the channel
- * after it; nothing moved on the ledger, so `transaction` and `amount` are empty.
+ * after it. A voucher moves nothing on the ledger, so `transaction` and `amount` are empty; a
+ * deposit's answer is the deposit response: `transaction` the opening (or top-up) the facilitator
+ * submitted, `amount` what it deposited.
  */
 async function settleBatch(deps: X402Deps, request: FastifyRequest, body: VerifyEnvelope) {
   const attempt = batchAttemptOf(deps, request, body);
@@ -258,10 +265,10 @@ async function settleBatch(deps: X402Deps, request: FastifyRequest, body: Verify
     : {};
   return {
     success: true as const,
-    transaction: '',
+    transaction: outcome.deposit?.transaction ?? '',
     network: deps.network,
     payer: outcome.payer,
-    amount: '',
+    amount: outcome.deposit ? formatUnits(outcome.deposit.amount) : '',
     extra: { chargedAmount: formatUnits(outcome.chargedAmount), channelState: outcome.channelState, ...receipt },
   };
 }
@@ -306,10 +313,10 @@ function readBatchAttempt(
   }
   const decoded = decodeBatchPayment(body.paymentPayload);
   if (!decoded.ok) return { rejection: batchCode('voucher_payload'), message: decoded.message };
-  if (decoded.value.kind !== 'voucher')
+  if (decoded.value.kind === 'refund')
     return {
       rejection: batchCode('payload_type'),
-      message: `A ${decoded.value.kind} payload is not taken here yet; pay with a voucher payload.`,
+      message: 'A refund payload is not taken here yet; pay with a voucher or deposit payload.',
     };
   const requirements = terms.data;
   const channelTerms = channelTermsOf(requirements);
@@ -324,6 +331,7 @@ function readBatchAttempt(
     method,
     requestHash: body.requestHash ?? null,
     idempotencyKey: idempotencyKey(request.headers['idempotency-key']),
+    ip: request.ip,
   };
   const payeeSide = bearerOf(request) !== null;
   if (payeeSide) requireSeller(deps.sellerTokens, request, requirements.payTo);
