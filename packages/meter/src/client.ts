@@ -93,10 +93,10 @@ export function svc(options: SvcOptions): SvcClient {
     sellerToken,
   );
   // Once, at start: a facilitator URL that is wrong, or a facilitator that is down, is said in the
-  // seller's log now rather than first learnt from a buyer's failed payment. (The answer is cached
-  // for the first requests.)
+  // seller's log now rather than first learnt from a buyer's failed payment. (A good answer is
+  // cached for the first requests; a failure is not held against them.)
   facilitator
-    .supported()
+    .probe()
     .catch((err: unknown) =>
       console.warn(
         `@svc/meter: at start, the facilitator at ${facilitatorUrl} cannot be used: ${(err as Error).message}. Payments fail until it can.`,

@@ -112,6 +112,17 @@ export class FacilitatorClient {
     }
   }
 
+  /**
+   * GET /supported once, for the check at start: a success fills the cache, a failure is only
+   * returned — it does not make the first requests fail without asking again.
+   */
+  async probe(): Promise<void> {
+    this.supportedPending ??= this.loadSupported().finally(() => {
+      this.supportedPending = null;
+    });
+    await this.supportedPending;
+  }
+
   private async loadSupported(): Promise<SupportedResponse> {
     let res: Response;
     try {

@@ -8,7 +8,7 @@
 // and contract are in what the payer signed), it is signed by its source (a G… account: here,
 // strictly; a smart account's key: by the ledger), an opening pays the seller of the terms with a
 // deposit of at least their minimum, under the voucher key that the voucher's channel id derives
-// from (docs/channel-contract.md "Channel ids"), bound to this facilitator as receiver authorizer
+// from (packages/ledger/docs/channel-contract.md "Channel ids"), bound to this facilitator as receiver authorizer
 // (which a charge below the ceiling and a cooperative refund need), and the voucher verifies under
 // that key before anything is submitted. A top-up is of the voucher's channel, which pays this
 // seller and is bound to this facilitator.
