@@ -3,7 +3,8 @@
 // account with its credit line), and a buyer that paid the demo seller on a channel that still owes
 // it (so the Seller view has a Claim button to press and a chart to draw).
 //
-// What "can be read" means here (checked for each `[data-field]` and each button in the view):
+// What "can be read" means here (checked for each `[data-field]`, each button, and each cell of a
+// table that carries buttons):
 // - it is drawn: a box of some size, not hidden;
 // - it lies within the window's width, with no sideways scrolling of the page or of any box around
 //   it: a wide table may still scroll sideways, but not over a figure or a button, which a reader
@@ -73,7 +74,10 @@ function unreadable(on: Page): Promise<string[]> {
       const panel = el.closest('.panel')?.querySelector('h2')?.textContent;
       return panel ? `${what} in “${panel}”` : what;
     };
-    const targets = document.querySelectorAll<HTMLElement>('main [data-field], main button, main .button');
+    // And every cell of a table that carries buttons (table.cards: the Seller view's channels).
+    const targets = document.querySelectorAll<HTMLElement>(
+      'main [data-field], main button, main .button, main table.cards td',
+    );
     for (const el of Array.from(targets)) {
       const r = el.getBoundingClientRect();
       const style = getComputedStyle(el);
