@@ -1,13 +1,23 @@
 // Time series and a histogram, drawn by uPlot (a small canvas chart library for time series).
 // Charts only draw what the API gave; the exact figures are always shown as text beside them.
 import uPlot from 'uplot';
-import { stamp, tickTimes } from './format.js';
+import { axisNumbers, stamp, tickTimes } from './format.js';
 
 const HEIGHT = 220;
 const AXIS = { stroke: '#52525b', grid: { stroke: '#e4e4e7', width: 1 }, ticks: { stroke: '#e4e4e7', width: 1 } };
 /** The time axis: at least this many pixels between labels. */
 // Ticks and legend in the console's one date-time format (format.ts), not uPlot's own.
-const X_AXIS = { ...AXIS, space: 110, values: (_u: uPlot, splits: number[]) => tickTimes(splits) };
+// The labels drawn are also written on the chart's box (data-x-ticks): a canvas has no text to read
+// otherwise, for a screen reader's user or a test.
+const X_AXIS = {
+  ...AXIS,
+  space: 110,
+  values: (u: uPlot, splits: number[]) => {
+    const labels = tickTimes(splits);
+    u.root.parentElement?.setAttribute('data-x-ticks', labels.filter((l) => l !== '').join(' | '));
+    return labels;
+  },
+};
 const X_SERIES = { value: (_u: uPlot, v: number | null) => (v === null ? '—' : stamp(new Date(v * 1000), false)) };
 
 export interface SeriesSpec {
@@ -85,6 +95,8 @@ function mount(el: HTMLElement, make: (width: number) => uPlot): Chart {
 }
 
 export interface Scales {
+  /** The time axis of a bucketed series: ticks only on whole buckets of this many seconds. */
+  x?: { bucketSeconds: number };
   /** Left axis: tick labels (default uPlot's), a range (default from zero up), and its unit. */
   y?: { format?: (v: number) => string; range?: uPlot.Scale.Range; unit?: string };
   /** A right axis for the series marked `right`. */
@@ -101,7 +113,12 @@ function axis(scale: string, format: ((v: number) => string) | undefined, side: 
     size: 64,
     ...(unit ? { label: unit, labelSize: 18 } : {}),
     ...(side === 1 ? { grid: { show: false } } : {}),
-    ...(format ? { values: (_u: uPlot, splits: number[]) => splits.map(format) } : {}),
+    values: (u: uPlot, splits: number[]) => {
+      const labels = format ? splits.map(format) : axisNumbers(splits);
+      // As the time axis's: the labels drawn, readable off the canvas (data-y-ticks, data-right-ticks).
+      u.root.parentElement?.setAttribute(`data-${scale}-ticks`, labels.filter((l) => l !== '').join(' | '));
+      return labels;
+    },
   };
 }
 
@@ -114,6 +131,9 @@ const BARS_X: uPlot.Scale.Range = (u, min, max) => {
 
 /** A minute either side of a single instant (uPlot would otherwise span years around it). */
 const LINE_X: uPlot.Scale.Range = (_u, min, max) => (max - min < 60 ? [min - 60, max + 60] : [min, max]);
+
+/** Tick spacings of a bucketed axis, in buckets: a day's bars get day ticks, never 06:00 and 12:00. */
+const BUCKET_MULTIPLES = [1, 2, 3, 6, 12, 24, 48, 72, 168, 336, 720];
 
 /** A time series chart; x in seconds since the epoch. */
 export function timeChart(el: HTMLElement, specs: readonly SeriesSpec[], scales: Scales = {}): Chart {
@@ -132,7 +152,7 @@ export function timeChart(el: HTMLElement, specs: readonly SeriesSpec[], scales:
           },
           series: [X_SERIES, ...specs.map(series)],
           axes: [
-            X_AXIS,
+            scales.x ? { ...X_AXIS, incrs: BUCKET_MULTIPLES.map((k) => k * scales.x!.bucketSeconds) } : X_AXIS,
             axis('y', scales.y?.format, 3, scales.y?.unit),
             ...(scales.right ? [axis('right', scales.right.format, 1, scales.right.unit)] : []),
           ],

@@ -70,14 +70,51 @@ export function clockTime(iso: string): string {
   return Number.isNaN(t) ? iso : stamp(new Date(t)).slice(11);
 }
 
-/** A chart's time ticks: "03:50", with the day ("2026-11-24 03:50") where a new day begins. */
+/**
+ * A chart's time ticks, in a format chosen by their spacing and never the same label twice:
+ * "2026-11-24" for ticks a day or more apart; otherwise "03:50" (with seconds, "03:50:20", for
+ * ticks less than a minute apart), with the day ("2026-11-24 03:50") where a new day begins or
+ * where the time of day alone was already used on the axis (two days of hourly ticks).
+ */
 export function tickTimes(seconds: readonly number[]): string[] {
-  return seconds.map((v, i) => {
-    const d = new Date(v * 1000);
-    const full = stamp(d, false);
-    const previous = i > 0 ? stamp(new Date(seconds[i - 1]! * 1000), false) : null;
-    return previous !== null && previous.slice(0, 10) === full.slice(0, 10) ? full.slice(11) : full;
+  const gaps = seconds.slice(1).map((v, i) => v - seconds[i]!);
+  const step = gaps.length > 0 ? Math.min(...gaps) : 0;
+  const withSeconds = step > 0 && step < 60;
+  const daysOnly = step >= 86_400;
+  const used = new Set<string>();
+  let previousDay: string | null = null;
+  return seconds.map((v) => {
+    const full = stamp(new Date(v * 1000), withSeconds);
+    const day = full.slice(0, 10);
+    const clock = full.slice(11);
+    const label = daysOnly ? day : day !== previousDay || used.has(clock) ? full : clock;
+    previousDay = day;
+    // Two ticks the format cannot tell apart: the second is left blank rather than repeated.
+    if (used.has(label)) return '';
+    used.add(label);
+    used.add(clock);
+    return label;
   });
+}
+
+/**
+ * A value axis's tick labels with the fewest decimals that tell them apart: 0.0002, 0.0004, …
+ * rather than uPlot's rounding to "0.001, 0.001, 0.001, 0, 0" under small amounts.
+ */
+export function axisNumbers(values: readonly number[]): string[] {
+  let distinct: string[] | null = null;
+  for (let decimals = 0; decimals <= 10; decimals++) {
+    const labels = values.map((v) => v.toFixed(decimals));
+    // Exact where a few decimals can be (0.00025 is not written 0.0003); else the first that differ.
+    if (values.every((v, i) => Math.abs(Number(labels[i]) - v) <= 1e-9 * Math.max(1, Math.abs(v)))) return labels;
+    if (
+      distinct === null &&
+      new Set(labels).size === new Set(values).size &&
+      values.every((v, i) => v === 0 || Number(labels[i]) !== 0)
+    )
+      distinct = labels;
+  }
+  return distinct ?? values.map((v) => String(v));
 }
 
 /** "1 h 5 min" from seconds. */

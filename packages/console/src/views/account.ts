@@ -168,9 +168,12 @@ function policyPanel(a: AccountView, ctx: Context): HTMLElement {
     table(
       ['', ''],
       [
-        ['Agent key', h('span', { class: 'mono', title: p.agentKey }, shortAddress(p.agentKey))],
-        ['Per transaction, at most', amount(p.perTxCap, ctx.asset)],
-        ['Per day, at most', amount(p.dailyCap, ctx.asset)],
+        [
+          'Agent key',
+          h('span', { class: 'mono', title: p.agentKey, 'data-field': 'agentKey' }, shortAddress(p.agentKey)),
+        ],
+        ['Per transaction, at most', h('span', { 'data-field': 'perTxCap' }, amount(p.perTxCap, ctx.asset))],
+        ['Per day, at most', h('span', { 'data-field': 'dailyCap' }, amount(p.dailyCap, ctx.asset))],
         [
           'May pay',
           p.payees.length === 0
@@ -179,7 +182,7 @@ function policyPanel(a: AccountView, ctx: Context): HTMLElement {
                 h('a', { class: 'mono', href: href('seller', x, { bucket: 'hour' }), title: x }, shortAddress(x), ' '),
               ),
         ],
-        ['Policy expires at ledger', count(p.expiresLedger)],
+        ['Policy expires at ledger', h('span', { 'data-field': 'policyExpires' }, count(p.expiresLedger))],
       ],
       '',
       { class: 'kv' },
@@ -212,18 +215,18 @@ async function creditPanel(address: string, ctx: Context): Promise<HTMLElement> 
             [
               [
                 'Debt to the pool (the line plus its fee, which the pool counts as income when repaid)',
-                amount(line.debt, ctx.asset),
+                h('span', { 'data-field': 'debt' }, amount(line.debt, ctx.asset)),
               ],
-              ['Holdings, valued', amount(line.value, ctx.asset)],
+              ['Holdings, valued', h('span', { 'data-field': 'holdings' }, amount(line.value, ctx.asset))],
               [
                 'Health',
                 h(
                   'span',
-                  { class: line.liquidatable ? 'bad' : 'good' },
+                  { class: line.liquidatable ? 'bad' : 'good', 'data-field': 'health' },
                   `${(line.healthBps / 10000).toFixed(4)} (${count(line.healthBps)} bps)${line.liquidatable ? ' — liquidatable' : ''}`,
                 ),
               ],
-              ['Opened', time(line.openedAt)],
+              ['Opened', h('span', { 'data-field': 'opened' }, time(line.openedAt))],
             ],
             '',
             { class: 'kv', 'data-table': 'line' },
@@ -233,8 +236,11 @@ async function creditPanel(address: string, ctx: Context): Promise<HTMLElement> 
         ? table(
             ['', ''],
             [
-              ['Pool shares', amount(position.shares, { ...ctx.asset, code: 'shares' })],
-              ['Worth', amount(position.value, ctx.asset)],
+              [
+                'Pool shares',
+                h('span', { 'data-field': 'shares' }, amount(position.shares, { ...ctx.asset, code: 'shares' })),
+              ],
+              ['Worth', h('span', { 'data-field': 'worth' }, amount(position.value, ctx.asset))],
             ],
             '',
             { class: 'kv', 'data-table': 'position' },

@@ -26,6 +26,7 @@ import { picker } from './picker.js';
 const RELOAD_MS = 1500;
 /** Days of series per bucket: two days of hours, a month of days. */
 const WINDOW_DAYS = { hour: 2, day: 30 } as const;
+const BUCKET_SECONDS = { hour: 3600, day: 86_400 } as const;
 
 export function sellerView(ctx: Context, route: Route): View {
   const payTo = route.address;
@@ -103,7 +104,7 @@ export function sellerView(ctx: Context, route: Route): View {
         format: (v) => v.toFixed(ctx.asset.decimals),
       },
     ],
-    { y: { unit: `${ctx.asset.code} per ${bucket}` } },
+    { x: { bucketSeconds: BUCKET_SECONDS[bucket] }, y: { unit: `${ctx.asset.code} per ${bucket}` } },
   );
 
   const claim = async (channel: ChannelView, button: HTMLButtonElement) => {
@@ -196,7 +197,24 @@ function drawSeries(chart: Chart, note: HTMLElement, r: RevenueReport, ctx: Cont
     shown.map((b) => chartUnits(b.settled, ctx.asset)),
   ]);
   const w = r.window;
-  note.textContent = `${time(w.start)} to ${time(w.end)} (${w.days} days, by ${w.bucket}): earned ${amount(w.earned, ctx.asset)} in ${count(w.payments)} payments, settled ${amount(w.settled, ctx.asset)} in ${count(w.settlements)} settlements. As of ${time(r.asOf)}.`;
+  // The caption names the span the axis draws (the zoomed buckets), not the window's days; the
+  // window's totals follow, said as the window's.
+  const first = shown[0];
+  const last = shown.at(-1);
+  const drawn =
+    first && last
+      ? `${time(first.start)} to ${time(new Date(Date.parse(last.start) + BUCKET_SECONDS[w.bucket] * 1000).toISOString())}`
+      : `${time(w.start)} to ${time(w.end)}`;
+  fill(
+    note,
+    'Drawn: ',
+    h(
+      'span',
+      { 'data-field': 'chartSpan' },
+      `${count(shown.length)} ${w.bucket}${shown.length === 1 ? '' : 's'}, by ${w.bucket}`,
+    ),
+    ` (${drawn}). In the last ${count(w.days)} day${w.days === 1 ? '' : 's'}: earned ${amount(w.earned, ctx.asset)} in ${count(w.payments)} payments, settled ${amount(w.settled, ctx.asset)} in ${count(w.settlements)} settlements. As of ${time(r.asOf)}.`,
+  );
 }
 
 function resourceTable(r: RevenueReport, ctx: Context): HTMLElement {
@@ -348,6 +366,7 @@ function channelTable(
       'tr',
       { 'data-channel': c.id },
       [
+        button,
         c.id,
         h('a', { class: 'mono', href: href('account', c.payer), title: c.payer }, shortAddress(c.payer)),
         c.status,
@@ -359,29 +378,10 @@ function channelTable(
         claimedBy,
         count(c.vouchers),
         expires,
-        button,
-      ].map((cell) => h('td', null, cell)),
+      ].map((cell, i) => h('td', { 'data-label': CHANNEL_COLUMNS[i] }, cell)),
     );
   });
-  return table(
-    [
-      'id',
-      'payer',
-      'status',
-      'deposit',
-      'accepted',
-      'claimed',
-      'unclaimed',
-      'to threshold',
-      'claimed at the latest',
-      'vouchers',
-      'expires (closed)',
-      '',
-    ],
-    rows,
-    'No channels pay this seller yet.',
-    { 'data-table': 'channels' },
-  );
+  return table(CHANNEL_COLUMNS, rows, 'No channels pay this seller yet.', { 'data-table': 'channels', class: 'cards' });
 }
 
 /** A listing's `channel` option (its batch-settlement one, second, is the same price). */
@@ -391,6 +391,26 @@ function channelOption(item: DiscoveryResponse['items'][number]) {
       a.scheme === 'channel',
   );
 }
+
+/**
+ * The channel table's columns. The Claim button comes first, beside the channel it claims: twelve
+ * columns are wider than a laptop's window, and the button must not be the one scrolled out of
+ * sight. On a phone each row is a card of label–value lines (style.css, table.cards).
+ */
+const CHANNEL_COLUMNS = [
+  '',
+  'id',
+  'payer',
+  'status',
+  'deposit',
+  'accepted',
+  'claimed',
+  'unclaimed',
+  'to threshold',
+  'claimed at the latest',
+  'vouchers',
+  'expires (closed)',
+];
 
 /** The meter, filled with this facilitator and this address (and the seller's first listing, if any). */
 async function writeSnippet(el: HTMLElement, ctx: Context, payTo: string): Promise<void> {
