@@ -73,7 +73,12 @@ export function registerDemo(
 
   app.get('/demo/book', { preHandler: lazyMeter(() => fastifyMeter(seller(), book)) }, (request) => ({
     ...BOOK,
-    paidWith: { channelId: request.payment?.channelId, cumulative: request.payment?.cumulative },
+    paidWith: {
+      channelId: request.payment?.channelId,
+      // A batch-settlement payment is charged once this answer is complete: its ceiling is what it signed.
+      cumulative:
+        request.payment?.scheme === 'batch-settlement' ? request.payment.ceiling : request.payment?.cumulative,
+    },
   }));
 
   app.get('/demo/ticker/stream', { preHandler: lazyMeter(() => fastifyMeter(seller(), ticker)) }, (request, reply) =>
@@ -115,7 +120,7 @@ async function streamWith(
   try {
     stream = await client.stream(request.raw, res, {
       ...options,
-      ...(request.payment ? { payment: request.payment } : {}),
+      ...(request.payment?.scheme === 'channel' ? { payment: request.payment } : {}),
     });
   } catch (err) {
     // No session (e.g. too many open on this channel): answer like the facilitator did.

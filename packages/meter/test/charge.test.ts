@@ -1,0 +1,220 @@
+// Dynamic charge on the meter's four bindings, against a real facilitator: a batch-settlement
+// payment is verified before the handler and settled after it, for what the handler charged
+// (payment.charge(amount)), the price when it charged nothing, and nothing when it failed (a throw
+// or a 5xx). The answer is held until then and carries extra.chargedAmount; charge() above the
+// price is refused with a TypeError; a channel payment is charged its price whatever charge() says.
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import express from 'express';
+import Fastify from 'fastify';
+import { Hono } from 'hono';
+import { serve } from '@hono/node-server';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { BATCH_SCHEME, decodeJsonHeader, encodeJsonHeader, randomKeypair } from '@svc/core';
+import type { BatchRequirements, PaymentRequired } from '@svc/core';
+import { nodeMeter, svc } from '@svc/meter';
+import type { Payment, SvcClient } from '@svc/meter';
+import { fastifyMeter } from '@svc/meter/fastify';
+import { honoMeter } from '@svc/meter/hono';
+import { payFetch } from '@svc/sdk';
+import { startHarness } from '../../facilitator/test/helpers/harness.js';
+import type { Buyer, Harness } from '../../facilitator/test/helpers/harness.js';
+
+const PRICE = 5000n;
+const perRequest = { price: PRICE, unit: 'request' } as const;
+type Names = 'node:http' | 'Express' | 'Fastify' | 'Hono';
+const names: Names[] = ['node:http', 'Express', 'Fastify', 'Hono'];
+
+/** What every seller's handler does, by path: /use?n= charges n, /over charges above the price, /fail throws, /busy answers 503. */
+function handle(path: string, payment: Payment): { status: number; body: unknown } {
+  const url = new URL(path, 'http://x');
+  if (url.pathname === '/fail') throw new Error('the handler broke');
+  if (url.pathname === '/busy') return { status: 503, body: { busy: true } };
+  if (url.pathname === '/over') {
+    try {
+      payment.charge(PRICE + 1n);
+    } catch (err) {
+      return { status: 200, body: { refused: (err as Error).message, type: (err as Error).name } };
+    }
+  }
+  const n = url.searchParams.get('n');
+  if (n !== null) payment.charge(BigInt(n));
+  return { status: 200, body: { used: n ?? 'all', scheme: payment.scheme, price: payment.price.toString() } };
+}
+
+function listen(server: http.Server): Promise<string> {
+  return new Promise((resolve) =>
+    server.listen(0, '127.0.0.1', () => resolve(`http://127.0.0.1:${(server.address() as AddressInfo).port}`)),
+  );
+}
+
+function nodeServer(client: SvcClient): http.Server {
+  const meter = nodeMeter(client, perRequest);
+  return http.createServer((req, res) =>
+    meter(req, res, () => {
+      const { status, body } = handle(req.url ?? '/', (req as { payment?: Payment }).payment!);
+      res.writeHead(status, { 'content-type': 'application/json' });
+      res.end(JSON.stringify(body));
+    }),
+  );
+}
+
+function expressServer(client: SvcClient): http.Server {
+  const app = express();
+  app.get('/{*path}', client.meter(perRequest), (req, res) => {
+    const { status, body } = handle(req.originalUrl, (req as { payment?: Payment }).payment!);
+    res.status(status).json(body);
+  });
+  return http.createServer(app);
+}
+
+function fastifyServer(client: SvcClient) {
+  const app = Fastify();
+  app.get('/*', { preHandler: fastifyMeter(client, perRequest) }, async (req, reply) => {
+    const { status, body } = handle(req.url, req.payment!);
+    return reply.code(status).send(body);
+  });
+  return app;
+}
+
+function honoApp(client: SvcClient): Hono {
+  const app = new Hono();
+  app.get('/*', honoMeter(client, perRequest), (c) => {
+    const { status, body } = handle(c.req.url, c.var.payment);
+    return c.json(body, status as 200);
+  });
+  return app;
+}
+
+interface Answer {
+  status: number;
+  body: unknown;
+  charged: string | null;
+  chargedTotal: string | null;
+  receipt: { amount: string; cumulative: string } | null;
+}
+
+describe('dynamic charge: the seller charges what the request used', () => {
+  let h: Harness;
+  let client: SvcClient;
+  const payee = randomKeypair();
+  const urls = {} as Record<Names, string>;
+  const closers: Array<() => Promise<void>> = [];
+
+  beforeAll(async () => {
+    h = await startHarness();
+    client = svc({ facilitator: h.url, payTo: payee.address });
+    for (const [name, server] of [
+      ['node:http', nodeServer(client)],
+      ['Express', expressServer(client)],
+    ] as const) {
+      urls[name] = await listen(server);
+      closers.push(() => new Promise<void>((r) => server.close(() => r())));
+    }
+    const fastify = fastifyServer(client);
+    urls.Fastify = await fastify.listen({ port: 0, host: '127.0.0.1' });
+    closers.push(() => fastify.close());
+    const hono = serve({ fetch: honoApp(client).fetch, port: 0, hostname: '127.0.0.1' });
+    await new Promise<void>((r) => hono.once('listening', () => r()));
+    urls.Hono = `http://127.0.0.1:${(hono.address() as AddressInfo).port}`;
+    closers.push(() => new Promise<void>((r) => hono.close(() => r())));
+  });
+  afterAll(async () => {
+    for (const close of closers) await close();
+    await h?.close();
+  });
+
+  async function batchTerms(url: string): Promise<BatchRequirements> {
+    const res = await fetch(url);
+    expect(res.status).toBe(402);
+    const decoded = decodeJsonHeader(res.headers.get('payment-required')!);
+    const terms = (decoded.ok ? decoded.value : null) as PaymentRequired;
+    return terms.accepts.find((a): a is BatchRequirements => a.scheme === BATCH_SCHEME)!;
+  }
+
+  /** GET `path`, paid with a batch-settlement voucher for `ceiling`. */
+  async function pay(base: string, path: string, b: Buyer, ceiling: bigint): Promise<Answer> {
+    const terms = await batchTerms(`${base}${path}`);
+    const v = b.signer.sign(ceiling);
+    const header = encodeJsonHeader({
+      x402Version: 2,
+      accepted: terms,
+      payload: {
+        type: 'voucher',
+        voucher: { channelId: v.channelId, maxClaimableAmount: v.cumulative, signature: v.signature },
+      },
+    });
+    const res = await fetch(`${base}${path}`, { headers: { 'payment-signature': header } });
+    const text = await res.text();
+    const raw = res.headers.get('payment-response');
+    const decoded = raw === null ? null : decodeJsonHeader(raw);
+    const answer = (decoded?.ok ? decoded.value : null) as {
+      extra: {
+        chargedAmount: string;
+        channelState: { chargedCumulativeAmount: string };
+        receipt?: { receipt: { amount: string; cumulative: string } };
+      };
+    } | null;
+    let body: unknown = text;
+    try {
+      body = JSON.parse(text);
+    } catch {
+      // not JSON: kept as text
+    }
+    return {
+      status: res.status,
+      body,
+      charged: answer?.extra.chargedAmount ?? null,
+      chargedTotal: answer?.extra.channelState.chargedCumulativeAmount ?? null,
+      receipt: answer?.extra.receipt
+        ? { amount: answer.extra.receipt.receipt.amount, cumulative: answer.extra.receipt.receipt.cumulative }
+        : null,
+    };
+  }
+
+  async function chargedOn(b: Buyer): Promise<string> {
+    return ((await (await fetch(`${h.url}/channels/${b.channelId}`)).json()) as { charged: string }).charged;
+  }
+
+  it.each(names)(
+    '%s: charges what the handler charged, the price by default, nothing for a failure or a 5xx',
+    async (name) => {
+      const base = urls[name];
+      const b = await h.buyer({ batch: true, payee: payee.address });
+      const used = await pay(base, '/use?n=1200', b, PRICE);
+      expect(used).toMatchObject({
+        status: 200,
+        body: { used: '1200', scheme: 'batch-settlement', price: '5000' },
+        charged: '1200',
+        chargedTotal: '1200',
+        receipt: { amount: '1200', cumulative: '1200' },
+      });
+      // A throw: a 500, charged nothing, and the channel released at once for the next request.
+      const failed = await pay(base, '/fail', b, 1200n + PRICE);
+      expect(failed).toMatchObject({ status: 500, charged: '0', chargedTotal: '1200', receipt: null });
+      // The next ceiling is the charged total plus the price.
+      const all = await pay(base, '/all', b, 1200n + PRICE);
+      expect(all).toMatchObject({ status: 200, charged: '5000', chargedTotal: '6200' });
+      // Above the price: a TypeError that says what to do; the request is charged its price.
+      const over = await pay(base, '/over', b, 6200n + PRICE);
+      expect(over).toMatchObject({ status: 200, charged: '5000', chargedTotal: '11200' });
+      expect(over.body).toMatchObject({ type: 'TypeError' });
+      expect((over.body as { refused: string }).refused).toMatch(/above this request's price 5000n.*charge at most/);
+      // A 5xx answer: passed on, charged nothing.
+      const busy = await pay(base, '/busy', b, 11200n + PRICE);
+      expect(busy).toMatchObject({ status: 503, body: { busy: true }, charged: '0', chargedTotal: '11200' });
+      expect(await chargedOn(b)).toBe('11200');
+    },
+  );
+
+  it.each(names)(
+    '%s: a channel payment is charged its price whatever charge() asks (its voucher is exact)',
+    async (name) => {
+      const b = await h.buyer({ payee: payee.address });
+      const res = await payFetch(`${urls[name]}/use?n=1200`, {}, { signer: b.signer });
+      expect(res.status).toBe(200);
+      expect(await res.json()).toEqual({ used: '1200', scheme: 'channel', price: '5000' });
+      expect(res.payment?.delta).toBe('5000');
+    },
+  );
+});
