@@ -48,10 +48,20 @@ function listen(server: http.Server): Promise<string> {
   );
 }
 
+const MIB = 1024 * 1024;
+
 function nodeServer(client: SvcClient): http.Server {
   const meter = nodeMeter(client, perRequest);
   return http.createServer((req, res) =>
     meter(req, res, () => {
+      if (req.url === '/big') {
+        // 9 MiB in 1 MiB writes, charged 1200 before the first: past MAX_HELD_BYTES it streams.
+        (req as { payment?: Payment }).payment!.charge(1200n);
+        res.setHeader('content-type', 'text/plain');
+        for (let i = 0; i < 9; i++) res.write(Buffer.alloc(MIB, 97 + i));
+        res.end();
+        return;
+      }
       const { status, body } = handle(req.url ?? '/', (req as { payment?: Payment }).payment!);
       res.writeHead(status, { 'content-type': 'application/json' });
       res.end(JSON.stringify(body));
@@ -80,6 +90,17 @@ function fastifyServer(client: SvcClient) {
 function honoApp(client: SvcClient): Hono {
   const app = new Hono();
   app.get('/*', honoMeter(client, perRequest), (c) => {
+    if (new URL(c.req.url).pathname === '/big') {
+      c.var.payment.charge(1200n);
+      let i = 0;
+      const body = new ReadableStream<Uint8Array>({
+        pull(controller) {
+          if (i === 9) controller.close();
+          else controller.enqueue(new Uint8Array(MIB).fill(97 + i++));
+        },
+      });
+      return c.body(body, 200, { 'content-type': 'text/plain' });
+    }
     const { status, body } = handle(c.req.url, c.var.payment);
     return c.json(body, status as 200);
   });
@@ -206,6 +227,66 @@ describe('dynamic charge: the seller charges what the request used', () => {
       expect(await chargedOn(b)).toBe('11200');
     },
   );
+
+  it.each(['node:http', 'Hono'] as const)(
+    '%s: an answer past MAX_HELD_BYTES (8 MiB) is settled as it passes it, and streams through whole',
+    async (name) => {
+      const b = await h.buyer({ batch: true, payee: payee.address, deposit: 100_000n });
+      const big = await pay(urls[name], '/big', b, PRICE);
+      expect(big).toMatchObject({ status: 200, charged: '1200', chargedTotal: '1200' });
+      const text = big.body as string;
+      expect(text.length).toBe(9 * MIB);
+      expect([...new Set(text)].join('')).toBe('abcdefghi');
+      expect(text.startsWith('a'.repeat(MIB) + 'b')).toBe(true);
+    },
+  );
+
+  it('a settle that got no answer is not charged twice: the buyer’s retry of the same payment is served under the first charge', async () => {
+    // A network that loses the facilitator's answers to POST /settle (after the facilitator acted).
+    const lost = { settles: 2 };
+    const proxy = http.createServer((req, res) => {
+      const parts: Buffer[] = [];
+      req.on('data', (c: Buffer) => parts.push(c));
+      req.on('end', () => {
+        const headers: Record<string, string> = {};
+        for (const name of ['content-type', 'idempotency-key', 'authorization'])
+          if (typeof req.headers[name] === 'string') headers[name] = req.headers[name];
+        void fetch(`${h.url}${req.url ?? ''}`, {
+          method: req.method ?? 'GET',
+          headers,
+          ...(req.method === 'POST' ? { body: Buffer.concat(parts) } : {}),
+        }).then(async (r) => {
+          const text = await r.text();
+          if (req.url === '/settle' && lost.settles > 0) {
+            lost.settles--;
+            res.socket?.destroy();
+            return;
+          }
+          res.writeHead(r.status, { 'content-type': 'application/json' });
+          res.end(text);
+        });
+      });
+    });
+    const proxyUrl = await listen(proxy);
+    const seller = nodeServer(svc({ facilitator: proxyUrl, payTo: payee.address }));
+    const url = await listen(seller);
+    try {
+      const b = await h.buyer({ batch: true, payee: payee.address });
+      const first = await pay(url, '/use?n=1200', b, PRICE);
+      // Charged, but the meter cannot know: it serves nothing.
+      expect(first).toMatchObject({ status: 503, charged: null, body: { error: 'FACILITATOR_UNAVAILABLE' } });
+      expect(await chargedOn(b)).toBe('1200');
+      // The buyer sends the same payment again: served, under the first charge.
+      const again = await pay(url, '/use?n=1200', b, PRICE);
+      expect(again).toMatchObject({ status: 200, body: { used: '1200' }, charged: '1200', chargedTotal: '1200' });
+      expect(await chargedOn(b)).toBe('1200');
+      // And the books go on from there.
+      expect(await pay(url, '/use?n=300', b, 1200n + PRICE)).toMatchObject({ status: 200, chargedTotal: '1500' });
+    } finally {
+      await new Promise<void>((r) => seller.close(() => r()));
+      await new Promise<void>((r) => proxy.close(() => r()));
+    }
+  });
 
   it.each(names)(
     '%s: a channel payment is charged its price whatever charge() asks (its voucher is exact)',
