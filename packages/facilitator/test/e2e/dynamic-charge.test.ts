@@ -43,12 +43,11 @@ describe('dynamic charge: a seller charges what the request used', () => {
     await h?.close();
   });
 
-  async function pay(b: Buyer, query: string, ceiling: bigint) {
-    const unpaid = await fetch(`${url}/summarize${query}`);
+  async function pay(b: Buyer, query: string, ceiling: bigint, base = `${url}/summarize`) {
+    const unpaid = await fetch(`${base}${query}`);
     const decoded = decodeJsonHeader(unpaid.headers.get('payment-required')!);
     const terms = (decoded.ok ? decoded.value : null) as PaymentRequired;
     const accepted = terms.accepts.find((a): a is BatchRequirements => a.scheme === BATCH_SCHEME)!;
-    expect(accepted.amount).toBe('5000');
     const v = b.signer.sign(ceiling);
     const header = encodeJsonHeader({
       x402Version: 2,
@@ -58,26 +57,30 @@ describe('dynamic charge: a seller charges what the request used', () => {
         voucher: { channelId: v.channelId, maxClaimableAmount: v.cumulative, signature: v.signature },
       },
     });
-    const res = await fetch(`${url}/summarize${query}`, { headers: { 'payment-signature': header } });
-    await res.arrayBuffer();
+    const res = await fetch(`${base}${query}`, { headers: { 'payment-signature': header } });
+    const text = await res.text();
+    // Express answers a handler's throw with its own HTML page.
+    const body = (res.headers.get('content-type')?.startsWith('application/json') ? JSON.parse(text) : text) as unknown;
     const answer = decodeJsonHeader(res.headers.get('payment-response') ?? '');
     const extra = (answer.ok ? answer.value : null) as {
       extra: { chargedAmount: string; channelState: { chargedCumulativeAmount: string } };
     } | null;
     return {
       status: res.status,
+      price: accepted.amount,
       charged: extra?.extra.chargedAmount,
       total: extra?.extra.channelState.chargedCumulativeAmount,
+      body,
     };
   }
 
   it('charges 1200 of a 5000 price three times and fails once: the seller earns 3600, and every report says so', async () => {
     const b = await h.buyer({ batch: true, payee });
     // The next voucher's ceiling is always the charged total plus the price.
-    expect(await pay(b, '', PRICE)).toEqual({ status: 200, charged: '1200', total: '1200' });
-    expect(await pay(b, '', 1200n + PRICE)).toEqual({ status: 200, charged: '1200', total: '2400' });
-    expect(await pay(b, '?fail=1', 2400n + PRICE)).toEqual({ status: 500, charged: '0', total: '2400' });
-    expect(await pay(b, '', 2400n + PRICE)).toEqual({ status: 200, charged: '1200', total: '3600' });
+    expect(await pay(b, '', PRICE)).toMatchObject({ status: 200, price: '5000', charged: '1200', total: '1200' });
+    expect(await pay(b, '', 1200n + PRICE)).toMatchObject({ status: 200, charged: '1200', total: '2400' });
+    expect(await pay(b, '?fail=1', 2400n + PRICE)).toMatchObject({ status: 500, charged: '0', total: '2400' });
+    expect(await pay(b, '', 2400n + PRICE)).toMatchObject({ status: 200, charged: '1200', total: '3600' });
 
     const channel = (await (await fetch(`${h.url}/channels/${b.channelId}`)).json()) as Record<string, string>;
     expect(channel).toMatchObject({ charged: '3600', lastAccepted: '7400', unclaimed: '3600' });
@@ -110,6 +113,21 @@ describe('dynamic charge: a seller charges what the request used', () => {
     const after = await revenue();
     expect(after).toMatchObject({ earned: '3600', settled: '3600', receivable: '0', lost: '0' });
     expect(BigInt(after.earned!)).toBe(BigInt(after.settled!) + BigInt(after.receivable!) + BigInt(after.lost!));
+  });
+
+  it('the demo seller’s /demo/summary is priced at its most tokens and charges the tokens it produced', async () => {
+    const b = await h.buyer({ batch: true });
+    const demo = `${h.url}/demo/summary`;
+    // 100 tokens × 200 per token is the price; 10 asked, 10 produced: 2000 charged.
+    const ten = await pay(b, '?tokens=10', 20_000n, demo);
+    expect(ten).toMatchObject({ status: 200, price: '20000', charged: '2000', total: '2000' });
+    expect(ten.body).toMatchObject({ tokens: 10, perToken: '200', charged: '2000' });
+    // 100 asked: the text runs out first, and only what it produced is charged.
+    const all = await pay(b, '', 2000n + 20_000n, demo);
+    const produced = (all.body as { tokens: number }).tokens;
+    expect(produced).toBeGreaterThan(10);
+    expect(produced).toBeLessThan(100);
+    expect(all).toMatchObject({ status: 200, charged: String(200 * produced), total: String(2000 + 200 * produced) });
   });
 });
 

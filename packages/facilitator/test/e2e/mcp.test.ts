@@ -146,6 +146,7 @@ describe('POST /mcp', () => {
       return (res.body as { accepts: { amount: string; extra: Record<string, unknown> }[] }).accepts[0]!;
     };
     const book = await terms('/demo/book', 'GET');
+    const summary = await terms('/demo/summary', 'GET');
     const ticker = await terms('/demo/ticker/stream', 'GET');
     const chat = await terms('/demo/chat', 'POST');
     expect(list.demo).toEqual([
@@ -157,6 +158,13 @@ describe('POST /mcp', () => {
         slice: null,
         sliceAmount: null,
         minDeposit: book.extra['minDeposit'],
+      }),
+      expect.objectContaining({
+        path: '/demo/summary',
+        unit: 'request',
+        price: summary.amount,
+        slice: null,
+        minDeposit: summary.extra['minDeposit'],
       }),
       expect.objectContaining({
         path: '/demo/ticker/stream',
@@ -175,6 +183,8 @@ describe('POST /mcp', () => {
         minDeposit: chat.extra['minDeposit'],
       }),
     ]);
+    // The summary's price is its most tokens (100) at the chat's per-token price.
+    expect(summary.amount).toBe('23000');
     // Configuration, not defaults: 7300 per request, 4 s × 1700, 30 tokens × 230.
     expect([book.amount, ticker.extra['sliceAmount'], chat.extra['sliceAmount']]).toEqual(['7300', '6800', '6900']);
     const discovery = (await http('/discovery/resources')).body as {
