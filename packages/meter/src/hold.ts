@@ -15,7 +15,7 @@ import type { BatchSettleRequest, FacilitatorClient, SettleReply } from './facil
 import { idempotencyKey } from './facilitator-client.js';
 import { EXPOSED_HEADERS } from './gate.js';
 import type { GateOutcome, GateSettled, TermsOf } from './gate.js';
-import { ChargeBook } from './payment.js';
+import { ChargeBook, withCharging } from './payment.js';
 import type { BatchSettlementPayment } from './payment.js';
 import type { MeterOptions } from './terms.js';
 
@@ -102,15 +102,16 @@ function held(
   settle: (failed: boolean) => Promise<GateSettled>,
 ): GateOutcome {
   let finished: Promise<GateSettled> | null = null;
-  const payment: BatchSettlementPayment = {
-    scheme: 'batch-settlement',
-    payer,
-    channelId: input.payment.channelId.toString(),
-    ceiling: formatUnits(input.payment.cumulative),
-    channelState,
-    price: book.price,
-    charge: (amount) => book.charge(amount),
-  };
+  const payment: BatchSettlementPayment = withCharging(
+    {
+      scheme: 'batch-settlement' as const,
+      payer,
+      channelId: input.payment.channelId.toString(),
+      ceiling: formatUnits(input.payment.cumulative),
+      channelState,
+    },
+    book,
+  );
   return {
     kind: 'held',
     hold: {

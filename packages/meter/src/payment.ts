@@ -71,9 +71,19 @@ export class ChargeBook {
 /** A payment object for a `channel` receipt: charge() is checked like any other, and the price is charged. */
 export function channelPayment(receipt: PaymentResponse): ChannelPayment {
   // What this voucher paid (a request's price, or a slice's) is the receipt's delta.
-  const price = BigInt(receipt.delta);
-  const book = new ChargeBook(price);
-  return { ...receipt, scheme: 'channel', price, charge: (amount) => book.charge(amount) };
+  const book = new ChargeBook(BigInt(receipt.delta));
+  return withCharging({ ...receipt, scheme: 'channel' as const }, book);
+}
+
+/**
+ * Adds `price` and `charge` to a payment, not enumerable: the payment still serializes as before
+ * (res.json(req.payment) shows the receipt; a bigint would make JSON.stringify throw).
+ */
+export function withCharging<T extends object>(payment: T, book: ChargeBook): T & Charging {
+  return Object.defineProperties(payment, {
+    price: { value: book.price, enumerable: false },
+    charge: { value: (amount: bigint) => book.charge(amount), enumerable: false },
+  }) as T & Charging;
 }
 
 /** An answer whose status says the handler failed: it is charged nothing. */

@@ -30,6 +30,8 @@ function handle(path: string, payment: Payment): { status: number; body: unknown
   const url = new URL(path, 'http://x');
   if (url.pathname === '/fail') throw new Error('the handler broke');
   if (url.pathname === '/busy') return { status: 503, body: { busy: true } };
+  // The payment serializes as it did (price and charge are not enumerable: a bigint would not).
+  if (url.pathname === '/json') return { status: 200, body: JSON.parse(JSON.stringify(payment)) as unknown };
   if (url.pathname === '/over') {
     try {
       payment.charge(PRICE + 1n);
@@ -225,6 +227,15 @@ describe('dynamic charge: the seller charges what the request used', () => {
       const busy = await pay(base, '/busy', b, 11200n + PRICE);
       expect(busy).toMatchObject({ status: 503, body: { busy: true }, charged: '0', chargedTotal: '11200' });
       expect(await chargedOn(b)).toBe('11200');
+      const json = await pay(base, '/json', b, 11200n + PRICE);
+      expect(json).toMatchObject({ status: 200, charged: '5000' });
+      expect(json.body).toEqual({
+        scheme: 'batch-settlement',
+        payer: b.keys.address,
+        channelId: b.channelId.toString(),
+        ceiling: '16200',
+        channelState: expect.objectContaining({ chargedCumulativeAmount: '11200' }) as unknown,
+      });
     },
   );
 
@@ -296,6 +307,9 @@ describe('dynamic charge: the seller charges what the request used', () => {
       expect(res.status).toBe(200);
       expect(await res.json()).toEqual({ used: '1200', scheme: 'channel', price: '5000' });
       expect(res.payment?.delta).toBe('5000');
+      const json = await payFetch(`${urls[name]}/json`, {}, { signer: b.signer });
+      expect(json.status).toBe(200);
+      expect(await json.json()).toMatchObject({ scheme: 'channel', cumulative: '10000', delta: '5000' });
     },
   );
 });
