@@ -87,9 +87,15 @@ export async function heldBatch(input: HeldBatchInput): Promise<GateOutcome> {
       if (amount > 0n) remember(input.unsettled, mark, key);
       return asSettled(input.unavailable(settled.message));
     }
-    if (settled.kind === 'error') return asSettled(input.facilitatorError(settled));
+    if (settled.kind === 'error') {
+      await release(facilitator, request);
+      return asSettled(input.facilitatorError(settled));
+    }
     const { answer } = settled;
-    if (!answer.success) return asSettled(terms(answer.errorReason, 'facilitator', answer.errorMessage, answer.extra));
+    if (!answer.success) {
+      await release(facilitator, request);
+      return asSettled(terms(answer.errorReason, 'facilitator', answer.errorMessage, answer.extra));
+    }
     return paid(input, answer);
   });
 }
@@ -146,6 +152,15 @@ function attestOf(facilitator: FacilitatorClient, payment: PaymentResponse, toke
 function asSettled(outcome: GateOutcome): GateSettled {
   if (outcome.kind !== 'respond') throw new Error('a refused settle answers a response');
   return outcome;
+}
+
+/**
+ * A charge refused after the handler ran: nothing was charged, so the channel's reservation is
+ * given back (a charge of 0) for the buyer's next request, rather than held until it expires.
+ * Best effort: a refusal of the release changes nothing.
+ */
+async function release(facilitator: FacilitatorClient, request: BatchSettleRequest): Promise<void> {
+  await facilitator.settle(withAmount(request, 0n)).catch(() => undefined);
 }
 
 function withAmount(request: BatchSettleRequest, amount: bigint): BatchSettleRequest {

@@ -299,6 +299,53 @@ describe('dynamic charge: the seller charges what the request used', () => {
     }
   });
 
+  it('a charge the facilitator refuses: the held answer is not sent, and the channel is released', async () => {
+    // A seller bug in transit: the first /settle asks far above the voucher's ceiling.
+    const bent = { settles: 1 };
+    const proxy = http.createServer((req, res) => {
+      const parts: Buffer[] = [];
+      req.on('data', (c: Buffer) => parts.push(c));
+      req.on('end', () => {
+        let body = Buffer.concat(parts).toString();
+        if (req.url === '/settle' && bent.settles > 0) {
+          bent.settles--;
+          const json = JSON.parse(body) as { paymentRequirements: { amount: string } };
+          json.paymentRequirements.amount = '999999';
+          body = JSON.stringify(json);
+        }
+        const headers: Record<string, string> = {};
+        for (const name of ['content-type', 'idempotency-key', 'authorization'])
+          if (typeof req.headers[name] === 'string') headers[name] = req.headers[name];
+        void fetch(`${h.url}${req.url ?? ''}`, {
+          method: req.method ?? 'GET',
+          headers,
+          ...(req.method === 'POST' ? { body } : {}),
+        }).then(async (r) => {
+          res.writeHead(r.status, { 'content-type': 'application/json' });
+          res.end(await r.text());
+        });
+      });
+    });
+    const proxyUrl = await listen(proxy);
+    const seller = nodeServer(svc({ facilitator: proxyUrl, payTo: payee.address }));
+    const url = await listen(seller);
+    try {
+      const b = await h.buyer({ batch: true, payee: payee.address });
+      const refused = await pay(url, '/use?n=1200', b, PRICE);
+      expect(refused.status).toBe(402);
+      expect(refused.body).toMatchObject({
+        error: 'invalid_batch_settlement_stellar_charge_exceeds_signed_cumulative',
+      });
+      expect(JSON.stringify(refused.body)).not.toContain('used');
+      expect(await chargedOn(b)).toBe('0');
+      // Released: another request on the same channel is served at once (not channel_busy).
+      expect(await pay(url, '/all', b, PRICE)).toMatchObject({ status: 200, charged: '5000', chargedTotal: '5000' });
+    } finally {
+      await new Promise<void>((r) => seller.close(() => r()));
+      await new Promise<void>((r) => proxy.close(() => r()));
+    }
+  });
+
   it.each(names)(
     '%s: a channel payment is charged its price whatever charge() asks (its voucher is exact)',
     async (name) => {
