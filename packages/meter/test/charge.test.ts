@@ -346,6 +346,74 @@ describe('dynamic charge: the seller charges what the request used', () => {
     }
   });
 
+  it('a buyer that hangs up before the answer is complete is charged nothing, and the channel is released', async () => {
+    let released: () => void = () => undefined;
+    const settledZero = new Promise<void>((resolve) => (released = resolve));
+    const proxy = http.createServer((req, res) => {
+      const parts: Buffer[] = [];
+      req.on('data', (c: Buffer) => parts.push(c));
+      req.on('end', () => {
+        const body = Buffer.concat(parts).toString();
+        const headers: Record<string, string> = {};
+        for (const name of ['content-type', 'idempotency-key', 'authorization'])
+          if (typeof req.headers[name] === 'string') headers[name] = req.headers[name];
+        void fetch(`${h.url}${req.url ?? ''}`, {
+          method: req.method ?? 'GET',
+          headers,
+          ...(req.method === 'POST' ? { body } : {}),
+        }).then(async (r) => {
+          res.writeHead(r.status, { 'content-type': 'application/json' });
+          res.end(await r.text());
+          const amount =
+            req.url === '/settle' ? (JSON.parse(body) as { paymentRequirements: { amount: string } }) : null;
+          if (amount?.paymentRequirements.amount === '0') released();
+        });
+      });
+    });
+    const proxyUrl = await listen(proxy);
+    const meter = nodeMeter(svc({ facilitator: proxyUrl, payTo: payee.address }), perRequest);
+    let reached: () => void = () => undefined;
+    const handlerRan = new Promise<void>((resolve) => (reached = resolve));
+    const seller = http.createServer((req, res) =>
+      meter(req, res, () => {
+        if (req.url === '/slow') {
+          // Answers only once the buyer has gone.
+          res.once('close', () => res.end('too late'));
+          reached();
+          return;
+        }
+        res.end(JSON.stringify({ ok: true }));
+      }),
+    );
+    const url = await listen(seller);
+    try {
+      const b = await h.buyer({ batch: true, payee: payee.address });
+      const terms = await batchTerms(`${url}/slow`);
+      const v = b.signer.sign(PRICE);
+      const header = encodeJsonHeader({
+        x402Version: 2,
+        accepted: terms,
+        payload: {
+          type: 'voucher',
+          voucher: { channelId: v.channelId, maxClaimableAmount: v.cumulative, signature: v.signature },
+        },
+      });
+      const abort = new AbortController();
+      const gone = fetch(`${url}/slow`, { headers: { 'payment-signature': header }, signal: abort.signal }).catch(
+        (err: unknown) => err,
+      );
+      await handlerRan;
+      abort.abort();
+      expect(await gone).toBeInstanceOf(Error);
+      await settledZero;
+      expect(await chargedOn(b)).toBe('0');
+      expect(await pay(url, '/other', b, PRICE)).toMatchObject({ status: 200, charged: '5000', chargedTotal: '5000' });
+    } finally {
+      await new Promise<void>((r) => seller.close(() => r()));
+      await new Promise<void>((r) => proxy.close(() => r()));
+    }
+  });
+
   it.each(names)(
     '%s: a channel payment is charged its price whatever charge() asks (its voucher is exact)',
     async (name) => {
