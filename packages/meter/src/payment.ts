@@ -3,7 +3,6 @@
 // what the request used, after its handler ran, up to the price. The bindings settle that charge
 // once the handler's answer is complete (hold-node.ts, hold-web.ts).
 import type { ChannelState, PaymentResponse } from '@svc/core';
-import type { GateSettled } from './gate.js';
 
 /** The seller's side of a charge: the price is the most a request can cost. */
 export interface Charging {
@@ -90,6 +89,3 @@ export function withCharging<T extends object>(payment: T, book: ChargeBook): T 
 export function failedStatus(status: number): boolean {
   return status >= 500;
 }
-
-/** The settled answer's headers, or the answer to send instead of the held one. */
-export type { GateSettled };
