@@ -146,7 +146,15 @@ export class FacilitatorClient {
 
   /** POST /verify; a network failure is retried once with the same Idempotency-Key. */
   verify(body: VerifyRequest): Promise<VerifyReply> {
-    return this.ask('/verify', body, (json) => {
+    return this.ask('/verify', body, idempotencyKey(), (json) => {
+      const verdict = safeParse(VerifyResponseSchema, json);
+      return verdict.success ? { kind: 'verdict', verdict: verdict.data } : null;
+    });
+  }
+
+  /** POST /verify of a `batch-settlement` payment: valid (its channel reserved for it), or refused. */
+  verifyBatch(body: BatchSettleRequest): Promise<VerifyReply> {
+    return this.ask('/verify', body, idempotencyKey(), (json) => {
       const verdict = safeParse(VerifyResponseSchema, json);
       return verdict.success ? { kind: 'verdict', verdict: verdict.data } : null;
     });
@@ -156,8 +164,8 @@ export class FacilitatorClient {
    * POST /settle of a `batch-settlement` payment: the channel charged, and the receipt (or the
    * scheme's refusal); a network failure is retried once with the same Idempotency-Key.
    */
-  settle(body: BatchSettleRequest): Promise<SettleReply> {
-    return this.ask('/settle', body, (json) => {
+  settle(body: BatchSettleRequest, key: string = idempotencyKey()): Promise<SettleReply> {
+    return this.ask('/settle', body, key, (json) => {
       const answer = safeParse(SettleResponseSchema, json);
       if (!answer.success) return null;
       const a = answer.data;
@@ -169,9 +177,9 @@ export class FacilitatorClient {
   private async ask<R extends { kind: string }>(
     path: string,
     body: unknown,
+    key: string,
     read: (json: unknown) => R | null,
   ): Promise<R | Exclude<VerifyReply, { kind: 'verdict' }>> {
-    const key = idempotencyKey();
     const headers = { 'content-type': 'application/json', 'idempotency-key': key, ...authorization(this.sellerToken) };
     const text = JSON.stringify(body);
     let last = '';

@@ -6,16 +6,18 @@
 // when the seller keeps it as request.rawBody (the fastify-raw-body plugin, or a content-type
 // parser with parseAs: 'buffer'), or when request.body is bytes or text.
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import type { PaymentResponse } from '@svc/core';
 import { hashResponse } from './attest.js';
 import type { SvcClient } from './client.js';
 import type { GateRequest } from './gate.js';
+import { holdNodeResponse } from './hold-node.js';
+import { channelPayment } from './payment.js';
+import type { Payment } from './payment.js';
 import { bodyBytes, headerReader, originOf, publicRequestUrl } from './request-parts.js';
 import type { MeterOptions } from './terms.js';
 
 declare module 'fastify' {
   interface FastifyRequest {
-    payment?: PaymentResponse;
+    payment?: Payment;
   }
 }
 
@@ -23,9 +25,16 @@ export function fastifyMeter(client: SvcClient, options: MeterOptions) {
   const gate = client.gate(options);
   return async function svcMeter(request: FastifyRequest, reply: FastifyReply): Promise<void> {
     const outcome = await gate.handle(gateRequestOf(request, client.publicUrl));
+    if (outcome.kind === 'held') {
+      // batch-settlement: Fastify writes its answer (a handler's error included) to reply.raw,
+      // which holds it until the charge is settled.
+      holdNodeResponse(reply.raw, outcome.hold);
+      request.payment = outcome.hold.payment;
+      return;
+    }
     void reply.headers(outcome.headers);
     if (outcome.kind === 'paid') {
-      request.payment = outcome.payment;
+      request.payment = channelPayment(outcome.payment);
       const attest = outcome.attest;
       if (attest) hashResponse(reply.raw, (hash) => void attest(hash));
       return;

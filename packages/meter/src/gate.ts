@@ -26,6 +26,8 @@ import type {
 } from '@svc/core';
 import { SellerMisconfigured } from './facilitator-client.js';
 import type { FacilitatorClient } from './facilitator-client.js';
+import { heldBatch } from './hold.js';
+import type { Hold, Unsettled } from './hold.js';
 import { bazaarFor, mimeTypeOf, paymentRequired, termsFor } from './terms.js';
 import type { MeterOptions, Terms } from './terms.js';
 
@@ -49,7 +51,20 @@ export type GateOutcome =
       /** For per-request resources: attests the sha256 (hex) of the response body served. */
       attest: ((responseHash: string) => Promise<boolean>) | null;
     }
+  /** A `batch-settlement` payment, verified and its channel reserved: run the handler, then `hold.finish()`. */
+  | { kind: 'held'; hold: Hold }
   | { kind: 'respond'; status: number; headers: Record<string, string>; body: PaymentRequired | ErrorBody };
+
+/** After the handler: the paid answer's headers, or the answer to send instead of the held one. */
+export type GateSettled =
+  | {
+      kind: 'settled';
+      /** The receipt of the charge; null for a charge of nothing (a failed answer). */
+      receipt: PaymentResponse | null;
+      headers: Record<string, string>;
+      attest: ((responseHash: string) => Promise<boolean>) | null;
+    }
+  | Extract<GateOutcome, { kind: 'respond' }>;
 
 export interface GateDeps {
   facilitator: FacilitatorClient;
@@ -57,6 +72,9 @@ export interface GateDeps {
 }
 
 export class Gate {
+  /** Charges this meter could not confirm (batch-settlement), by payment: see hold.ts. */
+  private readonly unsettled: Unsettled = new Map();
+
   constructor(
     private readonly deps: GateDeps,
     readonly options: MeterOptions,
@@ -145,10 +163,11 @@ export class Gate {
   }
 
   /**
-   * A `batch-settlement` payment: the facilitator charges the channel (POST /settle: this request's
-   * price, the voucher a ceiling) and answers the charge, the channel after it and the receipt; a
-   * ceiling that does not match what was charged is answered with a 402 that carries the channel's
-   * state, for the buyer to catch up (the corrective 402).
+   * A `batch-settlement` payment: the facilitator verifies it and reserves the channel (POST
+   * /verify, the voucher a ceiling: what was charged plus the price); the handler runs, and the
+   * charge it asked for is settled once its answer is complete (hold.ts). A ceiling that does not
+   * match what was charged is answered with a 402 that carries the channel's state, for the buyer
+   * to catch up (the corrective 402).
    */
   private async batch(
     req: GateRequest,
@@ -168,46 +187,32 @@ export class Gate {
       );
     const decoded = decodeBatchPayment(payload);
     if (!decoded.ok) return terms(batchCode('voucher_payload'), 'gateway', decoded.message);
-    const reply = await this.deps.facilitator.settle({
-      x402Version: 2,
-      paymentPayload: {
-        ...payload,
-        resource: {
-          url: resourceUrl,
-          description: this.options.description ?? '',
-          mimeType: mimeTypeOf(this.options.unit),
+    return heldBatch({
+      facilitator: this.deps.facilitator,
+      payTo: this.deps.payTo,
+      unit: this.options.unit,
+      unsettled: this.unsettled,
+      v2Header,
+      request: {
+        x402Version: 2,
+        paymentPayload: {
+          ...payload,
+          resource: {
+            url: resourceUrl,
+            description: this.options.description ?? '',
+            mimeType: mimeTypeOf(this.options.unit),
+          },
+          extensions: { ...(payload['extensions'] as Record<string, unknown> | undefined), bazaar },
         },
-        extensions: { ...(payload['extensions'] as Record<string, unknown> | undefined), bazaar },
+        paymentRequirements: batchTerms,
+        method: req.method.toUpperCase(),
+        requestHash: requestHash(req.method, req.url, req.rawBody ?? null),
       },
-      paymentRequirements: batchTerms,
-      method: req.method.toUpperCase(),
-      requestHash: requestHash(req.method, req.url, req.rawBody ?? null),
+      payment: decoded.value,
+      terms,
+      unavailable,
+      facilitatorError: (reply) => this.facilitatorError(reply, terms),
     });
-    if (reply.kind === 'unreachable') {
-      // As for `channel`: a charge made without our hearing of it stays good for this request, so
-      // the buyer's retry of the same payment is served, not charged again.
-      await this.deps.facilitator.unserved(reply.idempotencyKey);
-      return unavailable(reply.message);
-    }
-    if (reply.kind === 'error') return this.facilitatorError(reply, terms);
-    const { answer } = reply;
-    if (!answer.success) return terms(answer.errorReason, 'facilitator', answer.errorMessage, answer.extra);
-    const { attestToken: token, receipt: payment, ...shown } = answer.extra;
-    if (!payment) return unavailable('the facilitator charged nothing for a paid request');
-    if (payment.receipt.payee !== this.deps.payTo)
-      return unavailable('the facilitator returned a receipt for another payee');
-    // The buyer's PAYMENT-RESPONSE is the settle answer (the receipt inside), never the attest token.
-    const headers: Record<string, string> = {
-      'payment-response': encodeJsonHeader({ ...answer, extra: { ...shown, receipt: payment } }),
-      'access-control-expose-headers': EXPOSED_HEADERS,
-    };
-    if (v2Header === undefined) headers['x-payment-response'] = headers['payment-response']!;
-    const receiptId = payment.receipt.id;
-    const attest =
-      this.options.unit === 'request' && token
-        ? (hash: string) => this.deps.facilitator.attest(receiptId, token, hash)
-        : null;
-    return { kind: 'paid', payment, headers, attest };
   }
 
   /** A facilitator's error answer (not a refusal): a limit, a malformed request, or it is unavailable. */
@@ -239,7 +244,7 @@ export class Gate {
 }
 
 type Correction = { channelState: ChannelState; voucherState?: VoucherState };
-type TermsOf = (
+export type TermsOf = (
   error: string,
   source: 'gateway' | 'facilitator',
   message: string,
@@ -276,7 +281,7 @@ function misconfigured(detail: string): GateOutcome {
   );
 }
 
-function unavailable(detail: string): GateOutcome {
+export function unavailable(detail: string): GateOutcome {
   return passError(
     503,
     {

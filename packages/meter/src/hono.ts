@@ -3,15 +3,17 @@
 //
 //   app.get('/book', honoMeter(client, { price: 5000n, unit: 'request' }), (c) => c.json(c.var.payment));
 import type { MiddlewareHandler } from 'hono';
-import type { PaymentResponse } from '@svc/core';
 import { hashWebResponse } from './attest.js';
 import type { SvcClient } from './client.js';
 import type { GateRequest } from './gate.js';
+import { holdWebResponse } from './hold-web.js';
+import { channelPayment } from './payment.js';
+import type { Payment } from './payment.js';
 import { headerReader, publicRequestUrl } from './request-parts.js';
 import type { MeterOptions } from './terms.js';
 
 export interface SvcHonoEnv {
-  Variables: { payment: PaymentResponse };
+  Variables: { payment: Payment };
 }
 
 export function honoMeter(client: SvcClient, options: MeterOptions): MiddlewareHandler<SvcHonoEnv> {
@@ -21,7 +23,18 @@ export function honoMeter(client: SvcClient, options: MeterOptions): MiddlewareH
     if (outcome.kind === 'respond') {
       return new Response(JSON.stringify(outcome.body), { status: outcome.status, headers: outcome.headers });
     }
-    c.set('payment', outcome.payment);
+    if (outcome.kind === 'held') {
+      // batch-settlement: the handler's Response is held until the charge is settled.
+      c.set('payment', outcome.hold.payment);
+      await next();
+      const { response, attest } = await holdWebResponse(c.res, outcome.hold, c.error !== undefined);
+      // Unset first: Hono would copy the held answer's headers onto a refusal.
+      c.res = undefined;
+      c.res = response;
+      if (attest) hashWebResponse(c.res, (hash) => void attest(hash));
+      return undefined;
+    }
+    c.set('payment', channelPayment(outcome.payment));
     await next();
     for (const [name, value] of Object.entries(outcome.headers)) c.header(name, value);
     const attest = outcome.attest;

@@ -7,18 +7,20 @@
 // when the seller keeps it as req.rawBody (express.json({ verify }), or read by hand), or when
 // req.body is bytes or text (express.raw(), express.text()).
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { PaymentResponse } from '@svc/core';
 import { hashResponse } from './attest.js';
 import type { SvcClient } from './client.js';
 import type { Gate, GateOutcome, GateRequest } from './gate.js';
+import { holdNodeResponse } from './hold-node.js';
+import { channelPayment } from './payment.js';
+import type { Payment } from './payment.js';
 import { bodyBytes, headerReader, originOf, publicRequestUrl } from './request-parts.js';
 import type { MeterOptions } from './terms.js';
 
 export type NodeMiddleware = (req: IncomingMessage, res: ServerResponse, next: (err?: unknown) => void) => void;
 
-/** What the middleware adds to the request. */
+/** What the middleware adds to the request: the payment, and `charge(amount)` (payment.ts). */
 export interface PaidRequest extends IncomingMessage {
-  payment?: PaymentResponse;
+  payment?: Payment;
 }
 
 /** The node:http and Express binding, with the signature every binding has: (client, options). */
@@ -44,9 +46,21 @@ function middleware(gate: Gate, publicUrl: string | undefined): NodeMiddleware {
 }
 
 function apply(outcome: GateOutcome, req: PaidRequest, res: ServerResponse, next: (err?: unknown) => void): void {
+  if (outcome.kind === 'held') {
+    // batch-settlement: the answer is held, and charged once the handler has ended it.
+    const held = holdNodeResponse(res, outcome.hold);
+    req.payment = outcome.hold.payment;
+    try {
+      next();
+    } catch {
+      // A plain node:http handler that threw (Express catches its own): nothing charged, a 500.
+      held.fail();
+    }
+    return;
+  }
   for (const [name, value] of Object.entries(outcome.headers)) res.setHeader(name, value);
   if (outcome.kind === 'paid') {
-    req.payment = outcome.payment;
+    req.payment = channelPayment(outcome.payment);
     const attest = outcome.attest;
     if (attest) hashResponse(res, (hash) => void attest(hash));
     next();

@@ -13,6 +13,9 @@ export interface DemoResource {
   options: MeterOptions & { description: string };
 }
 
+/** The most tokens GET /demo/summary produces: its price is this many tokens at the chat's per-token price. */
+export const SUMMARY_MAX_TOKENS = 100;
+
 /** The demo seller's resources and the meter options it sells them with. */
 export function demoResources(c: Config): DemoResource[] {
   return [
@@ -23,6 +26,16 @@ export function demoResources(c: Config): DemoResource[] {
         price: c.PRICE_BOOK_PER_REQUEST,
         unit: 'request',
         description: 'A short book about cumulative vouchers, per request (JSON).',
+      },
+    },
+    {
+      method: 'GET',
+      path: '/demo/summary',
+      options: {
+        // A ceiling: the answer charges the tokens it produced (payment.charge), at most this.
+        price: c.PRICE_CHAT_PER_TOKEN * BigInt(SUMMARY_MAX_TOKENS),
+        unit: 'request',
+        description: `A summary, per request, charged per token produced: the price is the most (${SUMMARY_MAX_TOKENS} tokens); a batch-settlement payment is charged the tokens produced (JSON).`,
       },
     },
     {

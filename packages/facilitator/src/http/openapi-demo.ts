@@ -6,7 +6,7 @@ import { ErrorBodySchema, PaymentRequiredSchema } from '@svc/core';
 import { z } from 'zod';
 import type { DemoPrice, SupportedResponse } from '@svc/core';
 import type { Config } from '../config.js';
-import { demoPrices } from './demo-prices.js';
+import { SUMMARY_MAX_TOKENS, demoPrices } from './demo-prices.js';
 import type { RouteDoc } from './openapi.js';
 
 const TAGS = ['demo'];
@@ -16,6 +16,20 @@ const BookSchema = z.object({
   paidWith: z
     .object({ channelId: z.string(), cumulative: z.string() })
     .meta({ description: 'The voucher this request was paid with.' }),
+});
+const SummarySchema = z.object({
+  summary: z.string(),
+  tokens: z.number().int().meta({ description: 'The tokens produced.' }),
+  perToken: z.string().meta({ description: 'The price of one token (base units).' }),
+  charged: z.string().meta({
+    description:
+      'What this request was charged: the tokens produced × perToken for a batch-settlement payment (also PAYMENT-RESPONSE extra.chargedAmount), the price for a channel voucher (exact).',
+  }),
+});
+const SummaryQuery = z.object({
+  tokens: z.coerce.number().int().min(1).max(SUMMARY_MAX_TOKENS).default(SUMMARY_MAX_TOKENS).meta({
+    description: 'The most tokens to produce; the demo text may run out first (and is charged what it produced).',
+  }),
 });
 const ChatBody = z
   .object({
@@ -55,8 +69,11 @@ function metered(price: DemoPrice): RouteDoc['responses'] {
         }
       : {
           description: 'Paid: the resource',
-          schema: BookSchema,
-          headers: { 'PAYMENT-RESPONSE': 'Base64 JSON receipt (docs/protocol.md#receipts)' },
+          schema: price.path === '/demo/summary' ? SummarySchema : BookSchema,
+          headers: {
+            'PAYMENT-RESPONSE':
+              'Base64 JSON receipt (docs/protocol.md#receipts); for batch-settlement the settle answer, with extra.chargedAmount',
+          },
         },
     402: {
       description:
@@ -85,6 +102,7 @@ export function demoRouteDocs(config: Config, supported: SupportedResponse): Rou
     summary: summary(p),
     tags: TAGS,
     ...(p.path === '/demo/ticker/stream' ? { query: TickerQuery } : {}),
+    ...(p.path === '/demo/summary' ? { query: SummaryQuery } : {}),
     ...(p.path === '/demo/chat' ? { body: ChatBody, bodyOptional: true } : {}),
     headers: PAYMENT_HEADERS,
     responses: metered(p),

@@ -36,6 +36,8 @@ describe('the demo controls with DEMO_CONTROL_KEY set', () => {
     expect(info.controlKeyRequired).toBe(true);
     expect(info.resources).toEqual([
       expect.objectContaining({ path: '/demo/book', unit: 'request', price: '7000', slice: null }),
+      // At most 100 tokens at 200: charged the tokens produced.
+      expect.objectContaining({ path: '/demo/summary', unit: 'request', price: '20000', slice: null }),
       expect.objectContaining({
         path: '/demo/ticker/stream',
         unit: 'second',

@@ -147,10 +147,16 @@ describe('POST /mcp', () => {
     };
     const offers = [
       await terms('/demo/book', 'GET'),
+      await terms('/demo/summary', 'GET'),
       await terms('/demo/ticker/stream', 'GET'),
       await terms('/demo/chat', 'POST'),
     ];
-    const [book, ticker, chat] = [offers[0]![0]!, offers[1]![0]!, offers[2]![0]!];
+    const [book, summary, ticker, chat] = offers.map((o) => o[0]!) as [
+      (typeof offers)[0][0],
+      (typeof offers)[0][0],
+      (typeof offers)[0][0],
+      (typeof offers)[0][0],
+    ];
     // Each demo resource carries the options its 402 offers: `channel`, then `batch-settlement`.
     expect(list.demo.map((d) => d['accepts'])).toEqual(offers);
     for (const accepts of offers)
@@ -164,6 +170,13 @@ describe('POST /mcp', () => {
         slice: null,
         sliceAmount: null,
         minDeposit: book.extra['minDeposit'],
+      }),
+      expect.objectContaining({
+        path: '/demo/summary',
+        unit: 'request',
+        price: summary.amount,
+        slice: null,
+        minDeposit: summary.extra['minDeposit'],
       }),
       expect.objectContaining({
         path: '/demo/ticker/stream',
@@ -182,6 +195,8 @@ describe('POST /mcp', () => {
         minDeposit: chat.extra['minDeposit'],
       }),
     ]);
+    // The summary's price is its most tokens (100) at the chat's per-token price.
+    expect(summary.amount).toBe('23000');
     // Configuration, not defaults: 7300 per request, 4 s × 1700, 30 tokens × 230.
     expect([book.amount, ticker.extra['sliceAmount'], chat.extra['sliceAmount']]).toEqual(['7300', '6800', '6900']);
     const discovery = (await http('/discovery/resources')).body as {

@@ -8,12 +8,17 @@ import { serve } from '@hono/node-server';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { decodeJsonHeader, randomKeypair, requestHash, secretFromSeed } from '@svc/core';
 import { svc } from '@svc/meter';
-import type { PaidRequest } from '@svc/meter';
+import type { ChannelPayment, PaidRequest, Payment } from '@svc/meter';
 import { fastifyMeter } from '@svc/meter/fastify';
 import { honoMeter } from '@svc/meter/hono';
 import { payFetch } from '@svc/sdk';
 import { paymentHeader, startHarness } from '../helpers/harness.js';
 import type { Harness } from '../helpers/harness.js';
+
+/** These sellers are paid with the channel scheme: its payment carries the receipt. */
+function channelOf(payment: Payment | undefined): ChannelPayment | undefined {
+  return payment?.scheme === 'channel' ? payment : undefined;
+}
 
 function listen(server: http.Server): Promise<string> {
   return new Promise((resolve) =>
@@ -63,7 +68,7 @@ describe('@svc/meter on Express 5 and node:http', () => {
       '/weather',
       client.meter({ price: 5000n, unit: 'request', description: 'Weather, per request' }),
       (req, res) => {
-        res.json({ sunny: true, receipt: (req as PaidRequest).payment?.receipt.id });
+        res.json({ sunny: true, receipt: channelOf((req as PaidRequest).payment)?.receipt.id });
       },
     );
     app.post('/chat', client.meter({ price: 200n, unit: 'token', sliceTokens: 50 }), (_req, res) =>
@@ -75,7 +80,7 @@ describe('@svc/meter on Express 5 and node:http', () => {
     const mw = client.meter({ price: 5000n, unit: 'request' });
     const n = http.createServer((req, res) =>
       mw(req, res, () =>
-        res.end(JSON.stringify({ plain: true, cumulative: (req as PaidRequest).payment?.cumulative })),
+        res.end(JSON.stringify({ plain: true, cumulative: channelOf((req as PaidRequest).payment)?.cumulative })),
       ),
     );
     servers.push(n);
@@ -351,7 +356,7 @@ describe('thin bindings: Fastify and Hono', () => {
     const client = svc({ facilitator: h.url, payTo: payee.address });
     const app = Fastify();
     app.get('/f', { preHandler: fastifyMeter(client, { price: 5000n, unit: 'request' }) }, (req) => ({
-      cumulative: req.payment?.cumulative,
+      cumulative: channelOf(req.payment)?.cumulative,
     }));
     const url = await app.listen({ port: 0, host: '127.0.0.1' });
     closers.push(() => app.close());
@@ -366,7 +371,7 @@ describe('thin bindings: Fastify and Hono', () => {
     const client = svc({ facilitator: h.url, payTo: payee.address });
     const app = new Hono();
     app.get('/h', honoMeter(client, { price: 5000n, unit: 'request' }), (c) =>
-      c.json({ cumulative: c.var.payment.cumulative }),
+      c.json({ cumulative: channelOf(c.var.payment)?.cumulative }),
     );
     const server = serve({ fetch: app.fetch, port: 0, hostname: '127.0.0.1' });
     await new Promise<void>((r) => server.once('listening', () => r()));

@@ -1,5 +1,6 @@
 // The demo seller, written with the public @svc/meter API exactly as an external seller would:
-// GET /demo/book (per request), GET /demo/ticker/stream (per second), POST /demo/chat (per token).
+// GET /demo/book (per request), GET /demo/summary (per request, charged per token produced),
+// GET /demo/ticker/stream (per second), POST /demo/chat (per token).
 // Its meter calls this facilitator's routes like any other seller's — in process: the same routes,
 // validation and seller authentication as over HTTP, without the socket (localFetch for the rare
 // calls, localPost over the route table for the per-request /verify and attestation).
@@ -9,7 +10,7 @@ import { svc, FacilitatorError } from '@svc/meter';
 import type { MeterOptions, PaidStream, StreamOptions, SvcClient } from '@svc/meter';
 import { fastifyMeter } from '@svc/meter/fastify';
 import type { Services } from '../../services.js';
-import { demoResources } from '../demo-prices.js';
+import { SUMMARY_MAX_TOKENS, demoResources } from '../demo-prices.js';
 import { localFetch } from '../local-get.js';
 import { localPost } from '../local-post.js';
 import type { AnyRoute } from '../route.js';
@@ -68,13 +69,40 @@ export function registerDemo(
   // The same options the price list, llms.txt and the OpenAPI document read (demo-prices.ts).
   const options = (path: string) => demoResources(deps.config).find((r) => r.path === path)!.options;
   const book = options('/demo/book');
+  const summary = options('/demo/summary');
   const ticker = streamed(options('/demo/ticker/stream'));
   const chat = streamed(options('/demo/chat'));
 
   app.get('/demo/book', { preHandler: lazyMeter(() => fastifyMeter(seller(), book)) }, (request) => ({
     ...BOOK,
-    paidWith: { channelId: request.payment?.channelId, cumulative: request.payment?.cumulative },
+    paidWith: {
+      channelId: request.payment?.channelId,
+      // A batch-settlement payment is charged once this answer is complete: its ceiling is what it signed.
+      cumulative:
+        request.payment?.scheme === 'batch-settlement' ? request.payment.ceiling : request.payment?.cumulative,
+    },
   }));
+
+  // Priced at its most tokens, charged the tokens it produced: the seller's dynamic charge
+  // (payment.charge). A channel voucher is exact, so a channel payment is charged the price.
+  app.get('/demo/summary', { preHandler: lazyMeter(() => fastifyMeter(seller(), summary)) }, (request) => {
+    const asked = boundedInt(
+      (request.query as Record<string, unknown>)['tokens'],
+      SUMMARY_MAX_TOKENS,
+      1,
+      SUMMARY_MAX_TOKENS,
+    );
+    const tokens = CHAT_TEXT.split(/(?<= )/).slice(0, asked);
+    const perToken = deps.config.PRICE_CHAT_PER_TOKEN;
+    const used = perToken * BigInt(tokens.length);
+    request.payment?.charge(used);
+    return {
+      summary: tokens.join('').trim(),
+      tokens: tokens.length,
+      perToken: perToken.toString(),
+      charged: (request.payment?.scheme === 'batch-settlement' ? used : summary.price).toString(),
+    };
+  });
 
   app.get('/demo/ticker/stream', { preHandler: lazyMeter(() => fastifyMeter(seller(), ticker)) }, (request, reply) =>
     streamWith(seller(), request, reply, ticker, async (stream) => {
@@ -115,7 +143,7 @@ async function streamWith(
   try {
     stream = await client.stream(request.raw, res, {
       ...options,
-      ...(request.payment ? { payment: request.payment } : {}),
+      ...(request.payment?.scheme === 'channel' ? { payment: request.payment } : {}),
     });
   } catch (err) {
     // No session (e.g. too many open on this channel): answer like the facilitator did.
