@@ -127,3 +127,93 @@ export function refundContext(networkPassphrase: string, channelContract: string
       verifyStrictAsync(key, hash(channelId, amount, nonce), fromHex(signatureHex, 64)),
   };
 }
+
+/** A refund the facilitator refused: `code` is the scheme's (or svc's), `message` says what to do. */
+export class BatchRefundError extends Error {
+  constructor(
+    readonly code: string,
+    message: string,
+  ) {
+    super(message);
+    this.name = 'BatchRefundError';
+  }
+}
+
+export interface RefundRequest {
+  /** The seller's batch-settlement option (a 402's `accepts` element): names the facilitator. */
+  terms: Record<string, unknown> & { network: string; extra: { facilitator: string } };
+  channelId: bigint;
+  /** What to ask back; absent: everything not charged. */
+  amount?: bigint;
+  /** Signs the refund digest with the channel's voucher key (RefundContext.sign). */
+  sign(amount: bigint | null, nonce: bigint): string;
+  /** The nonce to try first (default 0); a refusal that shows the channel's current one is signed again once. */
+  nonce?: bigint;
+  fetch?: typeof fetch;
+}
+
+export interface RefundResult {
+  refunded: bigint;
+  /** The ledger transaction of the refund. */
+  transaction: string;
+  /** The channel after the refund, as the facilitator shows it. */
+  channelState: { balance: string; refundNonce: string } & Record<string, unknown>;
+}
+
+/**
+ * Asks the terms' facilitator for a cooperative refund (POST /settle with a `refund` payload),
+ * straight, not through the seller: the facilitator is the channel's receiver authorizer, the
+ * one that can refund. Throws BatchRefundError when refused.
+ */
+export async function requestBatchRefund(req: RefundRequest): Promise<RefundResult> {
+  const doFetch = req.fetch ?? ((input, init) => globalThis.fetch(input, init));
+  const amount = req.amount ?? null;
+  if (amount !== null && amount <= 0n) throw new BatchRefundError('refund_amount', 'a refund asks for more than 0');
+  const url = `${req.terms.extra.facilitator.replace(/\/+$/, '')}/settle`;
+  let nonce = req.nonce ?? 0n;
+  for (let attempt = 0; ; attempt++) {
+    const payload = {
+      type: 'refund',
+      channelId: req.channelId.toString(),
+      ...(amount === null ? {} : { amount: amount.toString() }),
+      nonce: nonce.toString(),
+      signature: req.sign(amount, nonce),
+    };
+    const res = await doFetch(url, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({
+        x402Version: 2,
+        paymentPayload: { x402Version: 2, accepted: req.terms, payload },
+        paymentRequirements: req.terms,
+      }),
+    });
+    const body = (await res.json().catch(() => null)) as Record<string, unknown> | null;
+    if (body === null || typeof body !== 'object')
+      throw new BatchRefundError('facilitator', `the facilitator at ${url} answered ${res.status} without JSON`);
+    if (body['success'] === true) {
+      const extra = body['extra'] as { channelState?: RefundResult['channelState'] } | undefined;
+      const refunded = String(body['amount']);
+      if (!/^[0-9]{1,39}$/.test(refunded) || !extra?.channelState)
+        throw new BatchRefundError(
+          'facilitator',
+          `the facilitator's answer is not a refund: ${JSON.stringify(body).slice(0, 200)}`,
+        );
+      return { refunded: BigInt(refunded), transaction: String(body['transaction']), channelState: extra.channelState };
+    }
+    const code = textOf(body['errorReason']) ?? textOf(body['error']) ?? String(res.status);
+    const message = textOf(body['errorMessage']) ?? textOf(body['message']) ?? 'refused';
+    const current = (body['extra'] as { channelState?: { refundNonce?: unknown } } | undefined)?.channelState
+      ?.refundNonce;
+    // The channel's nonce moved on (an earlier refund): sign once more under the current one.
+    if (attempt === 0 && typeof current === 'string' && /^[0-9]{1,20}$/.test(current) && BigInt(current) !== nonce) {
+      nonce = BigInt(current);
+      continue;
+    }
+    throw new BatchRefundError(code, message);
+  }
+}
+
+function textOf(value: unknown): string | null {
+  return typeof value === 'string' ? value.slice(0, 500) : null;
+}

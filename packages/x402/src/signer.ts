@@ -34,6 +34,10 @@ export interface BatchVoucherSigner extends VoucherSigner {
   rebase(charged: bigint): void;
   /** Whether `signatureHex` is this channel's own voucher for `amount` (then `signed` is at least `amount`). */
   recognize(amount: bigint, signatureHex: string): boolean;
+  /** Signs a cooperative refund of `amount` (null: all not charged) under `nonce` (core batch-refund.ts); for `refund`. */
+  signRefund?(amount: bigint | null, nonce: bigint): string;
+  /** The deposit after a refund. */
+  refundedTo?(deposit: bigint): void;
 }
 
 /** Chooses (or opens) a channel bound to a receiver authorizer. The SDK's `Wallet` is one. */
@@ -43,6 +47,13 @@ export interface BatchChannelSource {
     count: bigint,
     options: { receiverAuthorizer: string },
   ): Promise<BatchVoucherSigner>;
+  /** The channel already there for these terms, or null — never a new one (what `refund` asks). */
+  channelFor?(
+    requirements: PaymentRequirements,
+    options: { receiverAuthorizer: string },
+  ): Promise<BatchVoucherSigner | null>;
+  /** Persists the channels' books (the SDK's Wallet writes its file). */
+  save?(): void;
 }
 
 /** A source that always pays from one channel (for either scheme). */
