@@ -89,7 +89,8 @@ export function x402Routes(deps: X402Deps): AnyRoute[] {
     defineRoute({
       method: 'POST',
       url: '/verify',
-      summary: "Verifies a payment; a valid channel voucher advances the channel's highest accepted cumulative.",
+      summary:
+        "Verifies a payment; a valid channel voucher advances the channel's highest accepted cumulative. A batch-settlement refund payload is checked without acting.",
       tags: TAGS,
       body: VerifyEnvelopeSchema,
       headers: [IDEMPOTENCY_HEADER],
@@ -153,7 +154,7 @@ export function x402Routes(deps: X402Deps): AnyRoute[] {
       method: 'POST',
       url: '/settle',
       summary:
-        'Confirms an accepted voucher (verifying it first if it was not yet); settlement on the ledger is batched.',
+        'Confirms an accepted voucher (verifying it first if it was not yet); settlement on the ledger is batched. A batch-settlement refund payload claims what was charged and refunds the rest (or its amount) to the payer at once: transaction and amount are the refund, once per refund nonce.',
       tags: TAGS,
       body: VerifyEnvelopeSchema,
       headers: [IDEMPOTENCY_HEADER],
