@@ -166,6 +166,7 @@ export async function createDomain(a: Adapters, options: DomainOptions): Promise
     events,
     claimer,
     clock,
+    checkRate: (channelId) => checks.checkRate(channelId),
   });
   // What the payee's side publishes about its resource is listed in discovery (domain/catalog.ts).
   payments.onAccepted(({ attempt, accepted }) => {

@@ -20,6 +20,7 @@ import type { CachedChannel, ChannelBook } from './channel-book.js';
 import type { Claimer } from './claimer.js';
 import type { Clock } from './clock.js';
 import type { EventLog } from './event-log.js';
+import type { Step } from './payment-checks.js';
 
 /** How long a refund holds its channel against payments (the claim and the refund are two transactions). */
 const HOLD_MS = 120_000;
@@ -58,6 +59,11 @@ export interface BatchRefundsDeps {
   events: EventLog;
   claimer: Claimer;
   clock: Clock;
+  /**
+   * The channel's voucher rate (payment-checks.ts), taken by a refund that verifies: each costs this
+   * facilitator two transactions, so a payer cannot spend its fees on refunds of a unit each.
+   */
+  checkRate(channelId: bigint): Promise<Step>;
 }
 
 /** What is kept under the refund's key: the answer, to give again. */
@@ -102,6 +108,15 @@ export class BatchRefunds {
     if (replay) return replay;
     const checked = await this.check(input);
     if (!checked.ok) return checked;
+    const rate = await this.deps.checkRate(checked.record.id);
+    if (!rate.ok)
+      return {
+        ok: false,
+        code: 'RATE_LIMITED',
+        message: rate.message,
+        payer: checked.record.payer,
+        ...(rate.retryAfter ? { retryAfter: rate.retryAfter } : {}),
+      };
     const fingerprint = holdFingerprint(refund);
     const record = await this.hold(checked.record, fingerprint);
     if (!record) return this.busy(checked.record);

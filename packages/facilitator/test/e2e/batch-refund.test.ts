@@ -203,3 +203,54 @@ describe('batch-settlement refund', () => {
     expect(BigInt(t['settled']!)).toBeGreaterThanOrEqual(6n * PRICE);
   });
 });
+
+describe('batch-settlement refund, rate limited', () => {
+  let h: Harness;
+
+  beforeAll(async () => {
+    h = await startHarness({ CLAIM_INTERVAL_SECONDS: '3600', CHANNEL_VOUCHER_LIMIT_PER_MINUTE: '2' });
+  });
+  afterAll(async () => {
+    await h?.close();
+  });
+
+  it('refunds count against the channel’s voucher rate: past it, 429 with Retry-After and nothing moves', async () => {
+    const res = await fetch(`${h.url}/demo/book`);
+    const decoded = decodeJsonHeader(res.headers.get('payment-required')!);
+    const terms = ((decoded.ok ? decoded.value : null) as PaymentRequired).accepts.find(
+      (a): a is BatchRequirements => a.scheme === BATCH_SCHEME,
+    )!;
+    const info = await h.ledger.info();
+    const ctx = refundContext(info.passphrase, info.contracts.channel);
+    const b = await h.buyer({ batch: true, deposit: DEPOSIT });
+    const refund = (nonce: bigint) =>
+      fetch(`${h.url}/settle`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({
+          x402Version: 2,
+          paymentPayload: {
+            x402Version: 2,
+            accepted: terms,
+            payload: {
+              type: 'refund',
+              channelId: b.channelId.toString(),
+              amount: '1000',
+              nonce: nonce.toString(),
+              signature: ctx.sign(b.voucherKey, b.channelId, 1000n, nonce),
+            },
+          },
+          paymentRequirements: terms,
+        }),
+      });
+    expect((await refund(0n)).status).toBe(200);
+    expect((await refund(1n)).status).toBe(200);
+    const before = await h.ledger.balance(b.keys.address);
+    const limited = await refund(2n);
+    expect(limited.status).toBe(429);
+    expect(Number(limited.headers.get('retry-after'))).toBeGreaterThan(0);
+    expect(((await limited.json()) as { error: string }).error).toBe('RATE_LIMITED');
+    expect(await h.ledger.balance(b.keys.address)).toBe(before);
+    expect((await h.ledger.channel(b.channelId))?.refundNonce).toBe('2');
+  });
+});

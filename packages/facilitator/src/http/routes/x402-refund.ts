@@ -2,7 +2,7 @@
 // says whether it would be refunded now and leaves everything as it is; /settle claims what was
 // charged and refunds the rest (or the amount asked), answering the refund transaction, the amount
 // refunded and the channel after it, in the shapes of a batch-settlement answer.
-import { BatchRequirementsSchema, batchCode, decodeBatchRefund, formatUnits, safeParse } from '@svc/core';
+import { BatchRequirementsSchema, SvcError, batchCode, decodeBatchRefund, formatUnits, safeParse } from '@svc/core';
 import type { BatchCode, ChannelState, VerifyEnvelope } from '@svc/core';
 import type { BatchRefunds, RefundInput } from '../../domain/refunds.js';
 
@@ -37,6 +37,9 @@ export async function settleRefund(deps: RefundRoutesDeps, body: VerifyEnvelope)
   const input = refundInput(body);
   if ('rejection' in input) return failure(input.rejection, input.message);
   const outcome = await deps.refunds.refund(input);
+  // As for a payment: the one refusal that is an HTTP status, 429 with Retry-After.
+  if (!outcome.ok && outcome.code === 'RATE_LIMITED')
+    throw new SvcError('RATE_LIMITED', outcome.message, { retryAfter: outcome.retryAfter ?? 60 });
   if (!outcome.ok) return { ...failure(outcome.code, outcome.message), ...stateOf(outcome.channelState) };
   // As the scheme answers a refund: the transaction, the amount refunded, no charge.
   return {
