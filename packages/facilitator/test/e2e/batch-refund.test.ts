@@ -9,17 +9,22 @@ import type { BatchRequirements, Keypair, PaymentRequired, RefundContext } from 
 import { startHarness } from '../helpers/harness.js';
 import type { Buyer, Harness } from '../helpers/harness.js';
 import { until } from '../helpers/until.js';
+import { createPgDatabase } from '../helpers/pg.js';
+import type { PgDatabase } from '../helpers/pg.js';
 
 const PRICE = 5000n;
 const DEPOSIT = 5_000_000n;
 
-describe('batch-settlement refund', () => {
+// Both stores: the hold, the lower deposit and the kept answer are store writes.
+describe.each(['sqlite', 'postgres'] as const)('batch-settlement refund (%s)', (store) => {
   let h: Harness;
+  let db: PgDatabase | undefined;
   let terms: BatchRequirements;
   let refunds: RefundContext;
 
   beforeAll(async () => {
-    h = await startHarness({ CLAIM_INTERVAL_SECONDS: '3600' });
+    if (store === 'postgres') db = await createPgDatabase();
+    h = await startHarness({ CLAIM_INTERVAL_SECONDS: '3600', ...(db ? { DATABASE_URL: db.url } : {}) });
     const res = await fetch(`${h.url}/demo/book`);
     const decoded = decodeJsonHeader(res.headers.get('payment-required')!);
     const book = (decoded.ok ? decoded.value : null) as PaymentRequired;
@@ -29,6 +34,7 @@ describe('batch-settlement refund', () => {
   });
   afterAll(async () => {
     await h?.close();
+    await db?.drop();
   });
 
   /** Charges the channel `n` payments of PRICE through /settle. */
