@@ -13,7 +13,7 @@ import { formatUnits, sha256, toHex, utf8 } from '@svc/core';
 import type { BatchCodeName, BatchRefund, BatchRequirements, ChannelState, Keypair, RefundContext } from '@svc/core';
 import { batchCode } from '@svc/core';
 import type { Ledger, LedgerChannel } from '@svc/ledger';
-import type { ChannelRecord, Store } from '../store/port.js';
+import type { ChannelRecord, Store, WriteOp } from '../store/port.js';
 import { channelStateOf } from './batch-payments.js';
 import type { BatchRefused } from './batch-payments.js';
 import type { CachedChannel, ChannelBook } from './channel-book.js';
@@ -171,7 +171,7 @@ export class BatchRefunds {
       const channelState = channelStateOf(after);
       const kept: KeptRefund = { payer, refunded: formatUnits(refunded), tx: result.hash, channelState };
       const at = this.now();
-      await this.deps.events.commit([
+      const ops: WriteOp[] = [
         { op: 'channel.refunded', channelId: record.id, refundNonce: after.refundNonce, deposit: after.deposit },
         { op: 'channel.release', channelId: record.id, fingerprint },
         {
@@ -181,7 +181,10 @@ export class BatchRefunds {
           response: JSON.stringify(kept),
           at,
         },
-      ]);
+      ];
+      const written = await this.deps.events.commit(ops);
+      // Another instance kept an answer under this key first: the refund and the release still stand.
+      if (!written.ok) await this.deps.events.commit(ops.filter((op) => op.op !== 'idempotency'));
       released = true;
       this.deps.book.invalidate(record.id);
       return { ok: true, payer, refunded, tx: result.hash, channelState };
