@@ -21,7 +21,7 @@ const USAGE = `usage: svc <command>
                      DATABASE_URL; FACILITATOR_SECRET, if set, is the new key); the old signer's
                      receipts still verify, seller tokens must be fetched anew: svc rotate-key --help
   pay <url> [n]      pay a metered endpoint n times (default 1) as a buyer using a local wallet
-  refund <url> [amt]  take back at once the unused deposit (or amt base units) of the wallet's
+  refund <url> [amt] take back at once the unused deposit (or amt base units) of the wallet's
                      batch-settlement channel to url's seller; what was charged is claimed first
   stream <url>       buy a paid event stream (per token or per second), printing events as they come
                      [--post JSON] sends a POST with that body (e.g. /demo/chat)
