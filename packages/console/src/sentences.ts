@@ -103,6 +103,15 @@ const SENTENCES: Record<string, Describe> = {
     ...tx(d),
     '.',
   ],
+  // A cooperative refund (batch-settlement): the unused deposit back to the payer before expiry.
+  'channel.refunded': (d, e, c) => [
+    `${capital(channel(d, e))} refunded `,
+    money(d, 'amount', c),
+    ' to its payer; its deposit is now ',
+    money(d, 'deposit', c),
+    ...tx(d),
+    '.',
+  ],
   'channel.claimed': (d, e, c) => {
     const covered = d['vouchersCovered'];
     return [

@@ -7,6 +7,7 @@
 // `channel` scheme reads it as what is owed in all.
 import { z } from 'zod';
 import { formatUnits, parseUnits } from './amount.js';
+import { BatchRefundSchema } from './batch-refund.js';
 import type { ReasonCode } from './codes.js';
 import type { Decoded } from './header.js';
 import { safeParse } from './safe-parse.js';
@@ -166,7 +167,8 @@ export const BatchPayloadSchema = z
       deposit: z.object({ amount: zUnits, transaction: zTransaction }),
       voucher: BatchVoucherSchema,
     }),
-    z.object({ type: z.literal('refund'), voucher: BatchVoucherSchema, amount: zUnits.optional() }),
+    // Signed over the channel's refund nonce, not a voucher (batch-refund.ts).
+    BatchRefundSchema,
   ])
   .meta({ id: 'BatchPayload' });
 export type BatchPayload = z.infer<typeof BatchPayloadSchema>;
@@ -192,11 +194,9 @@ export const BatchPaymentPayloadSchema = z.object({
  */
 export interface BatchPayment extends Payment {
   scheme: typeof BATCH_SCHEME;
-  kind: BatchPayload['type'];
+  kind: Exclude<BatchPayload['type'], 'refund'>;
   /** A deposit payload's opening (or top-up) and its amount. */
   deposit?: { amount: bigint; transaction: string | Record<string, unknown> };
-  /** A refund payload's amount asked back; absent: everything not charged. */
-  refundAmount?: bigint;
 }
 
 /** A decoded JSON `batch-settlement` payment payload → BatchPayment. */
@@ -212,6 +212,12 @@ export function decodeBatchPayment(value: unknown): Decoded<BatchPayment> {
     };
   }
   const p = parsed.data;
+  if (p.payload.type === 'refund')
+    return {
+      ok: false,
+      code: 'PAYMENT_MALFORMED',
+      message: 'A refund payload pays nothing: decodeBatchRefund reads it.',
+    };
   const { voucher } = p.payload;
   const payment: BatchPayment = {
     scheme: BATCH_SCHEME,
@@ -226,8 +232,6 @@ export function decodeBatchPayment(value: unknown): Decoded<BatchPayment> {
   if (p.extensions) payment.extensions = p.extensions;
   if (p.payload.type === 'deposit')
     payment.deposit = { amount: parseUnits(p.payload.deposit.amount), transaction: p.payload.deposit.transaction };
-  if (p.payload.type === 'refund' && p.payload.amount !== undefined)
-    payment.refundAmount = parseUnits(p.payload.amount);
   return { ok: true, value: payment };
 }
 

@@ -1,5 +1,6 @@
 // svc — the command line: `svc start` (the facilitator), `svc ledger` (a standalone local ledger),
-// `svc pay <url>` (pay a metered endpoint as a buyer), `svc backup <file>` (copy the SQLite store),
+// `svc pay <url>` (pay a metered endpoint as a buyer), `svc refund <url>` (take a batch-settlement
+// channel's unused deposit back), `svc backup <file>` (copy the SQLite store),
 // `svc rotate-key` (a new receipt signer).
 import fs from 'node:fs';
 import path from 'node:path';
@@ -21,6 +22,8 @@ const USAGE = `usage: svc <command>
                      DATABASE_URL; FACILITATOR_SECRET, if set, is the new key); the old signer's
                      receipts still verify, seller tokens must be fetched anew: svc rotate-key --help
   pay <url> [n]      pay a metered endpoint n times (default 1) as a buyer using a local wallet
+  refund <url> [amt] take back at once the unused deposit (or amt base units) of the wallet's
+                     batch-settlement channel to url's seller; what was charged is claimed first
   stream <url>       buy a paid event stream (per token or per second), printing events as they come
                      [--post JSON] sends a POST with that body (e.g. /demo/chat)
                      [--events] prints every event, payments included (not a token stream's text)
@@ -29,7 +32,7 @@ const USAGE = `usage: svc <command>
                      for svc({ facilitator, payTo, sellerToken }) [--days N, at most 366]
   help               this text
 
-  SVC_WALLET         the buyer's wallet for pay and stream: its key and open channels
+  SVC_WALLET         the buyer's wallet for pay, refund and stream: its key and open channels
                      (default ~/.svc/wallet.json; created on first use, funded from the local ledger)
 `;
 
@@ -176,6 +179,10 @@ async function main(argv: string[]): Promise<void> {
     case 'pay': {
       const { payCommand } = await import('./cli/pay.js');
       return payCommand(rest);
+    }
+    case 'refund': {
+      const { refundCommand } = await import('./cli/refund.js');
+      return refundCommand(rest);
     }
     case 'seller': {
       const { sellerCommand } = await import('@svc/meter');

@@ -15,6 +15,7 @@ import type { StreamSessions } from './domain/streams.js';
 import type { Verifier } from './domain/verifier.js';
 import type { BatchPayments } from './domain/batch-payments.js';
 import type { Payments } from './domain/payments.js';
+import type { BatchRefunds } from './domain/refunds.js';
 import type { ManualClaims } from './domain/manual-claims.js';
 import type { Attestations } from './domain/attestations.js';
 import type { StoreHealth } from './domain/store-health.js';
@@ -53,6 +54,8 @@ export interface Services {
   batch: BatchPayments;
   /** Accepting a payment (POST /verify, POST /settle), with its hooks. */
   payments: Payments;
+  /** batch-settlement refund payloads at POST /verify and /settle (domain/refunds.ts). */
+  refunds: BatchRefunds;
   /** The manual claim's rules (POST /channels/:id/claim). */
   manualClaims: ManualClaims;
   claimer: Claimer;

@@ -6,7 +6,7 @@
 // charged + price, and a seller may charge less than the price, so the charged total can be below
 // what was signed. rebase() and recognize() are what a buyer needs to take a facilitator's proven
 // account of the channel, backwards too.
-import { formatUnits, fromHex, keypairFromSecret, toHex, voucherContext } from '@svc/core';
+import { formatUnits, fromHex, keypairFromSecret, refundContext, toHex, voucherContext } from '@svc/core';
 import type { ChannelPayload, Keypair, VoucherContext } from '@svc/core';
 
 export class ChannelLimitError extends Error {
@@ -230,6 +230,24 @@ export class ChannelSigner {
   /** After a top-up on the ledger. */
   setDeposit(deposit: bigint): void {
     if (deposit > this.depositValue) this.depositValue = deposit;
+  }
+
+  /**
+   * A cooperative refund of `amount` (null: everything not charged) under the channel's refund
+   * nonce, signed with the voucher key (core batch-refund.ts): 128 hex characters.
+   */
+  signRefund(amount: bigint | null, nonce: bigint): string {
+    return refundContext(this.context.networkPassphrase, this.channelContract).sign(
+      this.voucherKey,
+      this.channelId,
+      amount,
+      nonce,
+    );
+  }
+
+  /** After a refund on the ledger: the deposit went down to `deposit` (never below what was accepted). */
+  refundedTo(deposit: bigint): void {
+    if (deposit < this.depositValue) this.depositValue = deposit > this.accepted ? deposit : this.accepted;
   }
 
   /** Runs `fn` with this channel to itself (one voucher in flight at a time). */

@@ -8,12 +8,23 @@
 // two schemes read a channel's books differently.
 import fs from 'node:fs';
 import path from 'node:path';
-import { displayAmount, owedPerPayment, randomKeypair, keypairFromSecret } from '@svc/core';
-import type { Keypair, PaymentRequirements } from '@svc/core';
+import {
+  BATCH_SCHEME,
+  BatchRefundError,
+  BatchRequirementsSchema,
+  channelTermsOf,
+  displayAmount,
+  keypairFromSecret,
+  owedPerPayment,
+  randomKeypair,
+  requestBatchRefund,
+  safeParse,
+} from '@svc/core';
+import type { BatchRequirements, Keypair, PaymentRequirements, RefundResult } from '@svc/core';
 import { ChannelSigner } from './channel-signer.js';
 import type { SignerState } from './channel-signer.js';
 import { DEFAULT_CHANNEL_LEDGERS, LocalLedgerClient } from './ledger-client.js';
-import { PaymentError } from './pay-fetch.js';
+import { PaymentError, readTerms } from './pay-fetch.js';
 
 /** How close to its expiry ledger a channel is extended before paying on it: twice the facilitator's
  *  default safety margin (60 ledgers), so that a voucher signed now is not refused as expiring. */
@@ -240,6 +251,57 @@ export class Wallet {
     );
     this.save();
     return signer;
+  }
+
+  /**
+   * The channel this wallet already has for these terms and receiver authorizer, open on the
+   * ledger; null when none (nothing is opened).
+   */
+  async channelFor(terms: PaymentRequirements, options: SignerForOptions = {}): Promise<ChannelSigner | null> {
+    const authorizer = options.receiverAuthorizer ?? null;
+    const ledger = this.ledgerFor(terms);
+    for (const signer of this.signers) {
+      if (!fits(signer, terms) || signer.receiverAuthorizer !== authorizer) continue;
+      const onLedger = await ledger.channel(signer.channelId);
+      if (onLedger?.open && onLedger.payee === terms.payTo && onLedger.receiverAuthorizer === authorizer) return signer;
+    }
+    return null;
+  }
+
+  /**
+   * A cooperative refund of the channel that pays `url`'s seller under batch-settlement: `amount`
+   * back to the buyer at once, or everything not charged when omitted. Asks the seller's terms
+   * (a 402 of `url`), then the facilitator they name. Throws BatchRefundError when refused.
+   */
+  async refund(url: string, options: { amount?: bigint } = {}): Promise<RefundResult & { channelId: bigint }> {
+    const doFetch = this.options.fetch ?? ((input, init) => globalThis.fetch(input, init));
+    const res = await doFetch(url);
+    if (res.status !== 402)
+      throw new BatchRefundError('terms', `${url} answered ${res.status}, not 402: it names no seller terms to refund`);
+    const offered = (await readTerms(res)).accepts.find((a) => (a as { scheme?: unknown }).scheme === BATCH_SCHEME);
+    const parsed = safeParse(BatchRequirementsSchema, offered);
+    if (!parsed.success)
+      throw new BatchRefundError(
+        'terms',
+        `${url} offers no batch-settlement terms: only such channels can be refunded`,
+      );
+    const terms: BatchRequirements = parsed.data;
+    const signer = await this.channelFor(channelTermsOf(terms), { receiverAuthorizer: terms.extra.receiverAuthorizer });
+    if (!signer)
+      throw new BatchRefundError(
+        'no_channel',
+        `this wallet has no open channel to ${terms.payTo} bound to the receiver authorizer ${terms.extra.receiverAuthorizer}`,
+      );
+    const result = await requestBatchRefund({
+      terms,
+      channelId: signer.channelId,
+      ...(options.amount === undefined ? {} : { amount: options.amount }),
+      sign: (amount, nonce) => signer.signRefund(amount, nonce),
+      ...(this.options.fetch ? { fetch: this.options.fetch } : {}),
+    });
+    signer.refundedTo(BigInt(result.channelState.balance));
+    this.save();
+    return { ...result, channelId: signer.channelId };
   }
 
   /** Persists what the signers know (also done each time a signer signs above its highest). */

@@ -43,6 +43,10 @@ export interface BatchVoucherSigner extends VoucherSigner {
   depositLanded?(): void;
   /** The payment that carried the deposit was refused: the source checks the ledger before the next. */
   depositRefused?(): void;
+  /** Signs a cooperative refund of `amount` (null: all not charged) under `nonce` (core batch-refund.ts); for `refund`. */
+  signRefund?(amount: bigint | null, nonce: bigint): string;
+  /** The deposit after a refund. */
+  refundedTo?(deposit: bigint): void;
 }
 
 /** Chooses (or opens) a channel bound to a receiver authorizer. The SDK's `Wallet` is one. */
@@ -53,6 +57,13 @@ export interface BatchChannelSource {
     /** byDeposit: a channel it lacks is opened (or topped up) by the next payment's deposit payload. */
     options: { receiverAuthorizer: string; byDeposit?: boolean },
   ): Promise<BatchVoucherSigner>;
+  /** The channel already there for these terms, or null — never a new one (what `refund` asks). */
+  channelFor?(
+    requirements: PaymentRequirements,
+    options: { receiverAuthorizer: string },
+  ): Promise<BatchVoucherSigner | null>;
+  /** Persists the channels' books (the SDK's Wallet writes its file). */
+  save?(): void;
 }
 
 /** A source that always pays from one channel (for either scheme). */

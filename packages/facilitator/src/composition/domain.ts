@@ -4,7 +4,7 @@
 import { randomBytes } from 'node:crypto';
 import os from 'node:os';
 import path from 'node:path';
-import { formatUnits, seedFromSecret, voucherContext } from '@svc/core';
+import { formatUnits, refundContext, seedFromSecret, voucherContext } from '@svc/core';
 import type { ChannelView, SupportedResponse } from '@svc/core';
 import { SoleLeadership } from '../cluster/leadership.js';
 import type { Leadership } from '../cluster/leadership.js';
@@ -13,6 +13,7 @@ import { PostgresLeadership } from '../cluster/postgres-leadership.js';
 import { AccountBook } from '../domain/account-book.js';
 import { Attestations } from '../domain/attestations.js';
 import { BatchPayments } from '../domain/batch-payments.js';
+import { BatchRefunds } from '../domain/refunds.js';
 import { CatalogRecorder } from '../domain/catalog-recorder.js';
 import { ChannelBook } from '../domain/channel-book.js';
 import { ClaimScheduler } from '../domain/claim-scheduler.js';
@@ -184,6 +185,18 @@ export async function createDomain(a: Adapters, options: DomainOptions): Promise
     log,
   });
   const payments = new Payments({ verifier, batch, streams, store, book, vouchers, attestations, clock, log });
+  const refunds = new BatchRefunds({
+    network: ledgerInfo.network,
+    keys,
+    refunds: refundContext(ledgerInfo.passphrase, ledgerInfo.contracts.channel),
+    ledger,
+    book,
+    store,
+    events,
+    claimer,
+    clock,
+    checkRate: (channelId) => checks.checkRate(channelId),
+  });
   // What the payee's side publishes about its resource is listed in discovery (domain/catalog.ts).
   payments.onAccepted(({ attempt, accepted }) => {
     if (attempt.payeeSide && attempt.listing)
@@ -290,6 +303,7 @@ export async function createDomain(a: Adapters, options: DomainOptions): Promise
     verifier,
     batch,
     payments,
+    refunds,
     streams,
     attestations,
     sellerTokens: new SellerTokens(seedFromSecret(keys.secret()), clock),

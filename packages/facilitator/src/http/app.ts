@@ -104,6 +104,7 @@ export async function buildHttp(
   const routes = [
     ...x402Routes({
       payments: s.payments,
+      refunds: s.refunds,
       sellerTokens: s.sellerTokens,
       network: s.ledgerInfo.network,
       supported: s.supported,

@@ -16,13 +16,16 @@
 import {
   BATCH_SCHEME,
   BatchPayloadSchema,
+  BatchRefundError,
   BatchRequirementsSchema,
   batchCode,
   channelTermsOf,
+  decodeJsonHeader,
   globalFetch,
+  requestBatchRefund,
   safeParse,
 } from '@svc/core';
-import type { BatchRequirements, BatchVoucher } from '@svc/core';
+import type { BatchRequirements, BatchVoucher, RefundResult } from '@svc/core';
 import type { PaymentResponseContext } from '@x402/core/client';
 import type {
   Network,
@@ -166,6 +169,51 @@ export class BatchSettlementStellarScheme implements SchemeNetworkClient {
       release();
       throw err;
     }
+  }
+
+  /**
+   * A cooperative refund of the channel that pays `url`'s seller: `options.amount` back to the
+   * buyer's account at once, or everything not charged when omitted. Reads the seller's terms from
+   * a 402 of `url`, then asks the facilitator they name (the channel's receiver authorizer)
+   * directly. The channel must be one the source already has (`channelFor`); nothing is opened.
+   * Throws BatchRefundError (its `code` the facilitator's) when refused.
+   */
+  async refund(url: string, options: { amount?: bigint } = {}): Promise<RefundResult & { channelId: bigint }> {
+    const doFetch = this.options.fetch ?? globalFetch;
+    const res = await doFetch(url);
+    const header = res.headers.get('payment-required');
+    const decoded = res.status === 402 && header ? decodeJsonHeader(header, 64 * 1024) : null;
+    const accepts = decoded?.ok ? (decoded.value as { accepts?: unknown }).accepts : undefined;
+    const offered: unknown = Array.isArray(accepts)
+      ? (accepts as unknown[]).find((a) => (a as { scheme?: unknown } | null)?.scheme === BATCH_SCHEME)
+      : undefined;
+    if (offered === undefined)
+      throw new BatchRefundError(
+        'terms',
+        `${url} answered ${res.status} with no batch-settlement terms to refund under`,
+      );
+    const terms = batchTerms(offered as X402Requirements);
+    const authorizer = terms.extra.receiverAuthorizer;
+    if (!this.source.channelFor)
+      throw new BatchRefundError('no_channel', 'this channel source cannot name an existing channel (channelFor)');
+    const signer = await this.source.channelFor(channelTermsOf(terms), { receiverAuthorizer: authorizer });
+    if (!signer)
+      throw new BatchRefundError(
+        'no_channel',
+        `no open channel to ${terms.payTo} bound to the receiver authorizer ${authorizer} to refund`,
+      );
+    const sign = signer.signRefund?.bind(signer);
+    if (!sign) throw new BatchRefundError('no_channel', `channel ${signer.channelId}'s signer cannot sign a refund`);
+    const result = await requestBatchRefund({
+      terms,
+      channelId: signer.channelId,
+      ...(options.amount === undefined ? {} : { amount: options.amount }),
+      sign,
+      fetch: doFetch,
+    });
+    signer.refundedTo?.(BigInt(result.channelState.balance));
+    this.source.save?.();
+    return { ...result, channelId: signer.channelId };
   }
 
   private onPaymentResponse(ctx: PaymentResponseContext): Promise<void | { recovered: true }> {

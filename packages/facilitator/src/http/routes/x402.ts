@@ -19,6 +19,7 @@ import {
   VerifyRequestSchema,
   VerifyResponseSchema,
   decodePayment,
+  isBatchRefundPayload,
   safeParse,
 } from '@svc/core';
 import type {
@@ -34,12 +35,14 @@ import { z } from 'zod';
 import { listingOf } from '../../domain/catalog.js';
 import type { BatchAttempt, PaymentAttempt, Payments, Refused } from '../../domain/payments.js';
 import type { BatchInput, BatchRefused } from '../../domain/batch-payments.js';
+import type { BatchRefunds } from '../../domain/refunds.js';
 import type { SellerTokens } from '../../domain/seller-tokens.js';
 import type { VerifyInput } from '../../domain/verifier.js';
 import type { Metrics } from '../../metrics/metrics.js';
 import { bearerOf, requireSeller } from '../seller-auth.js';
 import { defineRoute } from '../route.js';
 import type { AnyRoute } from '../route.js';
+import { settleRefund, verifyRefund } from './x402-refund.js';
 
 /** Built once: zod compiles a schema's fast path on first use, which costs more than the parse. */
 const ResourceUrlSchema = z.object({ url: z.string().max(2048) });
@@ -54,6 +57,8 @@ const IDEMPOTENCY_HEADER = {
 
 export interface X402Deps {
   payments: Payments;
+  /** batch-settlement refund payloads (x402-refund.ts). */
+  refunds: BatchRefunds;
   sellerTokens: SellerTokens;
   network: string;
   supported: () => SupportedResponse;
@@ -88,7 +93,8 @@ export function x402Routes(deps: X402Deps): AnyRoute[] {
     defineRoute({
       method: 'POST',
       url: '/verify',
-      summary: "Verifies a payment; a valid channel voucher advances the channel's highest accepted cumulative.",
+      summary:
+        "Verifies a payment; a valid channel voucher advances the channel's highest accepted cumulative. A batch-settlement refund payload is checked without acting.",
       tags: TAGS,
       body: VerifyEnvelopeSchema,
       headers: [IDEMPOTENCY_HEADER],
@@ -107,6 +113,7 @@ export function x402Routes(deps: X402Deps): AnyRoute[] {
         ...REFUSED_FOR_NOW,
       },
       handler: async ({ body, request }) => {
+        if (isBatch(body) && isBatchRefundPayload(body.paymentPayload)) return verifyRefund(deps, body);
         if (isBatch(body)) return verifyBatch(deps, request, body);
         const attempt = attemptOf(deps, request, body);
         if ('rejection' in attempt)
@@ -151,7 +158,7 @@ export function x402Routes(deps: X402Deps): AnyRoute[] {
       method: 'POST',
       url: '/settle',
       summary:
-        'Confirms an accepted voucher (verifying it first if it was not yet); settlement on the ledger is batched.',
+        'Confirms an accepted voucher (verifying it first if it was not yet); settlement on the ledger is batched. A batch-settlement refund payload claims what was charged and refunds the rest (or its amount) to the payer at once: transaction and amount are the refund, once per refund nonce.',
       tags: TAGS,
       body: VerifyEnvelopeSchema,
       headers: [IDEMPOTENCY_HEADER],
@@ -171,6 +178,7 @@ export function x402Routes(deps: X402Deps): AnyRoute[] {
         ...REFUSED_FOR_NOW,
       },
       handler: async ({ body, request }) => {
+        if (isBatch(body) && isBatchRefundPayload(body.paymentPayload)) return settleRefund(deps, body);
         if (isBatch(body)) return settleBatch(deps, request, body);
         const attempt = attemptOf(deps, request, body);
         const failure = (errorReason: PaymentRejection | 'CONFLICT', errorMessage: string) => ({
@@ -313,11 +321,6 @@ function readBatchAttempt(
   }
   const decoded = decodeBatchPayment(body.paymentPayload);
   if (!decoded.ok) return { rejection: batchCode('voucher_payload'), message: decoded.message };
-  if (decoded.value.kind === 'refund')
-    return {
-      rejection: batchCode('payload_type'),
-      message: 'A refund payload is not taken here yet; pay with a voucher or deposit payload.',
-    };
   const requirements = terms.data;
   const channelTerms = channelTermsOf(requirements);
   const resource = safeParse(ResourceUrlSchema, body.paymentPayload['resource']);
