@@ -6,6 +6,7 @@
 // of the same payment for the same request with it, charged once; the same id on another payment
 // is refused with `invalid_payment_identifier_conflict`, a malformed id with
 // `invalid_payment_identifier` (codes.ts).
+import { z } from 'zod';
 import { randomBytes } from '#crypto';
 import { toHex } from './bytes.js';
 
@@ -29,6 +30,14 @@ export interface PaymentIdentifierExtension {
   info: { required: boolean; id?: string };
   schema: typeof PAYMENT_IDENTIFIER_SCHEMA;
 }
+
+/** The declaration as a 402 carries it (read by buyers: the schema is kept as sent). */
+export const PaymentIdentifierDeclarationSchema = z
+  .object({
+    info: z.object({ required: z.boolean(), id: z.string().regex(PAYMENT_ID_RE).optional() }),
+    schema: z.record(z.string(), z.unknown()),
+  })
+  .meta({ id: 'PaymentIdentifierExtension' });
 
 /** What a seller's 402 carries under `extensions['payment-identifier']`: svc never requires an id. */
 export function paymentIdentifierDeclaration(): PaymentIdentifierExtension {

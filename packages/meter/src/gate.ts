@@ -13,7 +13,10 @@ import {
   decodeJsonHeader,
   encodeJsonHeader,
   isBatchPaymentPayload,
+  PAYMENT_IDENTIFIER,
+  readPaymentId,
   requestHash,
+  statusOf,
 } from '@svc/core';
 import type {
   Bazaar,
@@ -98,6 +101,17 @@ export class Gate {
       return this.batch(req, json.value as Record<string, unknown>, offered, resourceUrl, bazaar, terms, v2Header);
     const decoded = json.ok ? decodePayment(json.value) : json;
     if (!json.ok || !decoded.ok) return terms('PAYMENT_MALFORMED', 'gateway', decoded.ok ? '' : decoded.message);
+    const buyer = json.value as Record<string, unknown>;
+    const named = readPaymentId(buyer);
+    if (!named.ok)
+      return passError(
+        statusOf('invalid_payment_identifier'),
+        paymentIdError('invalid_payment_identifier', 'gateway', named.message),
+        {},
+      );
+    // The buyer's payment-identifier goes on with the payment; the rest of its extensions are the seller's to say.
+    const buyerExtensions = buyer['extensions'] as Record<string, unknown> | undefined;
+    const id = named.id === null ? {} : { [PAYMENT_IDENTIFIER]: buyerExtensions?.[PAYMENT_IDENTIFIER] };
 
     const body: VerifyRequest = {
       x402Version: decoded.value.x402Version,
@@ -109,7 +123,7 @@ export class Gate {
           description: this.options.description ?? '',
           mimeType: mimeTypeOf(this.options.unit),
         },
-        extensions: { bazaar },
+        extensions: { ...id, bazaar },
       },
       paymentRequirements: requirements,
       method: req.method.toUpperCase(),
@@ -124,6 +138,16 @@ export class Gate {
     }
     if (reply.kind === 'error') return this.facilitatorError(reply, terms);
     const { verdict } = reply;
+    if (
+      !verdict.isValid &&
+      (verdict.invalidReason === 'invalid_payment_identifier' ||
+        verdict.invalidReason === 'invalid_payment_identifier_conflict')
+    )
+      return passError(
+        statusOf(verdict.invalidReason),
+        paymentIdError(verdict.invalidReason, 'facilitator', verdict.invalidMessage),
+        {},
+      );
     if (!verdict.isValid) return terms(verdict.invalidReason, 'facilitator', verdict.invalidMessage);
     if (!('receipt' in verdict.extra)) return unavailable('the facilitator answered /verify without a receipt');
     const { receipt: payment, attestToken: token } = verdict.extra;
@@ -166,6 +190,13 @@ export class Gate {
       );
     const decoded = decodeBatchPayment(payload);
     if (!decoded.ok) return terms(batchCode('voucher_payload'), 'gateway', decoded.message);
+    const named = readPaymentId(payload);
+    if (!named.ok)
+      return passError(
+        statusOf('invalid_payment_identifier'),
+        paymentIdError('invalid_payment_identifier', 'gateway', named.message),
+        {},
+      );
     const reply = await this.deps.facilitator.settle({
       x402Version: 2,
       paymentPayload: {
@@ -184,6 +215,19 @@ export class Gate {
     if (reply.kind === 'unreachable') return unavailable(reply.message);
     if (reply.kind === 'error') return this.facilitatorError(reply, terms);
     const { answer } = reply;
+    // x402's payment-identifier: the id is another payment's (409), or malformed (400). A copy of
+    // a payment charged under its id is answered as charged, and served again: the meter keeps no
+    // body to replay, so the handler runs again and the buyer is not charged again.
+    if (
+      !answer.success &&
+      (answer.errorReason === 'invalid_payment_identifier' ||
+        answer.errorReason === 'invalid_payment_identifier_conflict')
+    )
+      return passError(
+        statusOf(answer.errorReason),
+        paymentIdError(answer.errorReason, 'facilitator', answer.errorMessage),
+        {},
+      );
     if (!answer.success) return terms(answer.errorReason, 'facilitator', answer.errorMessage, answer.extra);
     const { attestToken: token, receipt: payment, ...shown } = answer.extra;
     if (!payment) return unavailable('the facilitator charged nothing for a paid request');
@@ -229,6 +273,14 @@ type TermsOf = (
   message: string,
   correction?: Correction,
 ) => GateOutcome;
+
+function paymentIdError(
+  error: 'invalid_payment_identifier' | 'invalid_payment_identifier_conflict',
+  source: 'gateway' | 'facilitator',
+  message: string | undefined,
+): ErrorBody {
+  return { error, source, message: message ?? DEFAULT_MESSAGES[error] };
+}
 
 function payment402(body: PaymentRequired): GateOutcome {
   return {

@@ -12,6 +12,7 @@ import { formatUnits, sha256, signReceipt, signReceiptAsync, toHex, utf8 } from 
 import type {
   BatchCode,
   BatchCodeName,
+  PaymentIdRejection,
   BatchPayment,
   BatchRequirements,
   ChannelState,
@@ -29,6 +30,7 @@ import type { Clock } from './clock.js';
 import type { EventLog } from './event-log.js';
 import type { LatencyWindow } from './latency.js';
 import type { PaymentChecks, Rejection } from './payment-checks.js';
+import { PaymentIds, paymentIdFingerprint } from './payment-ids.js';
 
 /** How long a verified payment holds its channel, at least and at most (its terms' maxTimeoutSeconds between). */
 const RESERVATION_MIN_S = 60;
@@ -46,11 +48,13 @@ export interface BatchInput {
   method: string;
   requestHash: string | null;
   idempotencyKey: string | null;
+  /** x402's payment-identifier (payment-ids.ts): the buyer's name for this payment, if it gave one. */
+  paymentId?: string | null;
 }
 
 export interface BatchRefused {
   ok: false;
-  code: BatchCode | 'RATE_LIMITED';
+  code: BatchCode | 'RATE_LIMITED' | PaymentIdRejection;
   message: string;
   payer?: string;
   retryAfter?: number;
@@ -97,10 +101,20 @@ interface SettleRecord {
 }
 
 export class BatchPayments {
-  constructor(private readonly deps: BatchPaymentsDeps) {}
+  private readonly ids: PaymentIds;
 
-  /** POST /verify: the payment is valid for its price, and the channel is reserved for it. */
+  constructor(private readonly deps: BatchPaymentsDeps) {
+    this.ids = new PaymentIds(deps.store, deps.clock);
+  }
+
+  /**
+   * POST /verify: the payment is valid for its price, and the channel is reserved for it. A payment
+   * its buyer named (payment-identifier) that was settled already is valid again, for its own
+   * request: its /settle answers the first charge.
+   */
   async verify(input: BatchInput): Promise<BatchVerified> {
+    const named = await this.named(input);
+    if (named) return named.ok ? { ok: true, payer: named.payer, channelState: named.channelState } : named;
     const checked = await this.check(input);
     if (!checked.ok) return checked;
     let channel = checked.channel;
@@ -145,6 +159,8 @@ export class BatchPayments {
    */
   async settle(input: BatchInput): Promise<BatchSettled> {
     const started = performance.now();
+    const named = await this.named(input);
+    if (named) return named;
     const checked = await this.check(input);
     if (!checked.ok) return (await this.replay(input)) ?? checked;
     let channel = checked.channel;
@@ -294,10 +310,28 @@ export class BatchPayments {
         at,
       });
     }
+    if (input.paymentId) {
+      const kept: SettleRecord = {
+        receiptId: receipt.id,
+        chargedAmount: formatUnits(input.amount),
+        channelState,
+        remaining: response.remaining,
+        latencyMs,
+      };
+      ops.push(
+        this.ids.record(input.requirements.payTo, input.paymentId, idFingerprint(input), JSON.stringify(kept), at),
+      );
+    }
     let written = await this.deps.events.commit(ops);
-    if (!written.ok && written.reason === 'duplicate' && ops[written.op]?.op === 'idempotency')
+    if (!written.ok && written.reason === 'duplicate' && ops[written.op]?.op === 'idempotency') {
       // The key was another payment's: charge this one without remembering it.
-      written = await this.deps.events.commit(ops.filter((op) => op.op !== 'idempotency'));
+      ops.splice(written.op, 1);
+      written = await this.deps.events.commit(ops);
+    }
+    // The payment id was taken meanwhile (another copy charged first, or another payment): nothing
+    // was charged here; that copy's answer, or the conflict.
+    if (!written.ok && written.reason === 'duplicate' && ops[written.op]?.op === 'payment.id')
+      return (await this.named(input)) ?? null;
     if (!written.ok) return null;
     this.deps.book.charged(record.id, charged, payment.cumulative, payment.signature, at);
     this.deps.latency.record(performance.now() - started);
@@ -331,12 +365,29 @@ export class BatchPayments {
       : signReceiptAsync(this.deps.signer, body);
   }
 
+  /**
+   * A payment its buyer named (payment-identifier): the answer it was charged with, if it was; the
+   * conflict if the id names another payment; null if the id is new (or none was given).
+   */
+  private async named(input: BatchInput): Promise<BatchSettled | null> {
+    if (!input.paymentId) return null;
+    const found = await this.ids.lookup(input.requirements.payTo, input.paymentId, idFingerprint(input));
+    if (found.kind === 'new') return null;
+    if (found.kind === 'conflict') return { ok: false, code: found.code, message: found.message };
+    return this.answerOf(found.response);
+  }
+
   /** The first answer given under this Idempotency-Key for this very payment, if any. */
   private async replay(input: BatchInput): Promise<BatchSettled | null> {
     if (!input.idempotencyKey) return null;
     const kept = await this.deps.store.getIdempotent(settleKey(input.idempotencyKey));
     if (!kept || kept.fingerprint !== fingerprintOf(input)) return null;
-    const first = JSON.parse(kept.response) as SettleRecord;
+    return this.answerOf(kept.response);
+  }
+
+  /** A settle answer again, from what was kept of it (its receipt is stored beside it). */
+  private async answerOf(response: string): Promise<BatchSettled | null> {
+    const first = JSON.parse(response) as SettleRecord;
     const receipt = first.receiptId === null ? null : await this.deps.store.getReceipt(first.receiptId);
     if (first.receiptId !== null && !receipt) return null;
     return {
@@ -422,6 +473,23 @@ export function fingerprintOf(input: BatchInput): string {
     input.requestHash ?? '',
   ];
   return toHex(sha256(utf8(JSON.stringify(parts.map(String)))));
+}
+
+/** What a payment id is bound to: this payment, for this request, on these terms. */
+function idFingerprint(input: BatchInput): string {
+  const { payment, requirements } = input;
+  return paymentIdFingerprint({
+    scheme: requirements.scheme,
+    network: requirements.network,
+    asset: requirements.asset,
+    payTo: requirements.payTo,
+    channelId: payment.channelId.toString(),
+    cumulative: payment.cumulative.toString(),
+    signature: payment.signature,
+    resource: input.resource,
+    method: input.method,
+    requestHash: input.requestHash,
+  });
 }
 
 function reservedByOther(record: ChannelRecord, fingerprint: string, now: string): boolean {

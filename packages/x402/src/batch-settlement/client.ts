@@ -19,8 +19,11 @@ import {
   BatchRequirementsSchema,
   batchCode,
   channelTermsOf,
+  generatePaymentId,
   globalFetch,
+  PAYMENT_IDENTIFIER,
   safeParse,
+  withPaymentId,
 } from '@svc/core';
 import type { BatchRequirements, BatchVoucher } from '@svc/core';
 import type { PaymentResponseContext } from '@x402/core/client';
@@ -55,6 +58,12 @@ export interface BatchSettlementStellarSchemeOptions {
   holdTimeoutMs?: number;
   /** Where an account of a channel that was not believed is reported (default console.warn). */
   log?: (line: string) => void;
+  /**
+   * The id a payment is named with where the seller declares x402's payment-identifier (default: a
+   * fresh `pay_…` per payment). A buyer that resends the same payment after losing its answer
+   * sends it under the same id, and is answered as charged, not charged again.
+   */
+  paymentId?: () => string;
 }
 
 interface Pending extends Paid {
@@ -138,11 +147,18 @@ export class BatchSettlementStellarScheme implements SchemeNetworkClient {
       if (stale !== undefined) this.pending.delete(stale);
       this.inFlight.set(signer, keyOf(voucher));
       this.pending.set(keyOf(voucher), { signer, release, previous, ceiling: previous + price, price });
-      return { x402Version: 2, payload: { type: 'voucher', voucher } };
+      return { x402Version: 2, payload: { type: 'voucher', voucher }, ...this.named(context?.extensions) };
     } catch (err) {
       release();
       throw err;
     }
+  }
+
+  /** The payment's id under the seller's payment-identifier declaration; nothing where it declared none. */
+  private named(declared: Record<string, unknown> | undefined): { extensions?: Record<string, unknown> } {
+    if (!declared || declared[PAYMENT_IDENTIFIER] === undefined) return {};
+    const named = withPaymentId(declared, (this.options.paymentId ?? generatePaymentId)());
+    return named ? { extensions: { [PAYMENT_IDENTIFIER]: named[PAYMENT_IDENTIFIER] } } : {};
   }
 
   private onPaymentResponse(ctx: PaymentResponseContext): Promise<void | { recovered: true }> {

@@ -19,11 +19,13 @@ import {
   VerifyRequestSchema,
   VerifyResponseSchema,
   decodePayment,
+  readPaymentId,
   safeParse,
 } from '@svc/core';
 import type {
   BatchCode,
   ChannelState,
+  PaymentIdRejection,
   PaymentRejection,
   SupportedResponse,
   VerifyEnvelope,
@@ -280,7 +282,7 @@ function batchAttemptOf(
   deps: X402Deps,
   request: FastifyRequest,
   body: VerifyEnvelope,
-): BatchAttempt | { rejection: BatchCode; message: string } {
+): BatchAttempt | { rejection: BatchCode | PaymentIdRejection; message: string } {
   if (body.x402Version !== 2)
     return { rejection: batchCode('scheme'), message: 'batch-settlement is paid with x402 version 2.' };
   const terms = safeParse(BatchRequirementsSchema, body.paymentRequirements);
@@ -298,6 +300,8 @@ function batchAttemptOf(
       rejection: batchCode('payload_type'),
       message: `A ${decoded.value.kind} payload is not taken here yet; pay with a voucher payload.`,
     };
+  const paymentId = readPaymentId(body.paymentPayload);
+  if (!paymentId.ok) return { rejection: 'invalid_payment_identifier', message: paymentId.message };
   const requirements = terms.data;
   const channelTerms = channelTermsOf(requirements);
   const resource = safeParse(ResourceUrlSchema, body.paymentPayload['resource']);
@@ -311,6 +315,7 @@ function batchAttemptOf(
     method,
     requestHash: body.requestHash ?? null,
     idempotencyKey: idempotencyKey(request.headers['idempotency-key']),
+    paymentId: paymentId.id,
   };
   const payeeSide = bearerOf(request) !== null;
   if (payeeSide) requireSeller(deps.sellerTokens, request, requirements.payTo);
@@ -347,6 +352,8 @@ function verifyInput(envelope: VerifyEnvelope, key: string | null): Input {
   const body = parsed.data;
   const decoded = decodePayment(body.paymentPayload);
   if (!decoded.ok) return { rejection: 'PAYMENT_MALFORMED', message: decoded.message };
+  const paymentId = readPaymentId(body.paymentPayload);
+  if (!paymentId.ok) return { rejection: 'invalid_payment_identifier', message: paymentId.message };
   const resource = safeParse(ResourceUrlSchema, body.paymentPayload['resource']);
   const requirements = body.paymentRequirements;
   const method = body.method ?? '';
@@ -357,6 +364,7 @@ function verifyInput(envelope: VerifyEnvelope, key: string | null): Input {
     method,
     requestHash: body.requestHash ?? null,
     idempotencyKey: key,
+    paymentId: paymentId.id,
   };
 }
 
