@@ -93,7 +93,8 @@ export function x402Routes(deps: X402Deps): AnyRoute[] {
       auth: SELLER_AUTH,
       responses: {
         200: {
-          description: 'isValid true with the receipt, or isValid false with the reason',
+          description:
+            'isValid true with the receipt, or isValid false with the reason. A payment named with x402’s payment-identifier (paymentPayload.extensions["payment-identifier"].info.id) and accepted before is answered again for the same request; the id on another payment is invalid_payment_identifier_conflict, a malformed id invalid_payment_identifier',
           schema: VerifyResponseSchema,
         },
         400: { description: 'Malformed request', schema: ErrorBodySchema },
@@ -156,7 +157,8 @@ export function x402Routes(deps: X402Deps): AnyRoute[] {
       auth: SELLER_AUTH,
       responses: {
         200: {
-          description: 'success true with the receipt, or success false with the reason',
+          description:
+            'success true with the receipt, or success false with the reason. A payment named with x402’s payment-identifier and charged before is answered with its first charge again, not charged twice; the id on another payment is invalid_payment_identifier_conflict, a malformed id invalid_payment_identifier',
           schema: SettleResponseSchema,
         },
         400: { description: 'Malformed request', schema: ErrorBodySchema },
