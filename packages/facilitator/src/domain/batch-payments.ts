@@ -162,7 +162,7 @@ export class BatchPayments {
     const named = await this.named(input);
     if (named) return named;
     const checked = await this.check(input);
-    if (!checked.ok) return (await this.replay(input)) ?? checked;
+    if (!checked.ok) return (await this.again(input)) ?? checked;
     let channel = checked.channel;
     const payer = channel.record.payer;
     const fingerprint = fingerprintOf(input);
@@ -174,7 +174,7 @@ export class BatchPayments {
       const fits = own
         ? this.within(record, input.payment.cumulative, input.amount, payer)
         : this.fits(record, input.payment.cumulative, price, payer);
-      if (!fits.ok) return (await this.replay(input)) ?? fits;
+      if (!fits.ok) return (await this.again(input)) ?? fits;
       if (!own && input.amount > price)
         return {
           ...this.refuse(
@@ -195,7 +195,7 @@ export class BatchPayments {
       if (!reloaded) return { ...this.refuse('channel_not_found', `Channel ${record.id} disappeared.`), payer };
       channel = reloaded;
     }
-    return (await this.replay(input)) ?? this.busy(channel.record, payer);
+    return (await this.again(input)) ?? this.busy(channel.record, payer);
   }
 
   /** The checks of every payment, and the channel bound to this facilitator as its receiver authorizer. */
@@ -375,6 +375,14 @@ export class BatchPayments {
     if (found.kind === 'new') return null;
     if (found.kind === 'conflict') return { ok: false, code: found.code, message: found.message };
     return this.answerOf(found.response);
+  }
+
+  /**
+   * The first answer of this very payment, to a copy that lost the race to it: under its
+   * Idempotency-Key, or under its payment id (a copy that charged while this one was checked).
+   */
+  private async again(input: BatchInput): Promise<BatchSettled | null> {
+    return (await this.replay(input)) ?? (await this.named(input));
   }
 
   /** The first answer given under this Idempotency-Key for this very payment, if any. */

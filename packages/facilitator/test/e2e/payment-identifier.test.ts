@@ -154,6 +154,16 @@ describe('payment-identifier: the same payment under the same id is answered aga
     expect(await channel(b.channelId)).toMatchObject({ charged: 2n * PRICE, vouchers: 2 });
   });
 
+  it('copies of a named payment sent at once: each is answered as the one charge', async () => {
+    const b = await h.buyer({ batch: true, payee: payTo });
+    served.length = 0;
+    const header = batchHeader(b, PRICE, generatePaymentId());
+    const answers = await Promise.all(Array.from({ length: 4 }, () => send(`${sellerUrl}/weather?city=race`, header)));
+    expect(answers.map((r) => r.status)).toEqual([200, 200, 200, 200]);
+    expect(new Set(answers.map((r) => r.headers.get('payment-response'))).size).toBe(1);
+    expect(await channel(b.channelId)).toEqual({ lastAccepted: PRICE, charged: PRICE, vouchers: 1 });
+  });
+
   it('without an id, the same payment sent again is not served again (the corrective 402)', async () => {
     const b = await h.buyer({ batch: true, payee: payTo });
     served.length = 0;
