@@ -234,6 +234,54 @@ describe('payment-identifier: the same payment under the same id is answered aga
     expect(next.payment?.cumulative).toBe((2n * PRICE).toString());
   });
 
+  it('at the facilitator, channel scheme: /verify and /settle of the same payment under its id answer the same receipt, accepted once', async () => {
+    const b = await h.buyer({ payee: payTo });
+    const requirements = h.requirements({ payTo, amount: PRICE.toString() });
+    const body = (id: string, cumulative: bigint, resource = `${sellerUrl}/direct`) =>
+      JSON.stringify({
+        x402Version: 2,
+        paymentPayload: {
+          x402Version: 2,
+          accepted: requirements,
+          payload: b.signer.sign(cumulative),
+          resource: { url: resource },
+          extensions: { [PAYMENT_IDENTIFIER]: { info: { required: false, id } } },
+        },
+        paymentRequirements: requirements,
+        method: 'GET',
+      });
+    const post = async (route: '/verify' | '/settle', json: string) => {
+      const res = await fetch(`${h.url}${route}`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: json,
+      });
+      expect(res.status).toBe(200);
+      return (await res.json()) as {
+        isValid?: boolean;
+        success?: boolean;
+        receipt?: { id: string };
+        invalidReason?: string;
+        errorReason?: string;
+      };
+    };
+    const id = generatePaymentId();
+    const first = await post('/verify', body(id, PRICE));
+    expect(first).toMatchObject({ isValid: true });
+    const receiptId = first.receipt!.id;
+    expect((await post('/verify', body(id, PRICE))).receipt?.id).toBe(receiptId);
+    const settled = await post('/settle', body(id, PRICE));
+    expect(settled.success).toBe(true);
+    expect(settled.receipt?.id).toBe(receiptId);
+    expect((await post('/settle', body(id, PRICE))).receipt?.id).toBe(receiptId);
+    expect(await channel(b.channelId)).toMatchObject({ lastAccepted: PRICE, vouchers: 1 });
+    expect((await post('/verify', body(id, 2n * PRICE))).invalidReason).toBe('invalid_payment_identifier_conflict');
+    expect((await post('/settle', body(id, PRICE, `${sellerUrl}/other`))).errorReason).toBe(
+      'invalid_payment_identifier_conflict',
+    );
+    expect(await channel(b.channelId)).toMatchObject({ lastAccepted: PRICE, vouchers: 1 });
+  });
+
   it('survives a restart of the facilitator: the same payment under its id is still answered as charged, once', async () => {
     const b = await h.buyer({ batch: true, payee: payTo });
     served.length = 0;
