@@ -17,11 +17,15 @@ export const REASON_STATUS = {
   UNSUPPORTED_VERSION: 402,
   PAYMENT_MALFORMED: 400,
   BAD_REQUEST: 400,
+  /** x402's payment-identifier extension: the id is not 16–128 of [A-Za-z0-9_-]. */
+  invalid_payment_identifier: 400,
   UNAUTHORIZED: 401,
   FORBIDDEN: 403,
   NOT_FOUND: 404,
   STREAM_NOT_FOUND: 404,
   CONFLICT: 409,
+  /** x402's payment-identifier extension (payment-identifier.ts): the id is another payment's. */
+  invalid_payment_identifier_conflict: 409,
   REPORT_NOT_VERIFIED: 422,
   RATE_LIMITED: 429,
   INTERNAL: 500,
@@ -39,7 +43,11 @@ export type PaymentRejection =
       [K in ReasonCode]: (typeof REASON_STATUS)[K] extends 402 ? K : never;
     }[ReasonCode]
   | 'PAYMENT_MALFORMED'
-  | 'RATE_LIMITED';
+  | 'RATE_LIMITED'
+  | PaymentIdRejection;
+
+/** A payment refused for its `payment-identifier` (payment-identifier.ts), whatever its scheme. */
+export type PaymentIdRejection = 'invalid_payment_identifier' | 'invalid_payment_identifier_conflict';
 
 export const DEFAULT_MESSAGES: Record<ReasonCode, string> = {
   PAYMENT_REQUIRED: 'Payment required: send a signed voucher in the PAYMENT-SIGNATURE header.',
@@ -59,6 +67,10 @@ export const DEFAULT_MESSAGES: Record<ReasonCode, string> = {
   UNSUPPORTED_VERSION: 'This facilitator speaks x402 versions 1 and 2.',
   PAYMENT_MALFORMED: 'The payment payload is malformed.',
   BAD_REQUEST: 'The request is malformed.',
+  invalid_payment_identifier:
+    'The payment identifier (extensions.payment-identifier.info.id) must be 16–128 characters of [A-Za-z0-9_-]; send a new one.',
+  invalid_payment_identifier_conflict:
+    'This payment identifier was used for another payment or request; send this payment with a new identifier.',
   UNAUTHORIZED: 'Authentication is required.',
   FORBIDDEN: 'This request is not allowed.',
   NOT_FOUND: 'Not found.',

@@ -17,6 +17,7 @@ export * from './ledger-pool-wire.js';
 export * from './ledger-wire.js';
 export * from './network.js';
 export * from './owed.js';
+export * from './payment-identifier.js';
 export * from './receipt.js';
 export * from './revenue-wire.js';
 export * from './safe-parse.js';

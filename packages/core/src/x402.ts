@@ -1,4 +1,5 @@
 // x402 version 2 wire types for the `channel` scheme (spec "402 body"; docs/protocol.md#payment-payload to #receipts).
+import { PAYMENT_IDENTIFIER, PaymentIdentifierDeclarationSchema } from './payment-identifier.js';
 import { z } from 'zod';
 import {
   zAddress,
@@ -88,7 +89,11 @@ export const PaymentRequiredSchema = z
       .array(z.union([PaymentRequirementsSchema, BatchRequirementsSchema]))
       .min(1)
       .max(8),
-    extensions: z.object({ bazaar: BazaarSchema }),
+    /** `payment-identifier` with the `batch-settlement` option only: the `channel`-only 402 is the specification's. */
+    extensions: z.object({
+      bazaar: BazaarSchema,
+      [PAYMENT_IDENTIFIER]: PaymentIdentifierDeclarationSchema.optional(),
+    }),
   })
   .meta({ id: 'PaymentRequired' });
 export type PaymentRequired = z.infer<typeof PaymentRequiredSchema>;

@@ -13,7 +13,10 @@ import {
   decodeJsonHeader,
   encodeJsonHeader,
   isBatchPaymentPayload,
+  PAYMENT_IDENTIFIER,
+  readPaymentId,
   requestHash,
+  statusOf,
 } from '@svc/core';
 import type {
   Bazaar,
@@ -118,6 +121,17 @@ export class Gate {
       return this.batch(req, json.value as Record<string, unknown>, offered, resourceUrl, bazaar, terms, v2Header);
     const decoded = json.ok ? decodePayment(json.value) : json;
     if (!json.ok || !decoded.ok) return terms('PAYMENT_MALFORMED', 'gateway', decoded.ok ? '' : decoded.message);
+    const buyer = json.value as Record<string, unknown>;
+    const named = readPaymentId(buyer);
+    if (!named.ok)
+      return passError(
+        statusOf('invalid_payment_identifier'),
+        paymentIdError('invalid_payment_identifier', 'gateway', named.message),
+        {},
+      );
+    // The buyer's payment-identifier goes on with the payment; the rest of its extensions are the seller's to say.
+    const buyerExtensions = buyer['extensions'] as Record<string, unknown> | undefined;
+    const id = named.id === null ? {} : { [PAYMENT_IDENTIFIER]: buyerExtensions?.[PAYMENT_IDENTIFIER] };
 
     const body: VerifyRequest = {
       x402Version: decoded.value.x402Version,
@@ -129,7 +143,7 @@ export class Gate {
           description: this.options.description ?? '',
           mimeType: mimeTypeOf(this.options.unit),
         },
-        extensions: { bazaar },
+        extensions: { ...id, bazaar },
       },
       paymentRequirements: requirements,
       method: req.method.toUpperCase(),
@@ -144,6 +158,16 @@ export class Gate {
     }
     if (reply.kind === 'error') return this.facilitatorError(reply, terms);
     const { verdict } = reply;
+    if (
+      !verdict.isValid &&
+      (verdict.invalidReason === 'invalid_payment_identifier' ||
+        verdict.invalidReason === 'invalid_payment_identifier_conflict')
+    )
+      return passError(
+        statusOf(verdict.invalidReason),
+        paymentIdError(verdict.invalidReason, 'facilitator', verdict.invalidMessage),
+        {},
+      );
     if (!verdict.isValid) return terms(verdict.invalidReason, 'facilitator', verdict.invalidMessage);
     if (!('receipt' in verdict.extra)) return unavailable('the facilitator answered /verify without a receipt');
     const { receipt: payment, attestToken: token } = verdict.extra;
@@ -187,6 +211,13 @@ export class Gate {
       );
     const decoded = decodeBatchPayment(payload);
     if (!decoded.ok) return terms(batchCode('voucher_payload'), 'gateway', decoded.message);
+    const named = readPaymentId(payload);
+    if (!named.ok)
+      return passError(
+        statusOf('invalid_payment_identifier'),
+        paymentIdError('invalid_payment_identifier', 'gateway', named.message),
+        {},
+      );
     return heldBatch({
       facilitator: this.deps.facilitator,
       payTo: this.deps.payTo,
@@ -209,7 +240,13 @@ export class Gate {
         requestHash: requestHash(req.method, req.url, req.rawBody ?? null),
       },
       payment: decoded.value,
-      terms,
+      terms: (error, source, message, correction) =>
+        // x402's payment-identifier: the id is another payment's (409), or malformed (400). A copy
+        // of a payment charged under its id is answered as charged, and served again: the meter
+        // keeps no body to replay, so the handler runs again and the buyer is not charged again.
+        error === 'invalid_payment_identifier' || error === 'invalid_payment_identifier_conflict'
+          ? passError(statusOf(error), paymentIdError(error, source, message), {})
+          : terms(error, source, message, correction),
       unavailable,
       facilitatorError: (reply) => this.facilitatorError(reply, terms),
     });
@@ -250,6 +287,14 @@ export type TermsOf = (
   message: string,
   correction?: Correction,
 ) => GateOutcome;
+
+function paymentIdError(
+  error: 'invalid_payment_identifier' | 'invalid_payment_identifier_conflict',
+  source: 'gateway' | 'facilitator',
+  message: string | undefined,
+): ErrorBody {
+  return { error, source, message: message ?? DEFAULT_MESSAGES[error] };
+}
 
 function payment402(body: PaymentRequired): GateOutcome {
   return {

@@ -1,6 +1,6 @@
 // Payment terms: the 402 body (spec "402 body"; docs/protocol.md#the-402-answer) built from the meter's options and
 // the facilitator's /supported answer.
-import { X402_VERSION, batchTermsOf, formatUnits } from '@svc/core';
+import { PAYMENT_IDENTIFIER, X402_VERSION, batchTermsOf, formatUnits, paymentIdentifierDeclaration } from '@svc/core';
 import type {
   Bazaar,
   BatchKind,
@@ -125,7 +125,11 @@ export function paymentRequired(c: TermsContext): PaymentRequired {
     message: c.message,
     resource: { url: c.resourceUrl, description: c.options.description ?? '', mimeType: mimeTypeOf(c.options.unit) },
     accepts: batch ? [c.terms.channel, batch] : [c.terms.channel],
-    extensions: { bazaar: c.bazaar },
+    // x402's payment-identifier is honoured for batch-settlement payments only (the facilitator's
+    // payment-ids.ts): it is declared with that option, and a channel-only 402 stays as it was.
+    extensions: batch
+      ? { bazaar: c.bazaar, [PAYMENT_IDENTIFIER]: paymentIdentifierDeclaration() }
+      : { bazaar: c.bazaar },
   };
 }
 

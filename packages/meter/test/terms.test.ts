@@ -1,6 +1,12 @@
 // The 402 terms, built from the meter's options and the facilitator's /supported answer.
 import { describe, expect, it } from 'vitest';
-import { PaymentRequiredSchema, contractFromRaw, randomKeypair } from '@svc/core';
+import {
+  PaymentRequiredSchema,
+  batchTermsOf,
+  contractFromRaw,
+  paymentIdentifierDeclaration,
+  randomKeypair,
+} from '@svc/core';
 import type { SupportedResponse } from '@svc/core';
 import { bazaarFor, paymentRequired, requirementsFor } from '@svc/meter';
 
@@ -95,5 +101,26 @@ describe('payment terms', () => {
     });
     expect(PaymentRequiredSchema.parse(body)).toEqual(body);
     expect(body.resource).toEqual({ url: 'https://seller.example/x', description: 'd', mimeType: 'application/json' });
+  });
+
+  it('declares payment-identifier (not required) with the batch-settlement option only: a channel-only 402 is unchanged', () => {
+    const options = { price: 5000n, unit: 'request' as const };
+    const channel = requirementsFor(options, payTo, supported);
+    const bazaar = bazaarFor(options, 'GET', new URLSearchParams());
+    const context = {
+      error: 'PAYMENT_REQUIRED',
+      source: 'gateway' as const,
+      message: 'm',
+      resourceUrl: 'https://s.example/x',
+      bazaar,
+      options,
+    };
+    const channelOnly = paymentRequired({ ...context, terms: { channel, batch: null } });
+    expect(Object.keys(channelOnly.extensions)).toEqual(['bazaar']);
+    const both = paymentRequired({ ...context, terms: { channel, batch: batchTermsOf(channel, signer) } });
+    expect(both.extensions).toEqual({ bazaar, 'payment-identifier': paymentIdentifierDeclaration() });
+    expect(both.extensions['payment-identifier']?.info).toEqual({ required: false });
+    expect(PaymentRequiredSchema.parse(both)).toEqual(both);
+    expect(PaymentRequiredSchema.parse(channelOnly)).toEqual(channelOnly);
   });
 });

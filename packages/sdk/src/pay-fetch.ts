@@ -12,9 +12,11 @@ import {
   owedPerPayment,
   PaymentRequiredSchema,
   readPaymentResponse,
+  PAYMENT_ID_RE,
   safeParse,
   SupportedResponseSchema,
   verifyReceipt,
+  withPaymentId,
 } from '@svc/core';
 import type { PaymentRequired, PaymentRequirements, PaymentResponse } from '@svc/core';
 import type { ChannelSigner } from './channel-signer.js';
@@ -29,6 +31,13 @@ export interface PayFetchOptions {
   maxAmount?: bigint;
   /** Receipt signers to trust; read from the facilitator's /supported when omitted. */
   trustedSigners?: readonly string[];
+  /**
+   * x402's payment-identifier: this request's name for its payment (16–128 of [A-Za-z0-9_-]), sent
+   * where the seller's 402 declares the extension. Call payFetch again for the same request with
+   * the same id (after a lost answer, a 503): the payment is the same one, answered as charged and
+   * not charged twice. A new request needs a new id (generatePaymentId from @svc/core).
+   */
+  paymentId?: string;
 }
 
 export class PaymentError extends Error {
@@ -70,16 +79,22 @@ export async function payFetch(
       first,
     );
   }
+  if (options.paymentId !== undefined && !PAYMENT_ID_RE.test(options.paymentId))
+    throw new PaymentError(
+      'paymentId must be 16–128 characters of [A-Za-z0-9_-] (generatePaymentId makes one)',
+      'BAD_PAYMENT_ID',
+    );
   const signer = typeof options.signer === 'function' ? await options.signer(accept) : options.signer;
   checkChannelFits(signer, accept);
+  const named = options.paymentId === undefined ? undefined : withPaymentId(terms.extensions, options.paymentId);
   return signer.exclusive(async () => {
-    let paid = await payOnce(doFetch, url, init, terms, accept, signer, owed);
+    let paid = await payOnce(doFetch, url, init, terms, accept, signer, owed, named);
     const code = paid.res.status === 402 ? rejectionCode(paid.res) : null;
     if (code === 'VOUCHER_NOT_INCREASING' || code === 'VOUCHER_UNDERPAID') {
       // Our books were behind the facilitator's (a lost answer, a wallet file saved before its
       // last payment): catch up, once, but never past what this signer itself signed.
       await resync(doFetch, accept, signer, paid.res);
-      paid = await payOnce(doFetch, url, init, terms, accept, signer, owed);
+      paid = await payOnce(doFetch, url, init, terms, accept, signer, owed, named);
     }
     const { res, cumulative } = paid;
     // A seller whose handler failed after its gate took the payment still answers with the receipt:
@@ -100,9 +115,15 @@ async function payOnce(
   accept: PaymentRequirements,
   signer: ChannelSigner,
   owed: bigint,
+  extensions: Record<string, unknown> | undefined,
 ): Promise<{ res: Response; cumulative: bigint }> {
   const payload = signer.next(owed);
-  const header = encodeJsonHeader({ x402Version: 2, accepted: accept, payload, resource: terms.resource });
+  // The same request again signs the same voucher (its books moved only with a paid answer), under the same id.
+  const named =
+    extensions && extensions['payment-identifier']
+      ? { extensions: { 'payment-identifier': extensions['payment-identifier'] } }
+      : {};
+  const header = encodeJsonHeader({ x402Version: 2, accepted: accept, payload, resource: terms.resource, ...named });
   const headers = new Headers(init.headers);
   headers.set('PAYMENT-SIGNATURE', header);
   return { res: await doFetch(url, { ...init, headers }), cumulative: BigInt(payload.cumulative) };

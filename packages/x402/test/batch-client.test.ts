@@ -2,7 +2,7 @@
 // through the onPaymentResponse hook — a paid answer adopted only when it adds up, a corrective
 // 402 only when the channel's own voucher key proves it.
 import { describe, expect, it } from 'vitest';
-import { fromHex, randomKeypair, toHex, voucherContext } from '@svc/core';
+import { PAYMENT_ID_RE, fromHex, paymentIdentifierDeclaration, randomKeypair, toHex, voucherContext } from '@svc/core';
 import type { BatchRequirements, PaymentRequirements as SvcRequirements } from '@svc/core';
 import { x402Client } from '@x402/core/client';
 import type { PaymentResponseContext } from '@x402/core/client';
@@ -145,6 +145,33 @@ describe('BatchSettlementStellarScheme.createPaymentPayload', () => {
     expect(signer.pendingDeposit).toBeNull();
     expect(signer.deposit).toBe(1_000_000n);
     expect((await pay()).payload).toMatchObject({ type: 'voucher' });
+  });
+
+  it('names each payment with a fresh payment-identifier id where the 402 declares the extension, and only there', async () => {
+    const { f, client, respond, settled } = setup();
+    const declared = { bazaar: {}, 'payment-identifier': paymentIdentifierDeclaration() };
+    const payNamed = async (extensions: Record<string, unknown>, charged: string) => {
+      const result = await client.createPaymentPayload(2, asX402(f.batchTerms), { extensions });
+      const paymentPayload: PaymentPayload = {
+        x402Version: 2,
+        accepted: asX402(f.batchTerms),
+        payload: result.payload,
+      };
+      await respond({ paymentPayload, settleResponse: settled('5000', charged) });
+      return result.extensions;
+    };
+    const idOf = (e: Record<string, unknown> | undefined) =>
+      (e?.['payment-identifier'] as { info: { required: boolean; id: string } }).info;
+    const first = await payNamed(declared, '5000');
+    expect(idOf(first).required).toBe(false);
+    expect(idOf(first).id).toMatch(PAYMENT_ID_RE);
+    expect(Object.keys(first ?? {})).toEqual(['payment-identifier']);
+    // The declaration is left as the seller sent it (@x402/core merges the payment's id into it).
+    expect(declared['payment-identifier'].info).toEqual({ required: false });
+    const second = await payNamed(declared, '10000');
+    expect(idOf(second).id).toMatch(PAYMENT_ID_RE);
+    expect(idOf(second).id).not.toBe(idOf(first).id);
+    expect(await payNamed({ bazaar: {} }, '15000')).toBeUndefined();
   });
 
   it('refuses what it cannot pay: x402 v1, channel terms, a price of 0, the spend cap, another authorizer or payee', async () => {

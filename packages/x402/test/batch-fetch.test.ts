@@ -35,6 +35,8 @@ const MISMATCH = 'invalid_batch_settlement_stellar_cumulative_amount_mismatch';
 interface Exchange {
   url: string;
   voucher: BatchVoucher | null;
+  /** The PAYMENT-SIGNATURE sent, as sent. */
+  header: string | null;
   status: number;
   error: string | undefined;
 }
@@ -84,6 +86,7 @@ describe('batch-settlement with @x402/fetch and @x402/express on an svc facilita
       exchanges.push({
         url: req.url,
         voucher: sent ? decoded<{ payload: { voucher: BatchVoucher } }>(sent).payload.voucher : null,
+        header: sent,
         status: res.status,
         error: required ? decoded<PaymentRequired>(required).error : undefined,
       });
@@ -122,6 +125,32 @@ describe('batch-settlement with @x402/fetch and @x402/express on an svc facilita
     expect(b.ceilings()).toEqual([5000n, 10_000n, 15_000n, 20_000n]);
     expect(b.exchanges.filter((e) => e.voucher && e.status !== 200)).toEqual([]);
     expect(await view(channel.channelId)).toMatchObject({ charged: '20000', lastAccepted: '20000' });
+  });
+
+  it('(f) payment-identifier: the buyer names each payment at an svc meter; the same payment sent again is answered the same and charged once', async () => {
+    const b = await buyer();
+    const url = `${h.url}/demo/book`;
+    const res = await b.pay(url);
+    expect(res.status).toBe(200);
+    const paid = b.exchanges.at(-1)!;
+    const sent = decoded<{ extensions: Record<string, { info: { required: boolean; id: string } }> }>(paid.header);
+    expect(sent.extensions['payment-identifier']?.info).toEqual({
+      required: false,
+      id: expect.stringMatching(/^pay_[0-9a-f]{32}$/),
+    });
+    const channelId = b.wallet.channels[0]!.channelId;
+    const before = await view(channelId);
+    expect(before).toMatchObject({ charged: PRICE.toString() });
+    // The answer was lost: the buyer sends the very same payment again.
+    const again = await fetch(url, { headers: { 'payment-signature': paid.header! } });
+    expect(again.status).toBe(200);
+    expect(decoded<SettleAnswer>(again.headers.get('payment-response')).extra.receipt).toEqual(
+      decoded<SettleAnswer>(res.headers.get('payment-response')).extra.receipt,
+    );
+    expect(await view(channelId)).toEqual(before);
+    // The buyer's next payment is the next ceiling, under a new id.
+    expect((await b.pay(url)).status).toBe(200);
+    expect(b.ceilings()).toEqual([PRICE, 2n * PRICE]);
   });
 
   it('(b) pays an @x402/express seller; a settlement override charges less, and the next ceiling follows the charged total', async () => {

@@ -12,6 +12,7 @@ import { formatUnits, sha256, signReceipt, signReceiptAsync, toHex, utf8 } from 
 import type {
   BatchCode,
   BatchCodeName,
+  PaymentIdRejection,
   BatchPayment,
   BatchRequirements,
   ChannelState,
@@ -30,6 +31,7 @@ import type { EventLog } from './event-log.js';
 import type { LatencyWindow } from './latency.js';
 import type { DepositLanded, DepositRefused, Deposits } from './deposits.js';
 import type { PaymentChecks, Rejection } from './payment-checks.js';
+import { PaymentIds, paymentIdFingerprint } from './payment-ids.js';
 
 /** How long a verified payment holds its channel, at least and at most (its terms' maxTimeoutSeconds between). */
 const RESERVATION_MIN_S = 60;
@@ -55,11 +57,13 @@ export interface BatchInput {
   extraOps?: (charged: { receipt: Receipt }) => WriteOp[];
   /** The client's address, for the sponsored-deposit limit per address (deposits.ts). */
   ip?: string | null;
+  /** x402's payment-identifier (payment-ids.ts): the buyer's name for this payment, if it gave one. */
+  paymentId?: string | null;
 }
 
 export interface BatchRefused {
   ok: false;
-  code: BatchCode | 'RATE_LIMITED';
+  code: BatchCode | 'RATE_LIMITED' | PaymentIdRejection;
   message: string;
   payer?: string;
   retryAfter?: number;
@@ -123,14 +127,21 @@ interface SettleRecord {
 
 export class BatchPayments {
   readonly #judged: BatchJudgedHook[] = [];
+  private readonly ids: PaymentIds;
 
-  constructor(private readonly deps: BatchPaymentsDeps) {}
+  constructor(private readonly deps: BatchPaymentsDeps) {
+    this.ids = new PaymentIds(deps.store, deps.clock);
+  }
 
   onJudged(hook: BatchJudgedHook): void {
     this.#judged.push(hook);
   }
 
-  /** POST /verify: the payment is valid for its price, and the channel is reserved for it. */
+  /**
+   * POST /verify: the payment is valid for its price, and the channel is reserved for it. A payment
+   * its buyer named (payment-identifier) that was settled already is valid again, for its own
+   * request: its /settle answers the first charge.
+   */
   verify(input: BatchInput): Promise<BatchVerified> {
     return this.judged('verify', () => this.verifyNow(input));
   }
@@ -171,6 +182,8 @@ export class BatchPayments {
   }
 
   private async verifyNow(input: BatchInput): Promise<BatchVerified> {
+    const named = await this.named(input);
+    if (named) return named.ok ? { ok: true, payer: named.payer, channelState: named.channelState } : named;
     const checked = await this.check(input);
     if (!checked.ok) return checked;
     let channel = checked.channel;
@@ -215,8 +228,10 @@ export class BatchPayments {
    */
   private async settleNow(input: BatchInput): Promise<BatchSettled> {
     const started = performance.now();
+    const named = await this.named(input);
+    if (named) return named;
     const checked = await this.check(input);
-    if (!checked.ok) return (await this.replay(input)) ?? (await this.recover(input)) ?? checked;
+    if (!checked.ok) return (await this.again(input)) ?? (await this.recover(input)) ?? checked;
     const settled = await this.settleChecked(input, checked.channel, started);
     const deposited = checked.deposit?.deposited;
     return settled.ok && deposited ? { ...settled, deposit: deposited } : settled;
@@ -238,7 +253,7 @@ export class BatchPayments {
       const fits = own
         ? this.within(record, input.payment.cumulative, input.amount, payer)
         : this.fits(record, input.payment.cumulative, price, payer);
-      if (!fits.ok) return (await this.replay(input)) ?? (await this.recover(input)) ?? fits;
+      if (!fits.ok) return (await this.again(input)) ?? (await this.recover(input)) ?? fits;
       if (!own && input.amount > price)
         return {
           ...this.refuse(
@@ -265,7 +280,7 @@ export class BatchPayments {
       if (!reloaded) return { ...this.refuse('channel_not_found', `Channel ${record.id} disappeared.`), payer };
       channel = reloaded;
     }
-    return (await this.replay(input)) ?? this.busy(channel.record, payer);
+    return (await this.again(input)) ?? this.busy(channel.record, payer);
   }
 
   /**
@@ -398,10 +413,28 @@ export class BatchPayments {
         at,
       });
     }
+    if (input.paymentId) {
+      const kept: SettleRecord = {
+        receiptId: receipt.id,
+        chargedAmount: formatUnits(input.amount),
+        channelState,
+        remaining: response.remaining,
+        latencyMs,
+      };
+      ops.push(
+        this.ids.record(input.requirements.payTo, input.paymentId, idFingerprint(input), JSON.stringify(kept), at),
+      );
+    }
     let written = await this.deps.events.commit(ops);
-    if (!written.ok && written.reason === 'duplicate' && ops[written.op]?.op === 'idempotency')
+    if (!written.ok && written.reason === 'duplicate' && ops[written.op]?.op === 'idempotency') {
       // The key was another payment's: charge this one without remembering it.
-      written = await this.deps.events.commit(ops.filter((op) => op.op !== 'idempotency'));
+      ops.splice(written.op, 1);
+      written = await this.deps.events.commit(ops);
+    }
+    // The payment id was taken meanwhile (another copy charged first, or another payment): nothing
+    // was charged here; that copy's answer, or the conflict.
+    if (!written.ok && written.reason === 'duplicate' && ops[written.op]?.op === 'payment.id')
+      return (await this.named(input)) ?? null;
     // The charge itself lost its compare-and-set: reload and retry. An extra op refused: conflict.
     if (!written.ok) return written.op >= 3 && written.op < 3 + extra.length ? 'conflict' : null;
     this.deps.book.charged(record.id, charged, payment.cumulative, payment.signature, at);
@@ -475,6 +508,26 @@ export class BatchPayments {
     if (!answer) return null;
     const taken = await this.deps.store.write([{ op: 'idempotency.take', key, fingerprint }]);
     return taken.ok ? answer : null;
+  }
+
+  /**
+   * A payment its buyer named (payment-identifier): the answer it was charged with, if it was; the
+   * conflict if the id names another payment; null if the id is new (or none was given).
+   */
+  private async named(input: BatchInput): Promise<BatchSettled | null> {
+    if (!input.paymentId) return null;
+    const found = await this.ids.lookup(input.requirements.payTo, input.paymentId, idFingerprint(input));
+    if (found.kind === 'new') return null;
+    if (found.kind === 'conflict') return { ok: false, code: found.code, message: found.message };
+    return this.firstAnswer(found.response);
+  }
+
+  /**
+   * The first answer of this very payment, to a copy that lost the race to it: under its
+   * Idempotency-Key, or under its payment id (a copy that charged while this one was checked).
+   */
+  private async again(input: BatchInput): Promise<BatchSettled | null> {
+    return (await this.replay(input)) ?? (await this.named(input));
   }
 
   /** The first answer given under this Idempotency-Key for this very payment, if any. */
@@ -584,6 +637,23 @@ export function fingerprintOf(input: BatchInput): string {
     input.requestHash ?? '',
   ];
   return toHex(sha256(utf8(JSON.stringify(parts.map(String)))));
+}
+
+/** What a payment id is bound to: this payment, for this request, on these terms. */
+function idFingerprint(input: BatchInput): string {
+  const { payment, requirements } = input;
+  return paymentIdFingerprint({
+    scheme: requirements.scheme,
+    network: requirements.network,
+    asset: requirements.asset,
+    payTo: requirements.payTo,
+    channelId: payment.channelId.toString(),
+    cumulative: payment.cumulative.toString(),
+    signature: payment.signature,
+    resource: input.resource,
+    method: input.method,
+    requestHash: input.requestHash,
+  });
 }
 
 function reservedByOther(record: ChannelRecord, fingerprint: string, now: string): boolean {

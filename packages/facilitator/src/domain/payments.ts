@@ -171,6 +171,12 @@ export class Payments {
         const again = await this.deps.verifier.verify(input);
         if (again.ok) return { ok: true, answer: settled(again.response) };
       }
+      if (input.paymentId) {
+        // The same payment under its payment-identifier (payment-ids.ts): its first answer, once more.
+        const again = await this.deps.verifier.verify(input);
+        if (again.ok) return { ok: true, answer: settled(again.response) };
+        if (again.code === 'invalid_payment_identifier_conflict') return again;
+      }
       return {
         ok: false,
         code: 'VOUCHER_NOT_INCREASING',

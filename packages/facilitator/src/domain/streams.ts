@@ -331,7 +331,12 @@ export class StreamSessions {
     if (!outcome.ok) {
       if (outcome.code === 'RATE_LIMITED')
         throw new SvcError('RATE_LIMITED', outcome.message, { retryAfter: outcome.retryAfter ?? 60 });
-      throw new SvcError(svcCodeOfBatch(outcome.code), `${outcome.message} (${outcome.code})`);
+      // A stream slice carries no payment id: its refusals are the scheme's own.
+      const code =
+        outcome.code === 'invalid_payment_identifier' || outcome.code === 'invalid_payment_identifier_conflict'
+          ? 'CONFLICT'
+          : svcCodeOfBatch(outcome.code);
+      throw new SvcError(code, `${outcome.message} (${outcome.code})`);
     }
     if (!outcome.response || required === null)
       throw new SvcError(

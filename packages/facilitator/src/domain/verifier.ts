@@ -28,6 +28,7 @@ import type { LatencyWindow } from './latency.js';
 import { answerOf } from './payment-response.js';
 import { fail, pass } from './payment-checks.js';
 import type { PaymentChecks, Step } from './payment-checks.js';
+import { PaymentIds, paymentIdFingerprint } from './payment-ids.js';
 
 const MAX_CAS_ATTEMPTS = 4;
 
@@ -38,6 +39,8 @@ export interface VerifyInput {
   method: string;
   requestHash: string | null;
   idempotencyKey: string | null;
+  /** x402's payment-identifier (payment-ids.ts): the buyer's name for this payment, if it gave one. */
+  paymentId?: string | null;
   /**
    * More ops for the same atomic write as the advance (a stream slice credited with its voucher).
    * If one of them fails, nothing is accepted and the answer is CONFLICT: the caller, which knows
@@ -55,7 +58,12 @@ export type VerifyOutcome =
     }
   | { ok: false; code: PaymentRejection | 'CONFLICT'; message: string; payer?: string; retryAfter?: number };
 
-type Advanced = { kind: 'accepted'; response: PaymentResponse } | { kind: 'lost' } | { kind: 'conflict' };
+type Advanced =
+  | { kind: 'accepted'; response: PaymentResponse }
+  | { kind: 'lost' }
+  | { kind: 'conflict' }
+  /** The payment id was taken meanwhile: nothing accepted; what the id holds answers. */
+  | { kind: 'named' };
 
 /**
  * Runs after every verification, with its outcome (or the error it threw: the ledger or the store
@@ -89,8 +97,25 @@ export class Verifier {
   /** unserved() calls this process is making now (recover() waits for them). */
   private readonly unservedInFlight = new Set<Promise<boolean>>();
   readonly #verified: VerifiedHook[] = [];
+  private readonly ids: PaymentIds;
 
-  constructor(private readonly deps: VerifierDeps) {}
+  constructor(private readonly deps: VerifierDeps) {
+    this.ids = new PaymentIds(deps.store, deps.clock);
+  }
+
+  /**
+   * A payment its buyer named (payment-identifier): its first answer if it was accepted under the
+   * id, the conflict if the id names another payment, null if the id is new (or none was given).
+   * Looked up before the checks: an accepted voucher is not increasing any more.
+   */
+  private async named(input: VerifyInput): Promise<VerifyOutcome | null> {
+    if (!input.paymentId) return null;
+    const found = await this.ids.lookup(input.requirements.payTo, input.paymentId, idFingerprint(input));
+    if (found.kind === 'new') return null;
+    if (found.kind === 'conflict') return { ok: false, code: found.code, message: found.message };
+    const response = await this.firstAnswer(JSON.parse(found.response) as FirstAnswer);
+    return response ? { ok: true, response, payer: response.payer, replayed: true } : null;
+  }
 
   onVerified(hook: VerifiedHook): void {
     this.#verified.push(hook);
@@ -147,6 +172,8 @@ export class Verifier {
   private async run(input: VerifyInput, started: number): Promise<VerifyOutcome> {
     const { payment, requirements } = input;
     const { checks } = this.deps;
+    const named = await this.named(input);
+    if (named) return named;
     const network = checks.checkNetwork(payment, requirements);
     if (!network.ok) return network;
     let channel = await checks.channelOf(payment);
@@ -168,12 +195,24 @@ export class Verifier {
         // answer; so does the same payment for the same request after its meter gave up on it.
         const first =
           amounts.code === 'VOUCHER_NOT_INCREASING'
-            ? ((await this.replay(input)) ?? (await this.recover(input, payer)))
+            ? ((await this.replay(input)) ??
+              (await this.recover(input, payer)) ??
+              // A copy under the same payment id that was accepted while this one was checked.
+              (await this.named(input)))
             : null;
         return first ?? { ...amounts, payer };
       }
       const advanced = await this.advance(channel, input, started);
       if (advanced.kind === 'accepted') return { ok: true, response: advanced.response, payer };
+      if (advanced.kind === 'named')
+        return (
+          (await this.named(input)) ?? {
+            ok: false,
+            code: 'CONFLICT',
+            message: 'The payment identifier was taken meanwhile; retry.',
+            payer,
+          }
+        );
       if (advanced.kind === 'conflict')
         return {
           ok: false,
@@ -262,6 +301,7 @@ export class Verifier {
       ops = ops.filter((_, i) => i !== keyAt);
       result = await this.deps.events.commit(ops);
     }
+    if (!result.ok && result.reason === 'duplicate' && ops[result.op]?.op === 'payment.id') return { kind: 'named' };
     if (!result.ok) return result.op === 0 ? { kind: 'lost' } : { kind: 'conflict' };
     this.deps.book.advanced(record.id, payment.cumulative, payment.signature, ts);
     this.deps.latency.record(performance.now() - started);
@@ -309,6 +349,22 @@ export class Verifier {
         },
       },
     ];
+    if (input.paymentId) {
+      const first: FirstAnswer = {
+        receiptId: receipt.id,
+        remaining: response.remaining,
+        latencyMs: response.latencyMs,
+      };
+      ops.push(
+        this.ids.record(
+          input.requirements.payTo,
+          input.paymentId,
+          idFingerprint(input),
+          JSON.stringify(first),
+          receipt.ts,
+        ),
+      );
+    }
     if (input.idempotencyKey) {
       // The first answer, kept as what rebuilds it: the receipt is stored beside it (answerOf).
       const first: FirstAnswer = {
@@ -445,6 +501,23 @@ function checkIncreasing(channel: CachedChannel, cumulative: bigint): Step {
     'VOUCHER_NOT_INCREASING',
     `The voucher's cumulative ${cumulative} is not above the last accepted ${last}.`,
   );
+}
+
+/** What a payment id is bound to: this voucher, for this request, on these terms. */
+function idFingerprint(input: VerifyInput): string {
+  const { payment, requirements } = input;
+  return paymentIdFingerprint({
+    scheme: 'channel',
+    network: requirements.network,
+    asset: requirements.asset,
+    payTo: requirements.payTo,
+    channelId: payment.channelId.toString(),
+    cumulative: payment.cumulative.toString(),
+    signature: payment.signature,
+    resource: input.resource,
+    method: input.method,
+    requestHash: input.requestHash,
+  });
 }
 
 /** Idempotency records are shared (attestations, reports): a client's key lives in its own namespace. */

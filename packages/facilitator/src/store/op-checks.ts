@@ -1,6 +1,6 @@
 // Checks and conversions shared by both adapters. Money and channel ids cross into SQL as decimal
 // text, never as a JS number or an int8 parameter: i128 does not fit int8 and a float would round.
-import { I128_MAX, STREAM_END_REASONS, U64_MAX, isAddress } from '@svc/core';
+import { I128_MAX, PAYMENT_ID_RE, STREAM_END_REASONS, U64_MAX, isAddress } from '@svc/core';
 import type { ChannelRecord, EventQuery, StreamRecord, WriteOp } from './port.js';
 
 const CHANNEL_ID_DIGITS = 20;
@@ -264,6 +264,14 @@ function checkOp(op: WriteOp): void {
       if (!HEX32_RE.test(op.receipt.id)) throw new TypeError('receipt id must be 64 lowercase hex characters');
       checkChannelId(receiptChannelId(op.receipt.channelId));
       return checkAmount(receiptCumulative(op.receipt.cumulative), 'receipt cumulative');
+    case 'payment.id':
+      checkBoundedText(op.payTo, 'payTo', 128);
+      if (typeof op.id !== 'string' || !PAYMENT_ID_RE.test(op.id))
+        throw new TypeError('payment id must be 16–128 characters of [A-Za-z0-9_-]');
+      checkFingerprint(op.fingerprint);
+      checkText(op.response, 'response');
+      checkIsoTime(op.at, 'at');
+      return checkIsoTime(op.expiresAt, 'expiresAt');
     case 'idempotency':
     case 'idempotency.take':
     case 'meta.set':

@@ -251,6 +251,20 @@ export type WriteOp =
   | { op: 'idempotency'; key: string; fingerprint: string; response: string; at: string }
   /** Takes (deletes) the record under `key` if its fingerprint is `fingerprint`; else 'conflict': a record taken once. */
   | { op: 'idempotency.take'; key: string; fingerprint: string }
+  /**
+   * The answer to a payment named by x402's `payment-identifier` (domain/payment-ids.ts), kept per
+   * (payTo, id) until `expiresAt`: inserted, or replacing a record that expired at `at`; fails with
+   * 'duplicate' when a live record holds (payTo, id). Sweeps the records expired at `at`.
+   */
+  | {
+      op: 'payment.id';
+      payTo: string;
+      id: string;
+      fingerprint: string;
+      response: string;
+      at: string;
+      expiresAt: string;
+    }
   | { op: 'meta.set'; key: string; value: string }
   /**
    * Sets a meta value only if the key has none: the first of several writers wins, the others have
@@ -355,6 +369,16 @@ export interface IdempotentRecord {
   at: string;
 }
 
+/** A `payment.id` record: the answer given to the payment a payee's buyer named `id`. */
+export interface PaymentIdRecord {
+  payTo: string;
+  id: string;
+  fingerprint: string;
+  response: string;
+  at: string;
+  expiresAt: string;
+}
+
 export interface Store {
   readonly kind: 'sqlite' | 'postgres';
   /** The schema this store shares with other facilitator instances (PostgreSQL), or null: one process owns it (SQLite). */
@@ -375,6 +399,8 @@ export interface Store {
   /** Newest first, with each receipt's cursor position. */
   listReceipts(query: ReceiptQuery): Promise<{ receipt: Receipt; position: number }[]>;
   getIdempotent(key: string): Promise<IdempotentRecord | null>;
+  /** The `payment.id` record of (payTo, id) if it is live at `at` (its expiresAt after `at`); else null. */
+  getPaymentId(payTo: string, id: string, at: string): Promise<PaymentIdRecord | null>;
   getMeta(key: string): Promise<string | null>;
   getStream(id: string): Promise<StreamRecord | null>;
   /** Oldest first (openedAt, then id). */

@@ -148,6 +148,16 @@ describe('@svc/meter on Express 5 and node:http', () => {
           },
           schema: {},
         },
+        // Declared with the batch-settlement option (packages/meter/src/terms.ts).
+        'payment-identifier': {
+          info: { required: false },
+          schema: {
+            $schema: 'https://json-schema.org/draft/2020-12/schema',
+            type: 'object',
+            properties: { required: { type: 'boolean' }, id: { type: 'string', minLength: 16, maxLength: 128 } },
+            required: ['required'],
+          },
+        },
       },
     });
     expect(decodeJsonHeader(res.headers.get('payment-required')!)).toEqual({ ok: true, value: body });

@@ -10,6 +10,7 @@ import { chargeSection } from './contract-charges.js';
 import type { ContractContext, StoreContractOptions, StoreFixture } from './contract-context.js';
 import { eventSection } from './contract-events.js';
 import { lifecycleSection } from './contract-lifecycle.js';
+import { paymentIdSection } from './contract-payment-ids.js';
 import { recordSection } from './contract-records.js';
 import { streamSection } from './contract-streams.js';
 
@@ -67,5 +68,6 @@ export function runStoreContract({ name, create }: StoreContractOptions): void {
     lifecycleSection(ctx);
     streamSection(ctx);
     catalogSection(ctx);
+    paymentIdSection(ctx);
   });
 }

@@ -21,9 +21,12 @@ import {
   batchCode,
   channelTermsOf,
   decodeJsonHeader,
+  generatePaymentId,
   globalFetch,
   requestBatchRefund,
+  PAYMENT_IDENTIFIER,
   safeParse,
+  withPaymentId,
 } from '@svc/core';
 import type { BatchRequirements, BatchVoucher, RefundResult } from '@svc/core';
 import type { PaymentResponseContext } from '@x402/core/client';
@@ -58,6 +61,12 @@ export interface BatchSettlementStellarSchemeOptions {
   holdTimeoutMs?: number;
   /** Where an account of a channel that was not believed is reported (default console.warn). */
   log?: (line: string) => void;
+  /**
+   * The id a payment is named with where the seller declares x402's payment-identifier (default: a
+   * fresh `pay_…` per payment). A buyer that resends the same payment after losing its answer
+   * sends it under the same id, and is answered as charged, not charged again.
+   */
+  paymentId?: () => string;
 }
 
 interface Pending extends Paid {
@@ -155,7 +164,8 @@ export class BatchSettlementStellarScheme implements SchemeNetworkClient {
         price,
         deposit: deposit !== null,
       });
-      if (deposit === null) return { x402Version: 2, payload: { type: 'voucher', voucher } };
+      const named = this.named(context?.extensions);
+      if (deposit === null) return { x402Version: 2, payload: { type: 'voucher', voucher }, ...named };
       // The channel's opening (or top-up) and its first voucher, in one payment.
       return {
         x402Version: 2,
@@ -164,6 +174,7 @@ export class BatchSettlementStellarScheme implements SchemeNetworkClient {
           deposit: { amount: deposit.amount.toString(), transaction: deposit.transaction },
           voucher,
         },
+        ...named,
       };
     } catch (err) {
       release();
@@ -214,6 +225,13 @@ export class BatchSettlementStellarScheme implements SchemeNetworkClient {
     signer.refundedTo?.(BigInt(result.channelState.balance));
     this.source.save?.();
     return { ...result, channelId: signer.channelId };
+  }
+
+  /** The payment's id under the seller's payment-identifier declaration; nothing where it declared none. */
+  private named(declared: Record<string, unknown> | undefined): { extensions?: Record<string, unknown> } {
+    if (!declared || declared[PAYMENT_IDENTIFIER] === undefined) return {};
+    const named = withPaymentId(declared, (this.options.paymentId ?? generatePaymentId)());
+    return named ? { extensions: { [PAYMENT_IDENTIFIER]: named[PAYMENT_IDENTIFIER] } } : {};
   }
 
   private onPaymentResponse(ctx: PaymentResponseContext): Promise<void | { recovered: true }> {

@@ -3,7 +3,7 @@
 // charged and refunds the rest (or the amount asked), answering the refund transaction, the amount
 // refunded and the channel after it, in the shapes of a batch-settlement answer.
 import { BatchRequirementsSchema, SvcError, batchCode, decodeBatchRefund, formatUnits, safeParse } from '@svc/core';
-import type { BatchCode, ChannelState, VerifyEnvelope } from '@svc/core';
+import type { BatchCode, ChannelState, PaymentIdRejection, VerifyEnvelope } from '@svc/core';
 import type { BatchRefunds, RefundInput } from '../../domain/refunds.js';
 
 export type RefundRoutesDeps = { refunds: BatchRefunds; network: string };
@@ -27,7 +27,7 @@ export async function verifyRefund(deps: RefundRoutesDeps, body: VerifyEnvelope)
 }
 
 export async function settleRefund(deps: RefundRoutesDeps, body: VerifyEnvelope) {
-  const failure = (errorReason: BatchCode | 'RATE_LIMITED', errorMessage: string) => ({
+  const failure = (errorReason: BatchCode | PaymentIdRejection | 'RATE_LIMITED', errorMessage: string) => ({
     success: false as const,
     errorReason,
     errorMessage,

@@ -20,11 +20,13 @@ import {
   VerifyResponseSchema,
   decodePayment,
   isBatchRefundPayload,
+  readPaymentId,
   safeParse,
 } from '@svc/core';
 import type {
   BatchCode,
   ChannelState,
+  PaymentIdRejection,
   PaymentRejection,
   SupportedResponse,
   VerifyEnvelope,
@@ -101,7 +103,8 @@ export function x402Routes(deps: X402Deps): AnyRoute[] {
       auth: SELLER_AUTH,
       responses: {
         200: {
-          description: 'isValid true with the receipt, or isValid false with the reason',
+          description:
+            'isValid true with the receipt, or isValid false with the reason. A payment named with x402’s payment-identifier (paymentPayload.extensions["payment-identifier"].info.id) and accepted before is answered again for the same request; the id on another payment is invalid_payment_identifier_conflict, a malformed id invalid_payment_identifier',
           schema: VerifyResponseSchema,
         },
         400: { description: 'Malformed request', schema: ErrorBodySchema },
@@ -166,7 +169,7 @@ export function x402Routes(deps: X402Deps): AnyRoute[] {
       responses: {
         200: {
           description:
-            'success true with the receipt, or success false with the reason; for a batch-settlement deposit payload (the payer’s signed opening or top-up, which the facilitator submits at its own fees), transaction is that transaction’s hash and amount what it deposited',
+            'success true with the receipt, or success false with the reason; for a batch-settlement deposit payload (the payer’s signed opening or top-up, which the facilitator submits at its own fees), transaction is that transaction’s hash and amount what it deposited. A payment named with x402’s payment-identifier and charged before is answered with its first charge again, not charged twice; the id on another payment is invalid_payment_identifier_conflict, a malformed id invalid_payment_identifier',
           schema: SettleResponseSchema,
         },
         400: { description: 'Malformed request', schema: ErrorBodySchema },
@@ -297,7 +300,7 @@ function batchAttemptOf(
   deps: X402Deps,
   request: FastifyRequest,
   body: VerifyEnvelope,
-): BatchAttempt | { rejection: BatchCode; message: string } {
+): BatchAttempt | { rejection: BatchCode | PaymentIdRejection; message: string } {
   const read = readBatchAttempt(deps, request, body);
   // Refused before the batch machinery (which counts the others): of this scheme all the same.
   if ('rejection' in read) deps.metrics?.paymentRefused(read.rejection, null, 'batch-settlement');
@@ -308,7 +311,7 @@ function readBatchAttempt(
   deps: X402Deps,
   request: FastifyRequest,
   body: VerifyEnvelope,
-): BatchAttempt | { rejection: BatchCode; message: string } {
+): BatchAttempt | { rejection: BatchCode | PaymentIdRejection; message: string } {
   if (body.x402Version !== 2)
     return { rejection: batchCode('scheme'), message: 'batch-settlement is paid with x402 version 2.' };
   const terms = safeParse(BatchRequirementsSchema, body.paymentRequirements);
@@ -321,6 +324,8 @@ function readBatchAttempt(
   }
   const decoded = decodeBatchPayment(body.paymentPayload);
   if (!decoded.ok) return { rejection: batchCode('voucher_payload'), message: decoded.message };
+  const paymentId = readPaymentId(body.paymentPayload);
+  if (!paymentId.ok) return { rejection: 'invalid_payment_identifier', message: paymentId.message };
   const requirements = terms.data;
   const channelTerms = channelTermsOf(requirements);
   const resource = safeParse(ResourceUrlSchema, body.paymentPayload['resource']);
@@ -335,6 +340,7 @@ function readBatchAttempt(
     requestHash: body.requestHash ?? null,
     idempotencyKey: idempotencyKey(request.headers['idempotency-key']),
     ip: request.ip,
+    paymentId: paymentId.id,
   };
   const payeeSide = bearerOf(request) !== null;
   if (payeeSide) requireSeller(deps.sellerTokens, request, requirements.payTo);
@@ -371,6 +377,8 @@ function verifyInput(envelope: VerifyEnvelope, key: string | null): Input {
   const body = parsed.data;
   const decoded = decodePayment(body.paymentPayload);
   if (!decoded.ok) return { rejection: 'PAYMENT_MALFORMED', message: decoded.message };
+  const paymentId = readPaymentId(body.paymentPayload);
+  if (!paymentId.ok) return { rejection: 'invalid_payment_identifier', message: paymentId.message };
   const resource = safeParse(ResourceUrlSchema, body.paymentPayload['resource']);
   const requirements = body.paymentRequirements;
   const method = body.method ?? '';
@@ -381,6 +389,7 @@ function verifyInput(envelope: VerifyEnvelope, key: string | null): Input {
     method,
     requestHash: body.requestHash ?? null,
     idempotencyKey: key,
+    paymentId: paymentId.id,
   };
 }
 

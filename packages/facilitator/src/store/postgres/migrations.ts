@@ -183,6 +183,21 @@ const STREAM_SCHEME = `
 ALTER TABLE streams ADD COLUMN scheme text NOT NULL DEFAULT 'channel';
 `;
 
+// x402's payment-identifier extension: the answer to a named payment, per (pay_to, id), until it
+// expires. The times are ISO text compared with a write's time: COLLATE "C" (byte order, time order).
+const PAYMENT_IDS = `
+CREATE TABLE payment_ids (
+  pay_to      text NOT NULL,
+  id          text NOT NULL,
+  fingerprint text NOT NULL,
+  response    text NOT NULL,
+  at          text NOT NULL,
+  expires_at  text COLLATE "C" NOT NULL,
+  PRIMARY KEY (pay_to, id)
+);
+CREATE INDEX payment_ids_by_expiry ON payment_ids (expires_at);
+`;
+
 export const POSTGRES_MIGRATIONS: readonly Migration[] = checkedMigrations([
   { version: 1, name: 'initial', sql: INITIAL },
   { version: 2, name: 'streams', sql: STREAMS },
@@ -191,6 +206,7 @@ export const POSTGRES_MIGRATIONS: readonly Migration[] = checkedMigrations([
   { version: 5, name: 'idempotency_rowid', sql: IDEMPOTENCY_ROWID },
   { version: 6, name: 'batch_settlement', sql: BATCH_SETTLEMENT },
   { version: 7, name: 'stream_scheme', sql: STREAM_SCHEME },
+  { version: 8, name: 'payment_ids', sql: PAYMENT_IDS },
 ]);
 
 const SCHEMA_NAME_RE = /^[a-z_][a-z0-9_]{0,62}$/;

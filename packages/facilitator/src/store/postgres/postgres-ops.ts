@@ -204,6 +204,22 @@ function idempotency(sql: Sql, op: Op<'idempotency'>): Promise<StepResult> {
   );
 }
 
+function paymentId(sql: Sql, op: Op<'payment.id'>): Promise<StepResult> {
+  // One statement sees one snapshot: the sweep leaves (payTo, id) itself to the insert, which
+  // replaces that record only if it expired.
+  return issue(
+    sql`
+      WITH swept AS (
+        DELETE FROM payment_ids WHERE expires_at <= ${op.at} AND NOT (pay_to = ${op.payTo} AND id = ${op.id}))
+      INSERT INTO payment_ids (pay_to, id, fingerprint, response, at, expires_at)
+      VALUES (${op.payTo}, ${op.id}, ${op.fingerprint}, ${op.response}, ${op.at}, ${op.expiresAt})
+      ON CONFLICT (pay_to, id) DO UPDATE SET fingerprint = EXCLUDED.fingerprint, response = EXCLUDED.response,
+        at = EXCLUDED.at, expires_at = EXCLUDED.expires_at
+        WHERE payment_ids.expires_at <= EXCLUDED.at`,
+    (rows) => (rows.count === 1 ? 'ok' : 'duplicate'),
+  );
+}
+
 function takeIdempotency(sql: Sql, op: Op<'idempotency.take'>): Promise<StepResult> {
   return issue(sql`DELETE FROM idempotency WHERE key = ${op.key} AND fingerprint = ${op.fingerprint}`, (rows) =>
     rows.count === 1 ? 'ok' : 'conflict',
@@ -364,6 +380,8 @@ function step(sql: Sql, op: WriteOp): Promise<StepResult> {
       return idempotency(sql, op);
     case 'idempotency.take':
       return takeIdempotency(sql, op);
+    case 'payment.id':
+      return paymentId(sql, op);
     case 'meta.set':
       return metaSet(sql, op);
     case 'meta.init':

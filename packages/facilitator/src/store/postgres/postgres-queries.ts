@@ -10,6 +10,7 @@ import type {
   ChannelRecord,
   EventQuery,
   IdempotentRecord,
+  PaymentIdRecord,
   ReceiptQuery,
   StoredEvent,
   StreamFilter,
@@ -115,6 +116,23 @@ export async function getIdempotent(sql: Sql, key: string): Promise<IdempotentRe
     IdempotentRecord[]
   >`SELECT key, fingerprint, response, at FROM idempotency WHERE key = ${key}`;
   return row ? { key: row.key, fingerprint: row.fingerprint, response: row.response, at: row.at } : null;
+}
+
+export async function getPaymentId(sql: Sql, payTo: string, id: string, at: string): Promise<PaymentIdRecord | null> {
+  const [row] = await sql<
+    { pay_to: string; id: string; fingerprint: string; response: string; at: string; expires_at: string }[]
+  >`SELECT pay_to, id, fingerprint, response, at, expires_at FROM payment_ids
+    WHERE pay_to = ${payTo} AND id = ${id} AND expires_at > ${at}`;
+  return row
+    ? {
+        payTo: row.pay_to,
+        id: row.id,
+        fingerprint: row.fingerprint,
+        response: row.response,
+        at: row.at,
+        expiresAt: row.expires_at,
+      }
+    : null;
 }
 
 export async function getMeta(sql: Sql, key: string): Promise<string | null> {

@@ -30,6 +30,7 @@ import type {
   ChannelRecord,
   EventQuery,
   IdempotentRecord,
+  PaymentIdRecord,
   ReceiptQuery,
   Store,
   StoredEvent,
@@ -203,6 +204,10 @@ export class PostgresStore implements Store {
 
   getIdempotent(key: string): Promise<IdempotentRecord | null> {
     return this.#reads.run((sql) => q.getIdempotent(sql, key));
+  }
+
+  getPaymentId(payTo: string, id: string, at: string): Promise<PaymentIdRecord | null> {
+    return this.#reads.run((sql) => q.getPaymentId(sql, payTo, id, at));
   }
 
   getMeta(key: string): Promise<string | null> {

@@ -191,6 +191,21 @@ const STREAM_SCHEME = `
 ALTER TABLE streams ADD COLUMN scheme TEXT NOT NULL DEFAULT 'channel';
 `;
 
+// x402's payment-identifier extension: the answer to a named payment, per (payTo, id), until it
+// expires (ISO times: text order is time order); expires_at indexed for the sweep of expired ones.
+const PAYMENT_IDS = `
+CREATE TABLE payment_ids (
+  pay_to      TEXT NOT NULL,
+  id          TEXT NOT NULL,
+  fingerprint TEXT NOT NULL,
+  response    TEXT NOT NULL,
+  at          TEXT NOT NULL,
+  expires_at  TEXT NOT NULL,
+  PRIMARY KEY (pay_to, id)
+) STRICT;
+CREATE INDEX payment_ids_by_expiry ON payment_ids (expires_at);
+`;
+
 export const SQLITE_MIGRATIONS: readonly Migration[] = checkedMigrations([
   { version: 1, name: 'initial', sql: INITIAL },
   { version: 2, name: 'streams', sql: STREAMS },
@@ -199,6 +214,7 @@ export const SQLITE_MIGRATIONS: readonly Migration[] = checkedMigrations([
   { version: 5, name: 'idempotency_rowid', sql: IDEMPOTENCY_ROWID },
   { version: 6, name: 'batch_settlement', sql: BATCH_SETTLEMENT },
   { version: 7, name: 'stream_scheme', sql: STREAM_SCHEME },
+  { version: 8, name: 'payment_ids', sql: PAYMENT_IDS },
 ]);
 
 const CREATE_MIGRATIONS_TABLE = `

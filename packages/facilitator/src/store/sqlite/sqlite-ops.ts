@@ -73,6 +73,9 @@ const INSERT_RECEIPT =
 const INSERT_IDEMPOTENCY =
   'INSERT INTO idempotency (key, fingerprint, response, at) VALUES (?, ?, ?, ?) ON CONFLICT (key) DO NOTHING';
 const TAKE_IDEMPOTENCY = 'DELETE FROM idempotency WHERE key = ? AND fingerprint = ?';
+const SWEEP_PAYMENT_IDS = 'DELETE FROM payment_ids WHERE expires_at <= ?';
+const INSERT_PAYMENT_ID = `INSERT INTO payment_ids (pay_to, id, fingerprint, response, at, expires_at)
+VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (pay_to, id) DO NOTHING`;
 const UPSERT_META =
   'INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value';
 const INIT_META = 'INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT (key) DO NOTHING';
@@ -320,6 +323,15 @@ export function applySqliteOps(stmts: StatementCache, ops: readonly WriteOp[]): 
         if (stmts.get(INSERT_IDEMPOTENCY).run(op.key, op.fingerprint, op.response, op.at).changes === 0) {
           return { ok: false, reason: 'duplicate', op: i };
         }
+        break;
+      case 'payment.id':
+        // The sweep first: a record of (payTo, id) that expired makes way for this one.
+        stmts.get(SWEEP_PAYMENT_IDS).run(op.at);
+        if (
+          stmts.get(INSERT_PAYMENT_ID).run(op.payTo, op.id, op.fingerprint, op.response, op.at, op.expiresAt)
+            .changes === 0
+        )
+          return { ok: false, reason: 'duplicate', op: i };
         break;
       case 'idempotency.take':
         if (stmts.get(TAKE_IDEMPOTENCY).run(op.key, op.fingerprint).changes !== 1)

@@ -8,6 +8,7 @@ import type {
   ChannelRecord,
   EventQuery,
   IdempotentRecord,
+  PaymentIdRecord,
   ReceiptQuery,
   StoredEvent,
   StreamFilter,
@@ -139,6 +140,36 @@ export function getIdempotent(stmts: StatementCache, key: string): IdempotentRec
   const row = stmts.get('SELECT key, fingerprint, response, at FROM idempotency WHERE key = ?').get(key) as
     IdempotentRecord | undefined;
   return row ?? null;
+}
+
+export function getPaymentId(stmts: StatementCache, payTo: string, id: string, at: string): PaymentIdRecord | null {
+  const row = stmts
+    .get(
+      `SELECT pay_to, id, fingerprint, response, at, expires_at FROM payment_ids
+       WHERE pay_to = ? AND id = ? AND expires_at > ?`,
+    )
+    .get(payTo, id, at) as PaymentIdRow | undefined;
+  return row ? paymentIdOf(row) : null;
+}
+
+interface PaymentIdRow {
+  pay_to: string;
+  id: string;
+  fingerprint: string;
+  response: string;
+  at: string;
+  expires_at: string;
+}
+
+function paymentIdOf(row: PaymentIdRow): PaymentIdRecord {
+  return {
+    payTo: row.pay_to,
+    id: row.id,
+    fingerprint: row.fingerprint,
+    response: row.response,
+    at: row.at,
+    expiresAt: row.expires_at,
+  };
 }
 
 export function getMeta(stmts: StatementCache, key: string): string | null {

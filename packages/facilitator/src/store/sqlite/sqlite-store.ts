@@ -25,6 +25,7 @@ import type {
   ChannelRecord,
   EventQuery,
   IdempotentRecord,
+  PaymentIdRecord,
   ReceiptQuery,
   Store,
   StoredEvent,
@@ -152,6 +153,10 @@ export class SqliteStore implements Store {
 
   getIdempotent(key: string): Promise<IdempotentRecord | null> {
     return this.#read(() => q.getIdempotent(this.#stmts, key));
+  }
+
+  getPaymentId(payTo: string, id: string, at: string): Promise<PaymentIdRecord | null> {
+    return this.#read(() => q.getPaymentId(this.#stmts, payTo, id, at));
   }
 
   getMeta(key: string): Promise<string | null> {
