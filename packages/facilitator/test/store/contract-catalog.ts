@@ -412,7 +412,7 @@ export const catalogSection: Section = (ctx) => {
       await expect(old.store.write([catalogRecord(1)])).rejects.toThrow();
       await expect(old.store.listCatalog(ALL)).rejects.toThrow();
       const store = await old.upgrade();
-      expect(await old.versions()).toEqual([1, 2, 3, 4, 5, 6, 7]);
+      expect(await old.versions()).toEqual([1, 2, 3, 4, 5, 6, 7, 8]);
       expect(await store.getChannel(1n)).toEqual(channel(1n));
       expect(await store.write([openStream(stream(1))])).toEqual({ ok: true, events: [] });
       expect(await store.getStream(streamId(1))).toEqual(stream(1));
@@ -420,7 +420,7 @@ export const catalogSection: Section = (ctx) => {
       expect(await store.listCatalog(ALL)).toEqual({ items: [], total: 0 });
       await record(store, catalogRecord(1));
       await store.migrate();
-      expect(await old.versions()).toEqual([1, 2, 3, 4, 5, 6, 7]);
+      expect(await old.versions()).toEqual([1, 2, 3, 4, 5, 6, 7, 8]);
       expect(await only(store)).toEqual(listing(catalogRecord(1), catalogRecord(1), 1, 1));
     });
   });

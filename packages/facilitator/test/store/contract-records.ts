@@ -133,7 +133,7 @@ export const recordSection: Section = (ctx) => {
       const kept = { key: 'verify:old', fingerprint: 'f', response: 'x'.repeat(1500), at: iso(1) };
       expect(await old.store.write([{ op: 'idempotency', ...kept }])).toEqual({ ok: true, events: [] });
       const store = await old.upgrade();
-      expect(await old.versions()).toEqual([1, 2, 3, 4, 5, 6, 7]);
+      expect(await old.versions()).toEqual([1, 2, 3, 4, 5, 6, 7, 8]);
       expect(await store.getIdempotent('verify:old')).toEqual(kept);
       expect(await store.write([{ op: 'idempotency', ...kept, response: 'again' }])).toEqual({
         ok: false,

@@ -671,7 +671,7 @@ export const streamSection: Section = (ctx) => {
       expect(await old.versions()).toEqual([1, 2, 3]);
       await old.exec(legacyChannelSql(channel(1n)));
       const store = await old.upgrade();
-      expect(await old.versions()).toEqual([1, 2, 3, 4, 5, 6, 7]);
+      expect(await old.versions()).toEqual([1, 2, 3, 4, 5, 6, 7, 8]);
       expect(await store.write([openStream(stream(1), { maxPerPayer: 1 })])).toEqual(OK);
       expect(await store.write([openStream(stream(2, { channelId: 2n }), { maxPerPayer: 1 })])).toEqual(limit(0));
       expect(await store.getStream(streamId(1))).toEqual(stream(1));
@@ -686,12 +686,12 @@ export const streamSection: Section = (ctx) => {
       // Version 1 has no sessions at all.
       await expect(old.store.write([openStream(stream(1))])).rejects.toThrow();
       const store = await old.upgrade();
-      expect(await old.versions()).toEqual([1, 2, 3, 4, 5, 6, 7]);
+      expect(await old.versions()).toEqual([1, 2, 3, 4, 5, 6, 7, 8]);
       expect(await store.getChannel(1n)).toEqual(channel(1n));
       expect(await store.getMeta('cursor')).toBe('7');
       expect(await store.write([openStream(stream(1))])).toEqual(OK);
       await store.migrate();
-      expect(await old.versions()).toEqual([1, 2, 3, 4, 5, 6, 7]);
+      expect(await old.versions()).toEqual([1, 2, 3, 4, 5, 6, 7, 8]);
       expect(await store.getStream(streamId(1))).toEqual(stream(1));
       expect(await store.write([openStream(stream(2, { receiptId: receiptId(1) }))])).toEqual(duplicate(0));
     });

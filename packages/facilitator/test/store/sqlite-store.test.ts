@@ -110,7 +110,7 @@ describe('SqliteStore', () => {
     expect(raw.pragma('journal_mode', { simple: true })).toBe('wal');
     raw.close();
     await store.migrate();
-    expect(await store.appliedMigrations()).toEqual([1, 2, 3, 4, 5, 6, 7]);
+    expect(await store.appliedMigrations()).toEqual([1, 2, 3, 4, 5, 6, 7, 8]);
   });
 
   it('checkpoints the WAL every ~4,000 frames, not SQLite’s default 1,000: hot pages are copied once per checkpoint, not four times', async () => {
@@ -225,7 +225,7 @@ describe('SqliteStore', () => {
     const shared = path.join(dir, 'twice.sqlite');
     const [a, b] = await Promise.all([SqliteStore.open({ file: shared }), SqliteStore.open({ file: shared })]);
     await Promise.all([a.migrate(), b.migrate()]);
-    expect(await a.appliedMigrations()).toEqual([1, 2, 3, 4, 5, 6, 7]);
+    expect(await a.appliedMigrations()).toEqual([1, 2, 3, 4, 5, 6, 7, 8]);
     await Promise.all([a.close(), b.close()]);
   });
 
