@@ -5,7 +5,7 @@ export { Gate, EXPOSED_HEADERS } from './gate.js';
 export type { GateOutcome, GateRequest, GateSettled } from './gate.js';
 export type { Hold } from './hold.js';
 export { MAX_HELD_BYTES } from './payment.js';
-export type { BatchSettlementPayment, ChannelPayment, Charging, Payment } from './payment.js';
+export type { BatchSettlementPayment, ChannelPayment, Charging, Payment, PrepaidSlicePayment } from './payment.js';
 export { nodeMeter, nodeMiddleware, toGateRequest } from './node.js';
 export type { NodeMiddleware, PaidRequest } from './node.js';
 export { FacilitatorClient, FacilitatorUnavailable } from './facilitator-client.js';

@@ -28,9 +28,18 @@ export interface BatchSettlementPayment extends Charging {
   ceiling: string;
   /** The channel before this request's charge. */
   channelState: ChannelState;
+  /** Charged after the handler (a stream's first slice is a PrepaidSlicePayment). */
+  prepaid?: undefined;
 }
 
-export type Payment = ChannelPayment | BatchSettlementPayment;
+/**
+ * A `batch-settlement` stream's first slice (per token, per second): charged its price before the
+ * handler, as the session that follows pays slice by slice (hold.ts), so it carries its receipt as a
+ * `channel` payment does; charge() is checked and changes nothing.
+ */
+export type PrepaidSlicePayment = PaymentResponse & { scheme: 'batch-settlement'; prepaid: true } & Charging;
+
+export type Payment = ChannelPayment | BatchSettlementPayment | PrepaidSlicePayment;
 
 /** The most of an answer the meter holds before it settles: a longer answer is settled as it passes this. */
 export const MAX_HELD_BYTES = 8 * 1024 * 1024;
@@ -68,9 +77,12 @@ export class ChargeBook {
 }
 
 /** A payment object for a `channel` receipt: charge() is checked like any other, and the price is charged. */
-export function channelPayment(receipt: PaymentResponse): ChannelPayment {
+export function channelPayment(receipt: PaymentResponse): ChannelPayment | PrepaidSlicePayment {
   // What this voucher paid (a request's price, or a slice's) is the receipt's delta.
   const book = new ChargeBook(BigInt(receipt.delta));
+  // A receipt taken before the handler under batch-settlement is a stream's first slice.
+  if (receipt.scheme === 'batch-settlement')
+    return withCharging({ ...receipt, scheme: 'batch-settlement' as const, prepaid: true as const }, book);
   return withCharging({ ...receipt, scheme: 'channel' as const }, book);
 }
 

@@ -123,6 +123,7 @@ describe('FacilitatorClient.verify', () => {
     const client = svc({ facilitator: 'http://facilitator.test', payTo: randomKeypair().address, fetch: fetchImpl });
     const reply = await client.facilitator.verify({} as Parameters<FacilitatorClient['verify']>[0]);
     expect(reply.kind).toBe('verdict');
-    expect(calls).toEqual(['http://facilitator.test/verify']);
+    // svc() asks /supported once at start (the check that tells the seller of a wrong URL), through the same fetch.
+    expect(calls).toEqual(['http://facilitator.test/supported', 'http://facilitator.test/verify']);
   });
 });

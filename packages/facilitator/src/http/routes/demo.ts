@@ -79,7 +79,9 @@ export function registerDemo(
       channelId: request.payment?.channelId,
       // A batch-settlement payment is charged once this answer is complete: its ceiling is what it signed.
       cumulative:
-        request.payment?.scheme === 'batch-settlement' ? request.payment.ceiling : request.payment?.cumulative,
+        request.payment?.scheme === 'batch-settlement' && !request.payment.prepaid
+          ? request.payment.ceiling
+          : request.payment?.cumulative,
     },
   }));
 
