@@ -494,14 +494,15 @@ console.log(JSON.stringify({ status: res.status, receipt: res.payment?.receipt, 
       expect(unpaid.headers.get('payment-required')).toBeTruthy();
       await buyTwice(`http://127.0.0.1:${port}/weather`);
       // A second copy on the same port: it exits with the error, not "selling…" and exit code 0.
-      const again = (await run(rt.node, ['server.mjs'], {
+      type Exit = { code: number; stdout: string; stderr: string };
+      const again: Exit = await run(rt.node, ['server.mjs'], {
         cwd: project,
         env: envOf(rt, { SVC_PAY_TO: payTo }),
         timeout: 30_000,
       }).then(
-        (ok) => ({ code: 0, stdout: ok.stdout, stderr: ok.stderr }),
-        (err: { code: number; stdout: string; stderr: string }) => err,
-      )) as { code: number; stdout: string; stderr: string };
+        (ok): Exit => ({ code: 0, stdout: ok.stdout, stderr: ok.stderr }),
+        (err: Exit) => err,
+      );
       expect(again.code).not.toBe(0);
       expect(again.stdout).not.toContain('selling');
       expect(again.stderr).toContain('EADDRINUSE');
