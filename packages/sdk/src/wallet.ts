@@ -124,7 +124,6 @@ export class Wallet {
       if (!fits(signer, terms) || signer.receiverAuthorizer !== authorizer) continue;
       // Its deposit goes with the next payment (a payment before it may still be carrying it).
       if (byDeposit && signer.pendingDeposit && signer.remaining >= owed) return signer;
-      if (signer.remaining < owed && !byDeposit) continue;
       const onLedger = await ledger.channel(signer.channelId);
       if (!(onLedger?.open && onLedger.payee === terms.payTo && onLedger.receiverAuthorizer === authorizer)) {
         this.forget(signer); // the ledger was reset, the channel closed, or its opening never landed
@@ -136,9 +135,37 @@ export class Wallet {
       exhausted ??= signer;
     }
     if (byDeposit && exhausted) return this.topUpByDeposit(exhausted, terms, owed * count, ledger);
+    // A channel with less left than a payment is topped up, not left behind a new one: what is
+    // left in it stays usable instead of locked until the payer may close it.
+    if (exhausted) return this.topUp(exhausted, terms, owed * count, ledger);
     return byDeposit
       ? this.openByDeposit(terms, owed * count, ledger, authorizer!)
       : this.open(terms, owed * count, ledger, authorizer);
+  }
+
+  /** An exhausted channel's top-up, sent to the ledger now (with a later expiry, as an opening's). */
+  private async topUp(
+    signer: ChannelSigner,
+    terms: PaymentRequirements,
+    needed: bigint,
+    ledger: LocalLedgerClient,
+  ): Promise<ChannelSigner> {
+    const amount = this.depositFor(terms, needed);
+    await this.fund(ledger, amount, terms);
+    const latest = (await ledger.info()).latestLedger;
+    const left = signer.remaining;
+    const topped = await ledger.topUp({
+      payer: this.buyer,
+      channelId: signer.channelId,
+      amount,
+      expiryLedger: latest + DEFAULT_CHANNEL_LEDGERS,
+    });
+    signer.setDeposit(topped.deposit);
+    this.options.log?.(
+      `channel ${signer.channelId} had ${left} left, less than a payment of ${owedPerPayment(terms)}: topped it up with ${amount} (tx ${topped.tx.slice(0, 12)}…)`,
+    );
+    this.save();
+    return signer;
   }
 
   /** What a new channel (or a top-up) deposits: the wanted amount, at least the seller's minimum and what is needed. */

@@ -394,7 +394,7 @@ describe('batch-settlement with @x402/fetch and @x402/express on an svc facilita
     expect(await view(channel.channelId)).toMatchObject({ charged: '15000' });
   });
 
-  it('(f) a fresh wallet’s first payment opens the channel by deposit; an exhausted one is topped up the same way', async () => {
+  it('(h) a fresh wallet’s first payment opens the channel by deposit; an exhausted one is topped up the same way', async () => {
     // Terms whose minimum deposit is two prices: the third request finds the channel exhausted.
     const small = await startBatchSeller(new HTTPFacilitatorClient({ url: h.url }), randomKeypair().address, {
       minDepositUnits: 2n,

@@ -147,3 +147,33 @@ describe('a Wallet that cannot fund the deposit a seller asks for', () => {
     expect(wallet.channels).toHaveLength(0);
   });
 });
+
+describe('a Wallet whose channel to the seller has less left than a payment', () => {
+  let h: Harness;
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'svc-wallet-'));
+  beforeAll(async () => {
+    h = await startHarness();
+  });
+  afterAll(async () => {
+    await h.close();
+    fs.rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('tops that channel up and pays on it, rather than leaving its remainder behind a new channel', async () => {
+    const b = await h.buyer({ deposit: 7000n });
+    expect((await h.verify(b.signer.next(5000n))).body['isValid']).toBe(true);
+    b.signer.confirm(5000n); // the wallet heard the answer: its books say 2000 left
+    const file = path.join(dir, 'wallet.json');
+    fs.writeFileSync(file, JSON.stringify({ version: 1, buyer: b.keys.secret(), channels: [b.signer.toState()] }));
+    const said: string[] = [];
+    const wallet = Wallet.open({ file, ledgerUrl: `${h.url}/ledger`, log: (line) => said.push(line) });
+    const res = await payFetch(`${h.url}/demo/book`, {}, { signer: (terms) => wallet.signerFor(terms) });
+    expect(res.status).toBe(200);
+    expect(wallet.channels.map((c) => c.channelId)).toEqual([b.channelId]);
+    expect(wallet.channels[0]!.cumulative).toBe(10_000n);
+    expect(BigInt((await h.ledger.channel(b.channelId))!.deposit)).toBeGreaterThan(7000n);
+    expect(said.join('\n')).toMatch(
+      new RegExp(`channel ${b.channelId} had 2000 left, less than a payment of 5000: topped it up`),
+    );
+  });
+});

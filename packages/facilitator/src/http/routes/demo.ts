@@ -145,7 +145,8 @@ async function streamWith(
   try {
     stream = await client.stream(request.raw, res, {
       ...options,
-      ...(request.payment?.scheme === 'channel' ? { payment: request.payment } : {}),
+      // The receipt of the first slice, charged before the handler under either scheme.
+      ...(request.payment?.scheme === 'channel' || request.payment?.prepaid ? { payment: request.payment } : {}),
     });
   } catch (err) {
     // No session (e.g. too many open on this channel): answer like the facilitator did.
