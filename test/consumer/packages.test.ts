@@ -297,7 +297,7 @@ it('publint and arethetypeswrong find no problem in any package', async () => {
     );
     expect(types.stdout, p).toContain(`@svc/${p} v0.1.0`);
   }
-});
+}, 240_000); // twelve tool runs: a minute when the machine is idle, several when it is not
 
 describe.each(RUNTIMES)(
   'the packages installed by name from a registry into a project that knows nothing of this repository, on $name',
