@@ -11,7 +11,7 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import Database from 'better-sqlite3';
+import { openSqlite } from './sqlite-open.js';
 
 /** The longest command line kept in the holder's description. */
 const COMMAND_MAX = 120;
@@ -59,7 +59,7 @@ export function lockDataDir(dataDir: string, name: string, what: string): DataDi
   const file = path.join(dir, `${name}.lock`);
   const holderFile = `${file}.json`;
   // timeout 0: a held lock answers SQLITE_BUSY at once rather than after a wait.
-  const db = new Database(file, { timeout: 0 });
+  const db = openSqlite(file, { timeout: 0 });
   try {
     // In exclusive locking mode the lock a write takes is kept until the connection closes; the
     // file holds nothing, so its journal need not be one more file beside it.
