@@ -1,5 +1,6 @@
 export * from './amount.js';
 export * from './api.js';
+export * from './batch-books.js';
 export * from './batch-refund.js';
 export * from './batch-settlement.js';
 export * from './bytes.js';

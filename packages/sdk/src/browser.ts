@@ -6,6 +6,7 @@ export { LocalLedgerClient, LedgerError, DEFAULT_CHANNEL_LEDGERS } from './ledge
 export type { LedgerChannelWire, LedgerInfoWire, TxResultWire } from './ledger-client.js';
 export { payFetch, PaymentError, facilitatorSigners } from './pay-fetch.js';
 export type { PaidResponse, PayFetchOptions } from './pay-fetch.js';
+export type { SignerChoice, SignerForOptions } from './batch-payment.js';
 export { keypairFromSecret, randomKeypair } from '@svc/core';
 export type { Keypair } from '@svc/core';
 export { streamPaid } from './stream-paid.js';

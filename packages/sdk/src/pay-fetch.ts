@@ -2,14 +2,23 @@
 // channel's signer, retries once with PAYMENT-SIGNATURE, and returns the response with the receipt
 // after checking the receipt offline against the facilitator's published signer.
 //
+// It pays x402's `batch-settlement` where the seller offers it and the signer (a function, such as
+// a Wallet's signerFor) gives a channel bound to its receiver authorizer: a voucher is then a
+// ceiling (what was charged plus the price), the seller may charge less, and a buyer with no
+// channel opens one inside its first paid request (a deposit payload) when the facilitator
+// sponsors deposits. Otherwise it pays `channel`.
+//
 //   const res = await payFetch('http://127.0.0.1:4020/demo/book', {}, { signer });
 //   res.status === 200; res.payment?.receipt.cumulative
 import {
+  channelTermsOf,
   ChannelViewSchema,
   decodeJsonHeader,
   encodeJsonHeader,
   globalFetch,
+  isChannelTerms,
   owedPerPayment,
+  PAYMENT_IDENTIFIER,
   PaymentRequiredSchema,
   readPaymentResponse,
   PAYMENT_ID_RE,
@@ -18,14 +27,36 @@ import {
   verifyReceipt,
   withPaymentId,
 } from '@svc/core';
-import type { PaymentRequired, PaymentRequirements, PaymentResponse } from '@svc/core';
+import type { BatchRequirements, PaymentRequired, PaymentRequirements, PaymentResponse } from '@svc/core';
+import {
+  adoptAnswer,
+  batchOptions,
+  catchUp,
+  chooseSigner,
+  CORRECTIVE_CODES,
+  readBatchAnswer,
+  signBatch,
+} from './batch-payment.js';
+import type { SignerChoice } from './batch-payment.js';
 import type { ChannelSigner } from './channel-signer.js';
 
-export type PaidResponse = Response & { payment: PaymentResponse | null };
+export type PaidResponse = Response & {
+  payment: PaymentResponse | null;
+  /**
+   * batch-settlement: the deposit this payment carried and the facilitator put on the ledger (the
+   * channel's opening or top-up transaction, and what it deposited); null otherwise.
+   */
+  deposit: { transaction: string; amount: bigint } | null;
+};
 
 export interface PayFetchOptions {
-  /** The channel to pay from, or a function choosing one for the terms (opening one if need be). */
-  signer: ChannelSigner | ((terms: PaymentRequirements) => Promise<ChannelSigner>);
+  /**
+   * The channel to pay from, or a function choosing one for the terms (opening one if need be).
+   * Where the 402 offers batch-settlement, the function is asked for a channel bound to its
+   * receiver authorizer, opened by the first payment's deposit where the facilitator sponsors it
+   * (its second argument, as Wallet.signerFor takes it: pass it on); a channel bound to none pays `channel`.
+   */
+  signer: SignerChoice;
   fetch?: typeof fetch;
   /** Refuse to pay more than this for one request (a guard against a misconfigured seller). */
   maxAmount?: bigint;
@@ -69,12 +100,24 @@ export async function payFetch(
   const first = await doFetch(url, init);
   if (first.status !== 402) return withPayment(first, null);
   const terms = await readTerms(first);
-  const accept = terms.accepts.find((a) => a.scheme === 'channel');
-  if (!accept) throw new PaymentError('the seller offers no `channel` payment option', 'NO_CHANNEL_TERMS', first);
-  const owed = owedPerPayment(accept);
-  if (options.maxAmount !== undefined && owed > options.maxAmount) {
+  const priced = (t: PaymentRequirements) => options.maxAmount === undefined || owedPerPayment(t) <= options.maxAmount;
+  const offered = terms.accepts.find(isChannelTerms) ?? null;
+  const accept = offered && priced(offered) ? offered : null;
+  // batch-settlement where the seller offers it (for the same seller as its `channel` option).
+  const offer =
+    batchOptions(terms).find(
+      (b) => priced(channelTermsOf(b)) && (offered === null || sameSeller(channelTermsOf(b), offered)),
+    ) ?? null;
+  if (!accept && !offer) {
+    if (!offered && batchOptions(terms).length === 0)
+      throw new PaymentError(
+        'the seller offers no `channel` or `batch-settlement` payment option',
+        'NO_CHANNEL_TERMS',
+        first,
+      );
+    const asked = owedPerPayment(offered ?? channelTermsOf(batchOptions(terms)[0]!));
     throw new PaymentError(
-      `the seller asks ${owed}, above the limit of ${options.maxAmount}`,
+      `the seller asks ${asked}, above the limit of ${options.maxAmount}`,
       'PRICE_ABOVE_LIMIT',
       first,
     );
@@ -84,27 +127,137 @@ export async function payFetch(
       'paymentId must be 16–128 characters of [A-Za-z0-9_-] (generatePaymentId makes one)',
       'BAD_PAYMENT_ID',
     );
-  const signer = typeof options.signer === 'function' ? await options.signer(accept) : options.signer;
-  checkChannelFits(signer, accept);
+  const chosen = await chooseSigner(options.signer, offer, accept);
+  if (!chosen)
+    throw new PaymentError(
+      `the seller offers batch-settlement only (receiver authorizer ${offer!.extra.receiverAuthorizer}), and the channel given is not bound to it`,
+      'NO_CHANNEL_TERMS',
+      first,
+    );
+  const { signer, batch } = chosen;
   const named = options.paymentId === undefined ? undefined : withPaymentId(terms.extensions, options.paymentId);
+  if (batch) return payBatch(doFetch, url, init, terms, batch, signer, named, options);
+  const channelTerms = accept!;
+  checkChannelFits(signer, channelTerms);
+  const owed = owedPerPayment(channelTerms);
   return signer.exclusive(async () => {
-    let paid = await payOnce(doFetch, url, init, terms, accept, signer, owed, named);
+    let paid = await payOnce(doFetch, url, init, terms, channelTerms, signer, owed, named);
     const code = paid.res.status === 402 ? rejectionCode(paid.res) : null;
     if (code === 'VOUCHER_NOT_INCREASING' || code === 'VOUCHER_UNDERPAID') {
       // Our books were behind the facilitator's (a lost answer, a wallet file saved before its
       // last payment): catch up, once, but never past what this signer itself signed.
-      await resync(doFetch, accept, signer, paid.res);
-      paid = await payOnce(doFetch, url, init, terms, accept, signer, owed, named);
+      await resync(doFetch, channelTerms, signer, paid.res);
+      paid = await payOnce(doFetch, url, init, terms, channelTerms, signer, owed, named);
     }
     const { res, cumulative } = paid;
     // A seller whose handler failed after its gate took the payment still answers with the receipt:
     // the payment stands, and the books follow it.
     if (!res.ok && !res.headers.has('payment-response') && !res.headers.has('x-payment-response'))
       return withPayment(res, null);
-    const payment = await checkReceipt(res, accept, signer, cumulative, options, doFetch);
+    const payment = await checkReceipt(res, channelTerms, signer, cumulative, options, doFetch);
     signer.confirm(cumulative);
     return withPayment(res, payment);
   });
+}
+
+/**
+ * One request paid under batch-settlement: a voucher whose ceiling is what was charged plus the
+ * price — with the channel's opening or top-up as a deposit payload when the signer has one
+ * pending. The charged total moves by what the answer charged (a seller may charge less than the
+ * price, or nothing when its handler failed); a corrective 402 that proves the channel's state with
+ * this channel's own voucher moves the books (also backwards) and the request is paid again, once.
+ */
+async function payBatch(
+  doFetch: typeof fetch,
+  url: string | URL,
+  init: RequestInit,
+  terms: PaymentRequired,
+  offer: BatchRequirements,
+  signer: ChannelSigner,
+  extensions: Record<string, unknown> | undefined,
+  options: PayFetchOptions,
+): Promise<PaidResponse> {
+  checkChannelFits(signer, channelTermsOf(offer));
+  const price = BigInt(offer.amount);
+  const send = async () => {
+    const signed = signBatch(signer, price);
+    const named =
+      extensions && extensions[PAYMENT_IDENTIFIER]
+        ? { extensions: { [PAYMENT_IDENTIFIER]: extensions[PAYMENT_IDENTIFIER] } }
+        : {};
+    const header = encodeJsonHeader({
+      x402Version: 2,
+      accepted: offer,
+      payload: signed.payload,
+      resource: terms.resource,
+      ...named,
+    });
+    const headers = new Headers(init.headers);
+    headers.set('PAYMENT-SIGNATURE', header);
+    return { res: await doFetch(url, { ...init, headers }), signed };
+  };
+  return signer.exclusive(async () => {
+    let sent = await send();
+    const code = sent.res.status === 402 ? rejectionCode(sent.res) : null;
+    if (code !== null && CORRECTIVE_CODES.has(code)) {
+      const refused = await readTerms(sent.res).catch(() => null);
+      if (catchUp(signer, refused)) sent = await send();
+    }
+    const { res, signed } = sent;
+    const header = res.headers.get('payment-response') ?? res.headers.get('x-payment-response');
+    const decoded = header ? decodeJsonHeader(header, 64 * 1024) : null;
+    const answer = readBatchAnswer(decoded?.ok ? decoded.value : null);
+    if (!answer?.success) {
+      // Not paid: a deposit it carried may not be on the ledger; the wallet reads the ledger next time.
+      if (signed.deposit) signer.depositRefused();
+      if (header && !answer)
+        throw new PaymentError('the paid response carries no readable PAYMENT-RESPONSE', 'BAD_RECEIPT', res);
+      return withPayment(res, null);
+    }
+    const books = adoptAnswer(signer, signed, answer);
+    if (!books.ok) throw new PaymentError(books.reason, 'BAD_RECEIPT', res);
+    const deposit =
+      signed.deposit && answer.amount !== null && /^[0-9]+$/.test(answer.amount)
+        ? { transaction: answer.transaction, amount: BigInt(answer.amount) }
+        : null;
+    const receipt = answer.receipt;
+    if (!receipt) {
+      if (books.charged !== signed.previous)
+        throw new PaymentError(
+          `the answer charged ${books.charged - signed.previous} with no receipt`,
+          'BAD_RECEIPT',
+          res,
+        );
+      return withPayment(res, null, deposit);
+    }
+    const trusted =
+      options.trustedSigners ?? (await trustedSigners(doFetch, offer.extra.facilitator, res, receipt.receipt.signer));
+    const check = verifyReceipt(receipt.receipt, trusted);
+    if (!check.ok) throw new PaymentError(`the receipt does not verify: ${check.reason}`, 'BAD_RECEIPT', res);
+    const r = receipt.receipt;
+    // The receipt of this payment names the channel's charged total after it.
+    if (
+      r.channelId !== signer.channelId.toString() ||
+      r.payee !== offer.payTo ||
+      BigInt(r.cumulative) !== books.charged
+    )
+      throw new PaymentError(
+        `the receipt is for another channel, payee or amount (the channel's charged total is ${books.charged})`,
+        'BAD_RECEIPT',
+        res,
+      );
+    return withPayment(res, receipt, deposit);
+  });
+}
+
+function sameSeller(a: PaymentRequirements, b: PaymentRequirements): boolean {
+  return (
+    a.payTo === b.payTo &&
+    a.network === b.network &&
+    a.asset === b.asset &&
+    a.extra.channelContract === b.extra.channelContract &&
+    a.extra.facilitator === b.extra.facilitator
+  );
 }
 
 async function payOnce(
@@ -154,10 +307,10 @@ function unreadableTerms(candidate: unknown, res: Response): PaymentError {
   const offers = accepts
     .filter((a) => typeof a?.scheme === 'string')
     .map((a) => `${String(a.scheme)}${typeof a.network === 'string' ? ` (on ${a.network})` : ''}`);
-  if (offers.length > 0 && !accepts.some((a) => a?.scheme === 'channel')) {
+  if (offers.length > 0 && !accepts.some((a) => a?.scheme === 'channel' || a?.scheme === 'batch-settlement')) {
     const list = offers.slice(0, 8).join(', ');
     return new PaymentError(
-      `the seller offers the x402 scheme${offers.length === 1 ? '' : 's'} ${list}; svc pays only the \`channel\` scheme`,
+      `the seller offers the x402 scheme${offers.length === 1 ? '' : 's'} ${list}; svc pays the \`channel\` and \`batch-settlement\` schemes`,
       'UNSUPPORTED_SCHEME',
       res,
     );
@@ -284,6 +437,10 @@ export function facilitatorSigners(doFetch: typeof fetch, facilitator: string): 
   return pending;
 }
 
-function withPayment(res: Response, payment: PaymentResponse | null): PaidResponse {
-  return Object.assign(res, { payment });
+function withPayment(
+  res: Response,
+  payment: PaymentResponse | null,
+  deposit: { transaction: string; amount: bigint } | null = null,
+): PaidResponse {
+  return Object.assign(res, { payment, deposit });
 }

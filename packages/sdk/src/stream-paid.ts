@@ -15,8 +15,6 @@
 import {
   BATCH_SCHEME,
   BatchRequirementsSchema,
-  CorrectionSchema,
-  batchCode,
   isChannelTerms,
   decodeJsonHeader,
   encodeJsonHeader,
@@ -36,7 +34,8 @@ import type {
 } from '@svc/core';
 import type { ChannelSigner } from './channel-signer.js';
 import { PaymentError, readTerms, rejectionCode, resync, trustedSigners } from './pay-fetch.js';
-import type { SignerForOptions } from './wallet.js';
+import { catchUp, chooseSigner, CORRECTIVE_CODES, signBatch } from './batch-payment.js';
+import type { SignerChoice } from './batch-payment.js';
 import { SseParser } from './sse.js';
 
 export interface StreamEvent {
@@ -50,10 +49,11 @@ export interface StreamPaidOptions {
   url: string | URL;
   /**
    * The channel to pay from, or a function choosing one. Where the 402 offers batch-settlement the
-   * function is asked for a channel bound to its receiver authorizer (`options`, as
-   * Wallet.signerFor takes them); one that returns another channel pays with `channel`.
+   * function is asked for a channel bound to its receiver authorizer, opened by the first slice's
+   * deposit where the facilitator sponsors it (`options`, as Wallet.signerFor takes them); one that
+   * returns another channel pays with `channel`.
    */
-  signer: ChannelSigner | ((terms: PaymentRequirements, options?: SignerForOptions) => Promise<ChannelSigner>);
+  signer: SignerChoice;
   method?: string;
   body?: string;
   headers?: Record<string, string>;
@@ -102,7 +102,8 @@ export async function streamPaid(o: StreamPaidOptions): Promise<StreamPaidResult
   if (!accept?.extra.sliceAmount)
     throw new PaymentError('the seller offers no `channel` stream (token or second) terms', 'NO_STREAM_TERMS', first);
   const slice = BigInt(accept.extra.sliceAmount);
-  const { signer, batch } = await chooseSigner(o.signer, accept, batchOffer(terms, accept, slice));
+  const chosen = await chooseSigner(o.signer, batchOffer(terms, accept, slice), accept);
+  const { signer, batch } = chosen!;
   const trusted = o.trustedSigners ?? (await trustedSigners(doFetch, accept.extra.facilitator, first));
   const run: StreamPaidResult = {
     streamId: null,
@@ -118,8 +119,7 @@ export async function streamPaid(o: StreamPaidOptions): Promise<StreamPaidResult
     const code = paid.res.status === 402 ? rejectionCode(paid.res) : null;
     // Our books were behind the facilitator's: catch up, once, never past what this signer signed.
     const behind = batch
-      ? (code === batchCode('cumulative_amount_mismatch') || code === batchCode('cumulative_below_claimed')) &&
-        (await catchUpBatch(paid.res, signer))
+      ? code !== null && CORRECTIVE_CODES.has(code) && catchUp(signer, await readTerms(paid.res).catch(() => null))
       : code === 'VOUCHER_NOT_INCREASING' || code === 'VOUCHER_UNDERPAID';
     if (behind) {
       if (!batch) await resync(doFetch, accept, signer, paid.res);
@@ -201,28 +201,10 @@ function batchOffer(terms: PaymentRequired, accept: PaymentRequirements, slice: 
 }
 
 /**
- * The signer, and the batch-settlement option when its channel is bound to that option's receiver
- * authorizer (else the stream is paid with `channel`).
+ * The first slice's request, paid with the chosen scheme: a voucher for what was accepted (or
+ * charged) plus the slice — under batch-settlement with the channel's opening or top-up when the
+ * signer has one pending (a deposit payload).
  */
-async function chooseSigner(
-  given: StreamPaidOptions['signer'],
-  accept: PaymentRequirements,
-  offer: BatchRequirements | null,
-): Promise<{ signer: ChannelSigner; batch: BatchRequirements | null }> {
-  if (typeof given !== 'function') {
-    const bound = offer !== null && given.receiverAuthorizer === offer.extra.receiverAuthorizer;
-    return { signer: given, batch: bound ? offer : null };
-  }
-  if (offer) {
-    const signer = await given(accept, { receiverAuthorizer: offer.extra.receiverAuthorizer });
-    if (signer.receiverAuthorizer === offer.extra.receiverAuthorizer) return { signer, batch: offer };
-    // A function that keeps one channel per seller, whatever is asked: that channel pays with `channel`.
-    if (signer.receiverAuthorizer === null) return { signer, batch: null };
-  }
-  return { signer: await given(accept), batch: null };
-}
-
-/** The first slice's request, paid with the chosen scheme: a voucher for what was accepted (or charged) plus the slice. */
 async function payFirstSlice(
   doFetch: typeof fetch,
   url: string | URL,
@@ -232,47 +214,29 @@ async function payFirstSlice(
   batch: BatchRequirements | null,
   signer: ChannelSigner,
   slice: bigint,
-): Promise<{ res: Response; cumulative: bigint }> {
-  const v = signer.next(slice);
-  const payment = batch
-    ? {
-        x402Version: 2,
-        accepted: batch,
-        payload: {
-          type: 'voucher',
-          voucher: { channelId: v.channelId, maxClaimableAmount: v.cumulative, signature: v.signature },
-        },
-        resource: terms.resource,
-      }
-    : { x402Version: 2, accepted: accept, payload: v, resource: terms.resource };
+): Promise<{ res: Response; cumulative: bigint; deposit: boolean }> {
+  let payment: Record<string, unknown>;
+  let cumulative: bigint;
+  let deposit = false;
+  if (batch) {
+    const signed = signBatch(signer, slice);
+    payment = { x402Version: 2, accepted: batch, payload: signed.payload, resource: terms.resource };
+    cumulative = signed.ceiling;
+    deposit = signed.deposit;
+  } else {
+    const v = signer.next(slice);
+    payment = { x402Version: 2, accepted: accept, payload: v, resource: terms.resource };
+    cumulative = BigInt(v.cumulative);
+  }
   const headers = new Headers(init.headers);
   headers.set('PAYMENT-SIGNATURE', encodeJsonHeader(payment));
-  return { res: await doFetch(url, { ...init, headers }), cumulative: BigInt(v.cumulative) };
-}
-
-/**
- * A batch-settlement 402 that says the books are behind carries the channel's state and its highest
- * voucher: believed when that voucher is this channel's own (its voucher key signed it), the charged
- * total is within it and not below what the ledger shows claimed. True when the books moved.
- */
-async function catchUpBatch(refused: Response, signer: ChannelSigner): Promise<boolean> {
-  const terms = await readTerms(refused).catch(() => null);
-  const option = terms?.accepts.find((a) => a.scheme === BATCH_SCHEME);
-  const proof = safeParse(CorrectionSchema, option?.extra);
-  if (!proof.success || !proof.data.voucherState) return false;
-  const { channelState, voucherState } = proof.data;
-  const signed = BigInt(voucherState.signedMaxClaimable);
-  const charged = BigInt(channelState.chargedCumulativeAmount);
-  if (
-    channelState.channelId !== signer.channelId.toString() ||
-    !signer.recognize(signed, voucherState.signature) ||
-    charged > signed ||
-    charged < BigInt(channelState.totalClaimed) ||
-    charged === signer.cumulative
-  )
-    return false;
-  signer.rebase(charged);
-  return true;
+  const res = await doFetch(url, { ...init, headers });
+  // Paid: the deposit is on the ledger. Not paid: the wallet reads the ledger before the next payment.
+  if (deposit) {
+    if (res.ok) signer.depositLanded();
+    else signer.depositRefused();
+  }
+  return { res, cumulative, deposit };
 }
 
 /**

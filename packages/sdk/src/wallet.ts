@@ -21,6 +21,7 @@ import {
   safeParse,
 } from '@svc/core';
 import type { BatchRequirements, Keypair, PaymentRequirements, RefundResult } from '@svc/core';
+import type { SignerForOptions } from './batch-payment.js';
 import { ChannelSigner } from './channel-signer.js';
 import type { SignerState } from './channel-signer.js';
 import { DEFAULT_CHANNEL_LEDGERS, LocalLedgerClient } from './ledger-client.js';
@@ -49,18 +50,6 @@ export interface WalletOptions {
   maxDeposit?: bigint;
   /** Called with a line of progress (opening a channel, using the faucet). */
   log?: (line: string) => void;
-}
-
-export interface SignerForOptions {
-  /** A channel bound to this receiver authorizer (batch-settlement); unset: a channel bound to none. */
-  receiverAuthorizer?: string;
-  /**
-   * batch-settlement with a facilitator that sponsors openings (`extra.areFeesSponsored`): a
-   * channel this wallet needs is not opened (nor an exhausted one topped up) by a transaction of
-   * its own; the opening is signed and left on the signer (`pendingDeposit`) for the next payment's
-   * deposit payload to carry. Only with `receiverAuthorizer`.
-   */
-  byDeposit?: boolean;
 }
 
 interface WalletFile {

@@ -26,7 +26,9 @@ export async function payCommand(args: string[]): Promise<void> {
     const res = await payFetch(
       url,
       {},
-      { signer: async (terms) => (signer ??= await wallet.signerFor(terms, BigInt(count - i + 1))) },
+      // Asked for a channel bound to a batch-settlement seller's receiver authorizer, the wallet opens it
+      // inside the first paid request where the facilitator sponsors deposits.
+      { signer: async (terms, options) => (signer ??= await wallet.signerFor(terms, BigInt(count - i + 1), options)) },
     ).catch((err: unknown) => {
       throw explainFetchError(err, url);
     });
@@ -43,6 +45,10 @@ export async function payCommand(args: string[]): Promise<void> {
       process.exitCode = 1;
       return;
     }
+    if (res.deposit)
+      console.log(
+        `#${i} deposited ${res.deposit.amount} (${displayAmount(res.deposit.amount)}) inside this request: tx ${res.deposit.transaction.slice(0, 16)}…`,
+      );
     const p = res.payment;
     paid += BigInt(p.delta);
     if (count <= 10 || i === 1 || i === count || i % Math.ceil(count / 10) === 0) {

@@ -128,10 +128,12 @@ describe('svc pay and svc stream tell the user what happened', () => {
     expect(ran.code).toBe(1);
   });
 
-  it('a seller offering only another scheme: names the schemes it offers, and that svc pays `channel`', async () => {
+  it('a seller offering only another scheme: names the schemes it offers, and the schemes svc pays', async () => {
     const ran = await svc(['pay', `${plainUrl}/exact`]);
     expect(ran.code).toBe(1);
-    expect(ran.out).toMatch(/offers the x402 scheme exact \(on eip155:84532\); svc pays only the `channel` scheme/);
+    expect(ran.out).toMatch(
+      /offers the x402 scheme exact \(on eip155:84532\); svc pays the `channel` and `batch-settlement` schemes/,
+    );
   });
 
   it('svc stream of a POST-only stream without --post: hints at --post', async () => {

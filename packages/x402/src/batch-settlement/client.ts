@@ -19,6 +19,8 @@ import {
   BatchRefundError,
   BatchRequirementsSchema,
   batchCode,
+  chargedAfter,
+  chargedProved,
   channelTermsOf,
   decodeJsonHeader,
   generatePaymentId,
@@ -28,7 +30,7 @@ import {
   safeParse,
   withPaymentId,
 } from '@svc/core';
-import type { BatchRequirements, BatchVoucher, RefundResult } from '@svc/core';
+import type { BatchRequirements, BatchVoucher, PaidCeiling, RefundResult } from '@svc/core';
 import type { PaymentResponseContext } from '@x402/core/client';
 import type {
   Network,
@@ -46,8 +48,6 @@ import type { Release } from '../hold.js';
 import { TermsError } from '../requirements.js';
 import { channelMismatch } from '../signer.js';
 import type { BatchChannelSource, BatchVoucherSigner } from '../signer.js';
-import { chargedAfter, chargedProved } from './books.js';
-import type { Paid } from './books.js';
 
 const DEFAULT_HOLD_MS = 30_000;
 /** The refusals whose 402 carries the channel's state for the buyer to catch up. */
@@ -69,7 +69,7 @@ export interface BatchSettlementStellarSchemeOptions {
   paymentId?: () => string;
 }
 
-interface Pending extends Paid {
+interface Pending extends PaidCeiling {
   signer: BatchVoucherSigner;
   release: Release;
   /** The payment carried the channel's deposit (a deposit payload). */

@@ -2,14 +2,24 @@
 // two occasions only: a paid answer whose charge adds up, and a corrective 402 whose state is
 // proved by a voucher the channel's own key signed. Neither can take the books above what the
 // buyer signed, so a seller that lies cannot make the next voucher pay for more than it owes.
-import { ChannelStateSchema, CorrectionSchema, safeParse } from '@svc/core';
-import type { BatchVoucherSigner } from '../signer.js';
+import { CorrectionSchema } from './api.js';
+import { ChannelStateSchema } from './batch-settlement.js';
+import { safeParse } from './safe-parse.js';
+
+/** What the books need of a channel's signer: its id, the most it signed, and its own signatures. */
+export interface BooksSigner {
+  readonly channelId: bigint;
+  /** The highest amount this signer knows it signed: no account of the channel above it is believed. */
+  readonly signed: bigint;
+  /** Whether `signatureHex` is this channel's own voucher for `amount` (then `signed` is at least `amount`). */
+  recognize(amount: bigint, signatureHex: string): boolean;
+}
 
 const UNITS_RE = /^[0-9]{1,39}$/;
 
-export type Verdict = { ok: true; charged: bigint } | { ok: false; reason: string };
+export type BooksVerdict = { ok: true; charged: bigint } | { ok: false; reason: string };
 
-export interface Paid {
+export interface PaidCeiling {
   /** The signer's charged total when it signed. */
   previous: bigint;
   /** The ceiling it signed: previous + price. */
@@ -23,7 +33,7 @@ export interface Paid {
  * base-unit amount within the price, the state is this channel's, and its charged total is the
  * previous one plus the charge, under the ceiling just signed.
  */
-export function chargedAfter(signer: BatchVoucherSigner, paid: Paid, extra: unknown): Verdict {
+export function chargedAfter(signer: BooksSigner, paid: PaidCeiling, extra: unknown): BooksVerdict {
   const fields = typeof extra === 'object' && extra !== null ? (extra as Record<string, unknown>) : {};
   const charge = fields['chargedAmount'];
   if (typeof charge !== 'string' || !UNITS_RE.test(charge))
@@ -51,7 +61,7 @@ export function chargedAfter(signer: BatchVoucherSigner, paid: Paid, extra: unkn
  * `extra.voucherState`): the highest voucher is the channel's own, the charged total is within it
  * and not below what the ledger shows claimed.
  */
-export function chargedProved(signer: BatchVoucherSigner, extra: unknown): Verdict {
+export function chargedProved(signer: BooksSigner, extra: unknown): BooksVerdict {
   const parsed = safeParse(CorrectionSchema, extra);
   if (!parsed.success) return { ok: false, reason: 'the 402 carries no channel state' };
   const { channelState, voucherState } = parsed.data;
