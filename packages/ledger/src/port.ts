@@ -94,6 +94,16 @@ export interface RefundArgs {
   nonce: bigint;
 }
 
+/**
+ * A payer's signed deposit transaction (a batch-settlement deposit payload's `transaction`), read
+ * before anything is sent: its source (whose signature was checked), the channel call it makes with
+ * its arguments in the local ledger's form (LEDGER_OP_ARGS), and the hash it will have on the
+ * ledger once submitted by the sponsor.
+ */
+export type DepositRead =
+  | { ok: true; source: string; op: string; args: Record<string, string | number>; hash: string }
+  | { ok: false; message: string };
+
 export interface Ledger {
   info(): Promise<LedgerInfo>;
   latestLedger(): Promise<number>;
@@ -108,6 +118,18 @@ export interface Ledger {
    * other networks, which have their own transaction format, refuse it.
    */
   submit(tx: SignedLedgerTx): Promise<TxResult>;
+  /**
+   * Networks whose transactions are their own (Stellar), not svc's local-ledger ones: a payer's
+   * signed deposit transaction read strictly, with `sponsor` (an address) as the fee source that
+   * will submit it. Absent: deposits are local-ledger transactions, taken by `submit`.
+   */
+  readDeposit?(transaction: unknown, sponsor: string): DepositRead;
+  /**
+   * Submits a deposit transaction readDeposit took, `sponsor` paying its fees; its simulation must
+   * succeed first (else FAILED, nothing sent). Rejects with LedgerTxRefused when the network
+   * refuses it outright (nothing applied), LedgerUnavailable when the outcome is not known.
+   */
+  submitDeposit?(transaction: string, sponsor: Keypair): Promise<TxResult>;
   /**
    * Claims `cumulative` on the channel with the payer's voucher, as a transaction of `signer` (who
    * pays the fees; anyone may claim, and the contract pays only the payee). The adapter takes the

@@ -20,6 +20,7 @@ import {
   TransactionBuilder,
   xdr,
 } from '@stellar/stellar-sdk';
+import type { Transaction } from '@stellar/stellar-sdk';
 import {
   channelIdOf,
   fromHex,
@@ -64,6 +65,17 @@ const u64 = (v: bigint) => nativeToScVal(v, { type: 'u64' });
 const i128 = (v: bigint) => nativeToScVal(v, { type: 'i128' });
 const address = (a: string) => new Address(a).toScVal();
 
+/** What an opening takes (openChannel, signOpenChannel). */
+export interface OpenChannel {
+  payer: Keypair;
+  payee: string;
+  deposit: bigint;
+  voucherKey: Keypair | string;
+  expiryLedger?: number;
+  /** A G… account that may claim below a voucher's amount and refund (the facilitator's). */
+  receiverAuthorizer?: string;
+}
+
 export class StellarChannelClient {
   readonly passphrase: string;
   readonly channelContract: string;
@@ -101,28 +113,8 @@ export class StellarChannelClient {
    * `open(payer, payee, deposit, voucher_key, expiry_ledger, receiver_authorizer: Option<Address>) -> u64`;
    * the deposit moves from the payer to the contract, under the id the voucher key derives.
    */
-  async openChannel(o: {
-    payer: Keypair;
-    payee: string;
-    deposit: bigint;
-    voucherKey: Keypair | string;
-    expiryLedger?: number;
-    /** A G… account that may claim below a voucher's amount and refund (the facilitator's). */
-    receiverAuthorizer?: string;
-  }): Promise<{ channelId: bigint; tx: string; expiryLedger: number }> {
-    if (o.receiverAuthorizer !== undefined && !isAccountAddress(o.receiverAuthorizer))
-      throw new Error('receiverAuthorizer must be a G… account address');
-    const expiryLedger = o.expiryLedger ?? (await this.latestLedger()) + DEFAULT_CHANNEL_LEDGERS;
-    const key = typeof o.voucherKey === 'string' ? o.voucherKey : o.voucherKey.publicKeyHex;
-    const channelId = this.channelIdOf(key);
-    const args = [
-      address(o.payer.address),
-      address(o.payee),
-      i128(o.deposit),
-      xdr.ScVal.scvBytes(Buffer.from(fromHex(key, 32))),
-      xdr.ScVal.scvU32(expiryLedger),
-      o.receiverAuthorizer === undefined ? xdr.ScVal.scvVoid() : address(o.receiverAuthorizer),
-    ];
+  async openChannel(o: OpenChannel): Promise<{ channelId: bigint; tx: string; expiryLedger: number }> {
+    const { channelId, args, expiryLedger } = await this.#openArgs(o);
     const done = await this.#invoke(o.payer, 'open', args);
     const opened = this.#decode(done, 'open', (v): v is bigint => typeof v === 'bigint');
     if (opened !== channelId)
@@ -133,6 +125,36 @@ export class StellarChannelClient {
         done.tx,
       );
     return { channelId, tx: done.tx, expiryLedger };
+  }
+
+  /**
+   * The same opening, built, simulated and signed by the payer but not sent: a batch-settlement
+   * deposit payload's `transaction` (the base64 envelope), which a facilitator that sponsors
+   * deposits submits inside a fee-bump of its own — the payer needs no XLM for fees, only an
+   * account and the deposit. `hash` is the payer's transaction's (the fee-bump has its own).
+   */
+  async signOpenChannel(
+    o: OpenChannel,
+  ): Promise<{ channelId: bigint; transaction: string; hash: string; expiryLedger: number }> {
+    const { channelId, args, expiryLedger } = await this.#openArgs(o);
+    const { tx, hash } = await this.#prepared(o.payer, 'open', args);
+    return { channelId, transaction: tx.toEnvelope().toXDR('base64'), hash, expiryLedger };
+  }
+
+  async #openArgs(o: OpenChannel): Promise<{ channelId: bigint; args: xdr.ScVal[]; expiryLedger: number }> {
+    if (o.receiverAuthorizer !== undefined && !isAccountAddress(o.receiverAuthorizer))
+      throw new Error('receiverAuthorizer must be a G… account address');
+    const expiryLedger = o.expiryLedger ?? (await this.latestLedger()) + DEFAULT_CHANNEL_LEDGERS;
+    const key = typeof o.voucherKey === 'string' ? o.voucherKey : o.voucherKey.publicKeyHex;
+    const args = [
+      address(o.payer.address),
+      address(o.payee),
+      i128(o.deposit),
+      xdr.ScVal.scvBytes(Buffer.from(fromHex(key, 32))),
+      xdr.ScVal.scvU32(expiryLedger),
+      o.receiverAuthorizer === undefined ? xdr.ScVal.scvVoid() : address(o.receiverAuthorizer),
+    ];
+    return { channelId: this.channelIdOf(key), args, expiryLedger };
   }
 
   /** `top_up(payer, channel_id, amount, expiry_ledger: Option<u32>) -> Channel`. */
@@ -161,6 +183,19 @@ export class StellarChannelClient {
     return { deposit: channel.deposit, expiryLedger: channel.expiry_ledger, tx: done.tx };
   }
 
+  /** A top-up signed by the payer and not sent: a batch-settlement deposit payload's `transaction` (see signOpenChannel). */
+  async signTopUp(o: {
+    payer: Keypair;
+    channelId: bigint;
+    amount: bigint;
+    expiryLedger?: number;
+  }): Promise<{ transaction: string; hash: string }> {
+    const expiry = o.expiryLedger === undefined ? xdr.ScVal.scvVoid() : xdr.ScVal.scvU32(o.expiryLedger);
+    const args = [address(o.payer.address), u64(o.channelId), i128(o.amount), expiry];
+    const { tx, hash } = await this.#prepared(o.payer, 'top_up', args);
+    return { transaction: tx.toEnvelope().toXDR('base64'), hash };
+  }
+
   /** `close(caller, channel_id) -> i128`: the payee at any time, the payer from expiry + 120 ledgers; refunds the payer. */
   async closeChannel(o: { signer: Keypair; channelId: bigint }): Promise<{ refunded: bigint; tx: string }> {
     const done = await this.#invoke(o.signer, 'close', [address(o.signer.address), u64(o.channelId)]);
@@ -183,6 +218,28 @@ export class StellarChannelClient {
   }
 
   async #submit(signer: Keypair, fn: string, args: xdr.ScVal[]): Promise<Submitted> {
+    const { tx, hash, maxTime } = await this.#prepared(signer, fn, args);
+    const sent = await this.#rpc.send(tx).catch((err: unknown) => {
+      // No answer: it may have reached the network; polling tells.
+      if (err instanceof SorobanRpcError) return null;
+      throw err;
+    });
+    if (sent?.status === 'ERROR' || sent?.status === 'TRY_AGAIN_LATER')
+      throw new LedgerError(
+        `the network did not take transaction ${hash} (${sent.status}); nothing was applied`,
+        503,
+        undefined,
+        hash,
+      );
+    return this.#poll(fn, hash, maxTime);
+  }
+
+  /** The invocation as a transaction of `signer`: built, simulated, assembled and signed (not sent). */
+  async #prepared(
+    signer: Keypair,
+    fn: string,
+    args: xdr.ScVal[],
+  ): Promise<{ tx: Transaction; hash: string; maxTime: number }> {
     const seq = await this.#rpc.sequence(signer.address);
     if (seq === null)
       throw new LedgerError(
@@ -204,20 +261,7 @@ export class StellarChannelClient {
       .assembleTransaction(unsigned, simulation as unknown as rpc.Api.RawSimulateTransactionResponse)
       .build();
     tx.sign(StellarKeypair.fromSecret(signer.secret()));
-    const hash = tx.hash().toString('hex');
-    const sent = await this.#rpc.send(tx).catch((err: unknown) => {
-      // No answer: it may have reached the network; polling tells.
-      if (err instanceof SorobanRpcError) return null;
-      throw err;
-    });
-    if (sent?.status === 'ERROR' || sent?.status === 'TRY_AGAIN_LATER')
-      throw new LedgerError(
-        `the network did not take transaction ${hash} (${sent.status}); nothing was applied`,
-        503,
-        undefined,
-        hash,
-      );
-    return this.#poll(fn, hash, maxTime);
+    return { tx, hash: tx.hash().toString('hex'), maxTime };
   }
 
   async #poll(fn: string, hash: string, maxTime: number): Promise<Submitted> {

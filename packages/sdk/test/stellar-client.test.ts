@@ -4,6 +4,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { LedgerError, StellarChannelClient } from '../src/index.js';
 import {
+  ASSET_CONTRACT,
   BUYER_VOUCHER_KEY,
   CHANNEL_CONTRACT,
   CLOCK_MS,
@@ -16,7 +17,14 @@ import {
   RPC_URL,
   VOUCHER_KEY,
 } from '../../ledger/test/fixtures/soroban/scenario.js';
-import { closeCall, FOREIGN_CHANNEL_ID, openCall, topUpCall } from '../../ledger/test/fixtures/soroban/world.js';
+import {
+  closeCall,
+  DEPOSIT_HASH,
+  FOREIGN_CHANNEL_ID,
+  openCall,
+  topUpCall,
+} from '../../ledger/test/fixtures/soroban/world.js';
+import { StellarLedger } from '@svc/ledger';
 import { describeTx, SorobanReplay } from '../../ledger/test/helpers/soroban-replay.js';
 
 let replays: SorobanReplay[] = [];
@@ -47,6 +55,52 @@ function sent(replay: SorobanReplay) {
 }
 
 describe('StellarChannelClient', () => {
+  it('signs an opening for a batch-settlement deposit payload: simulated and signed by the payer, not sent; the facilitator’s adapter reads it', async () => {
+    const { client } = clientFor('sdk-sign-open');
+    const signed = await client.signOpenChannel({
+      payer: PAYER,
+      payee: PAYEE.address,
+      deposit: OPENED.deposit,
+      voucherKey: BUYER_VOUCHER_KEY,
+      receiverAuthorizer: FACILITATOR.address,
+    });
+    expect(signed).toMatchObject({
+      channelId: OPENED.channelId,
+      hash: openCall.hash,
+      expiryLedger: OPENED.expiryLedger,
+    });
+    // The very transaction the recorded opening sends: payer's source, its auth, its signature.
+    expect(signed.transaction).toBe(openCall.signed.toEnvelope().toXDR('base64'));
+    const tx = describeTx(signed.transaction, PASSPHRASE);
+    expect(tx).toMatchObject({
+      source: PAYER.address,
+      auth: ['sorobanCredentialsSourceAccount:open'],
+      sorobanData: true,
+    });
+    expect(tx.verifies(PAYER.address)).toBe(true);
+    // What the facilitator's adapter makes of it: the payer's opening, fee-bumped by the facilitator.
+    const replay = SorobanReplay.load('deposit-read');
+    replays.push(replay);
+    const ledger = await StellarLedger.create({
+      rpcUrl: RPC_URL,
+      channelContract: CHANNEL_CONTRACT,
+      assetContract: ASSET_CONTRACT,
+      fetch: replay.fetch,
+    });
+    expect(ledger.readDeposit(signed.transaction, FACILITATOR.address)).toMatchObject({
+      ok: true,
+      source: PAYER.address,
+      op: 'channel.open',
+      hash: DEPOSIT_HASH,
+    });
+  });
+
+  it('signs a top-up for a deposit payload, not sent', async () => {
+    const { client } = clientFor('sdk-sign-top-up');
+    const signed = await client.signTopUp({ payer: PAYER, channelId: OPENED.channelId, amount: OPENED.topUp });
+    expect(signed).toEqual({ transaction: topUpCall.signed.toEnvelope().toXDR('base64'), hash: topUpCall.hash });
+  });
+
   it('opens a channel: open(payer, payee, deposit, voucher key, expiry, receiver authorizer) signed by the payer, expiry defaulting to a day of ledgers', async () => {
     const { client, replay } = clientFor('sdk-open');
     // The id is the voucher key's, known before anything is sent.

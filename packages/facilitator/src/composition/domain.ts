@@ -145,7 +145,7 @@ export async function createDomain(a: Adapters, options: DomainOptions): Promise
     receiverAuthorizer: keys.address,
     safetyLedgers: config.VOUCHER_EXPIRY_SAFETY_LEDGERS,
     limits: { perPayer: (payer) => perPayer.take(payer), perIp: (ip) => perIp.take(ip) },
-    localTransactions: !a.stellar,
+    sponsor: keys,
     // A top-up's deposit reaches the store through the watcher's ordered events (built below).
     caughtUp: () => watcher.tick(),
   });

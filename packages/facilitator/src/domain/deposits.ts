@@ -18,8 +18,11 @@
 // and voucher key stands as landed. Only a transaction that is actually submitted counts against the
 // sponsored-deposit limits (per payer and per client address: 429 with Retry-After).
 //
-// The local ledger's signed transaction is the one form taken here. On Stellar the envelope is XDR
-// that would go out in a fee-bump; this facilitator does not build those yet and says so.
+// Two forms are taken, as the ledger reads them: on the local ledger the signed local-ledger
+// transaction (a JSON object, checked here); on Stellar the payer's signed transaction envelope
+// (base64 XDR), which the ledger adapter reads strictly and submits inside a fee-bump of which this
+// facilitator is the fee source (packages/ledger/src/stellar/deposit-envelope.ts). The payer's
+// balance must cover the deposit before anything is sent (insufficient_balance).
 import {
   LEDGER_OP_ARGS,
   SignedLedgerTxSchema,
@@ -32,9 +35,9 @@ import {
   txHash,
   verifyLedgerTx,
 } from '@svc/core';
-import type { BatchCodeName, BatchPayment, BatchRequirements, SignedLedgerTx, VoucherContext } from '@svc/core';
+import type { BatchCodeName, BatchPayment, BatchRequirements, Keypair, VoucherContext } from '@svc/core';
 import { LedgerTxRefused } from '@svc/ledger';
-import type { Ledger, LedgerChannel } from '@svc/ledger';
+import type { Ledger, LedgerChannel, TxResult } from '@svc/ledger';
 import type { ChannelBook } from './channel-book.js';
 import type { LatestLedger } from './latest-ledger.js';
 
@@ -54,13 +57,13 @@ export interface DepositsDeps {
   vouchers: VoucherContext;
   /** This facilitator's account: the receiver authorizer a deposit's channel must be bound to. */
   receiverAuthorizer: string;
+  /** The key that pays a deposit's fees where the ledger has fees (the fee-bump's source on Stellar). */
+  sponsor: Keypair;
   /** The ledger's asset: the one an opening on it holds. */
   asset: string;
   /** Vouchers are refused this close to a channel's expiry: an opening must outlive it. */
   safetyLedgers: number;
   limits: DepositLimits;
-  /** Whether the ledger takes svc's signed local-ledger transactions (false on Stellar). */
-  localTransactions: boolean;
   /** One ledger-watcher pass that starts after the call (a top-up's new deposit reaches the store). */
   caughtUp(): Promise<void>;
 }
@@ -79,7 +82,16 @@ export type DepositRefused = {
   retryAfter?: number;
 };
 
-type Checked = { tx: SignedLedgerTx; hash: string; amount: bigint; channelId: bigint; opening: boolean };
+/** A deposit transaction as read: its payer, its call, its hash on the ledger and how to send it. */
+interface DepositTx {
+  source: string;
+  op: string;
+  args: unknown;
+  hash: string;
+  send(): Promise<TxResult>;
+}
+
+type Checked = { tx: DepositTx; hash: string; amount: bigint; channelId: bigint; opening: boolean };
 
 export class Deposits {
   constructor(private readonly deps: DepositsDeps) {}
@@ -103,11 +115,19 @@ export class Deposits {
     if (known?.status === 'FAILED') return failed(`the ledger failed it before (${known.code}: ${known.message})`, tx);
     if (opening && (await this.sameOpening(tx, channelId))) return this.seen(already, channelId, opening);
 
+    const balance = await this.balanceOf(tx.source);
+    if (balance < amount)
+      return {
+        ok: false,
+        code: 'insufficient_balance',
+        message: `The payer ${tx.source} holds ${balance} of ${this.deps.asset}, less than the deposit of ${amount}: fund it and retry.`,
+        payer: tx.source,
+      };
     const limited = await this.limited(tx.source, ip);
     if (limited) return limited;
     let result;
     try {
-      result = await this.deps.ledger.submit(tx);
+      result = await tx.send();
     } catch (err) {
       if (!(err instanceof LedgerTxRefused)) throw err;
       // A copy of this very transaction sent at the same time may have landed it.
@@ -128,10 +148,6 @@ export class Deposits {
   ): Promise<{ ok: true; value: Checked } | DepositRefused> {
     const deposit = payment.deposit;
     if (!deposit) return malformed('a deposit payload carries deposit.amount and deposit.transaction');
-    if (typeof deposit.transaction === 'string' || !this.deps.localTransactions)
-      return malformed(
-        'this facilitator takes a deposit as the signed local-ledger transaction (a JSON object) only; on Stellar, deposits are not sponsored here yet: open the channel yourself and pay with a voucher payload',
-      );
     if (terms.asset !== this.deps.asset)
       return refuse(
         'asset_mismatch',
@@ -141,32 +157,60 @@ export class Deposits {
       return malformed(
         `the terms name the channel contract ${terms.extra.channelContract}, this facilitator's is ${this.deps.channelContract}`,
       );
-    const parsed = safeParse(SignedLedgerTxSchema, deposit.transaction);
-    if (!parsed.success) {
-      const issue = parsed.error.issues[0];
-      return malformed(`deposit.transaction: ${issue ? `${issue.path.join('.')}: ${issue.message}` : 'invalid'}`);
-    }
-    const tx = parsed.data;
-    let hash: string;
-    try {
-      hash = txHash(this.deps.passphrase, tx);
-    } catch {
-      return malformed('deposit.transaction cannot be hashed (not RFC 8785 JSON)');
-    }
-    // A G… source is checked here, strictly; a smart account's keys are the ledger's to check.
-    if (isAccountAddress(tx.source) && !verifyLedgerTx(publicKeyFromAccount(tx.source), this.deps.passphrase, tx))
-      return malformed(`deposit.transaction is not signed by its source ${tx.source} on this network`);
-    if (tx.op === 'channel.open') return this.checkOpen(payment, terms, tx, hash, deposit.amount);
-    if (tx.op === 'channel.top_up') return this.checkTopUp(payment, terms, tx, hash, deposit.amount);
+    const tx = this.read(deposit.transaction);
+    if ('message' in tx) return malformed(tx.message);
+    if (tx.op === 'channel.open') return this.checkOpen(payment, terms, tx, tx.hash, deposit.amount);
+    if (tx.op === 'channel.top_up') return this.checkTopUp(payment, terms, tx, tx.hash, deposit.amount);
     return malformed(
       `deposit.transaction calls ${JSON.stringify(tx.op).slice(0, 70)}; a deposit calls channel.open or channel.top_up`,
     );
   }
 
+  /**
+   * The deposit transaction in the ledger's own form: read by the ledger adapter where it has one
+   * (Stellar), else the signed local-ledger transaction, checked here (a G… source strictly; a
+   * smart account's keys are the ledger's to check).
+   */
+  private read(transaction: unknown): DepositTx | { message: string } {
+    const { ledger, sponsor, passphrase } = this.deps;
+    if (ledger.readDeposit && ledger.submitDeposit) {
+      const read = ledger.readDeposit(transaction, sponsor.address);
+      if (!read.ok) return { message: read.message };
+      const submitDeposit = ledger.submitDeposit.bind(ledger);
+      return { ...read, send: () => submitDeposit(transaction as string, sponsor) };
+    }
+    if (typeof transaction === 'string')
+      return {
+        message:
+          'on this ledger (stellar:local) deposit.transaction is the signed local-ledger transaction, a JSON object',
+      };
+    const parsed = safeParse(SignedLedgerTxSchema, transaction);
+    if (!parsed.success) {
+      const issue = parsed.error.issues[0];
+      return { message: `deposit.transaction: ${issue ? `${issue.path.join('.')}: ${issue.message}` : 'invalid'}` };
+    }
+    const tx = parsed.data;
+    let hash: string;
+    try {
+      hash = txHash(passphrase, tx);
+    } catch {
+      return { message: 'deposit.transaction cannot be hashed (not RFC 8785 JSON)' };
+    }
+    if (isAccountAddress(tx.source) && !verifyLedgerTx(publicKeyFromAccount(tx.source), passphrase, tx))
+      return { message: `deposit.transaction is not signed by its source ${tx.source} on this network` };
+    return { source: tx.source, op: tx.op, args: tx.args, hash, send: () => ledger.submit(tx) };
+  }
+
+  /** The payer's balance of this ledger's asset. */
+  private async balanceOf(address: string): Promise<bigint> {
+    const account = await this.deps.ledger.getAccount(address);
+    return account.balances.find((b) => b.asset === this.deps.asset)?.amount ?? 0n;
+  }
+
   private async checkOpen(
     payment: BatchPayment,
     terms: BatchRequirements,
-    tx: SignedLedgerTx,
+    tx: DepositTx,
     hash: string,
     amount: bigint,
   ): Promise<{ ok: true; value: Checked } | DepositRefused> {
@@ -212,7 +256,7 @@ export class Deposits {
   private async checkTopUp(
     payment: BatchPayment,
     terms: BatchRequirements,
-    tx: SignedLedgerTx,
+    tx: DepositTx,
     hash: string,
     amount: bigint,
   ): Promise<{ ok: true; value: Checked } | DepositRefused> {
@@ -244,7 +288,7 @@ export class Deposits {
   }
 
   /** Whether the ledger holds this very opening already (the same payer, seller and voucher key). */
-  private async sameOpening(tx: SignedLedgerTx, channelId: bigint): Promise<boolean> {
+  private async sameOpening(tx: DepositTx, channelId: bigint): Promise<boolean> {
     const channel: LedgerChannel | null = await this.deps.ledger.getChannel(channelId);
     const args = tx.args as { payee?: unknown; voucherKey?: unknown };
     return (
@@ -285,11 +329,11 @@ function refuse(code: BatchCodeName, message: string): DepositRefused {
   return { ok: false, code, message };
 }
 
-function failed(why: string, tx: SignedLedgerTx): DepositRefused {
+function failed(why: string, tx: DepositTx): DepositRefused {
   return {
     ok: false,
     code: 'deposit_transaction_failed',
-    message: `The deposit transaction did not land: ${why}. Sign a new one (the next seq of ${tx.source}) and retry.`,
+    message: `The deposit transaction did not land: ${why}. Sign a new one (the next sequence number of ${tx.source}) and retry.`,
     payer: tx.source,
   };
 }

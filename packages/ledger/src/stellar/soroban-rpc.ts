@@ -10,7 +10,7 @@
 // Anything that is not a proper answer (no connection, timeout, non-200, malformed reply) is
 // LedgerUnavailable; a JSON-RPC error object is RpcError, a LedgerUnavailable with the server's code.
 import type { z } from 'zod';
-import type { Transaction, xdr } from '@stellar/stellar-sdk';
+import type { FeeBumpTransaction, Transaction, xdr } from '@stellar/stellar-sdk';
 import { LedgerUnavailable } from '../port.js';
 import {
   RpcEventsSchema,
@@ -79,7 +79,7 @@ export class SorobanRpc {
     return this.call('simulateTransaction', { transaction: tx.toEnvelope().toXDR('base64') }, RpcSimulationSchema);
   }
 
-  sendTransaction(tx: Transaction): Promise<RpcSend> {
+  sendTransaction(tx: Transaction | FeeBumpTransaction): Promise<RpcSend> {
     return this.call('sendTransaction', { transaction: tx.toEnvelope().toXDR('base64') }, RpcSendSchema);
   }
 

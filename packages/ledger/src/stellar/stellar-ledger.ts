@@ -15,6 +15,8 @@
 //   refund
 //   events             getHealth (a fresh start only) → getEvents…
 //   submit             nothing: refused, Stellar transactions are built here (or by the buyer SDK)
+//   readDeposit        nothing: the payer's envelope is read and checked here (deposit-envelope.ts)
+//   submitDeposit      simulateTransaction (the payer's own) → sendTransaction (the fee-bump) → getTransaction…
 import { Account, Address, Keypair as StellarKeypair, scValToNative, xdr } from '@stellar/stellar-sdk';
 import {
   describeNonAddress,
@@ -31,6 +33,7 @@ import { LedgerTxRefused, LedgerUnavailable } from '../port.js';
 import type {
   ClaimArgs,
   ClaimRow,
+  DepositRead,
   EventsPage,
   Ledger,
   LedgerAccount,
@@ -55,6 +58,7 @@ import {
   refundArgsVal,
 } from './contract-interface.js';
 import type { ChannelFunction } from './contract-interface.js';
+import { readDepositEnvelope, signBump } from './deposit-envelope.js';
 import { EventReader } from './event-reader.js';
 import { SorobanRpc } from './soroban-rpc.js';
 import { isoFromUnix, txResultOf } from './tx-result.js';
@@ -208,6 +212,38 @@ export class StellarLedger implements Ledger {
         'StellarLedger does not take local-ledger transactions (docs/protocol.md#the-local-ledger): on Stellar, transactions are built and signed by the adapter itself (claim) and by the buyer SDK (StellarChannelClient)',
       ),
     );
+  }
+
+  /** A payer's signed opening or top-up (base64 envelope), checked strictly; its hash is that of `sponsor`'s fee-bump of it. */
+  readDeposit(transaction: unknown, sponsor: string): DepositRead {
+    const read = readDepositEnvelope(transaction, { ...this.#context(), sponsor });
+    return 'read' in read ? read.read : read;
+  }
+
+  /**
+   * Submits the payer's deposit transaction inside a fee-bump of which `sponsor` is the fee source
+   * (CAP-15): the payer needs no XLM. Simulated first: a deposit that would fail costs no fee.
+   */
+  async submitDeposit(transaction: string, sponsor: Keypair): Promise<TxResult> {
+    this.#assertOpen();
+    const envelope = readDepositEnvelope(transaction, { ...this.#context(), sponsor: sponsor.address });
+    if (!('read' in envelope)) throw new LedgerTxRefused(envelope.message);
+    const fn: ChannelFunction = envelope.read.op === 'channel.open' ? 'open' : 'top_up';
+    const source = envelope.read.source;
+    const simulation = await this.#rpc.simulateTransaction(envelope.inner);
+    if (simulation.error !== undefined) {
+      const events = (simulation.events ?? []).map((e) => xdr.DiagnosticEvent.fromXDR(e, 'base64'));
+      const refused: SubmitOutcome = {
+        kind: 'refused',
+        unsigned: envelope.inner,
+        error: simulation.error,
+        events,
+        latestLedger: simulation.latestLedger,
+      };
+      return this.#result(refused, source, fn);
+    }
+    const outcome = await this.#submitter.sendSponsored(signBump(envelope.bump, sponsor), envelope.inner);
+    return this.#result(outcome, source, fn);
   }
 
   /** Claims as `signer` (source and fee payer), one transaction at a time per signer. */

@@ -10,8 +10,8 @@
 // maxTime), is a new transaction built. So a transaction that may have landed is never followed
 // by a second one with the next sequence number.
 import { Account, Keypair, Operation, rpc as sdkRpc, TransactionBuilder, xdr } from '@stellar/stellar-sdk';
-import type { Transaction } from '@stellar/stellar-sdk';
-import { LedgerUnavailable } from '../port.js';
+import type { FeeBumpTransaction, Transaction } from '@stellar/stellar-sdk';
+import { LedgerTxRefused, LedgerUnavailable } from '../port.js';
 import type { RpcSend, RpcSimulation, RpcTransaction } from '@svc/core';
 import { SubmissionQueue } from './submission-queue.js';
 import type { SorobanRpc } from './soroban-rpc.js';
@@ -45,7 +45,8 @@ interface Pending {
   /** What the caller submitted, so a retry of the same request gets the earlier outcome. */
   tag: string;
   unsigned: Transaction;
-  signed: Transaction;
+  /** What is sent: the source's own transaction, or a fee-bump of a payer's (sendSponsored). */
+  signed: Transaction | FeeBumpTransaction;
   hash: string;
   maxTime: number;
 }
@@ -69,7 +70,7 @@ export class TxSubmitter {
   async #submitNow(signer: Keypair, invocation: Invocation, tag: string): Promise<SubmitOutcome> {
     const earlier = this.#pending.get(signer.publicKey());
     if (earlier) {
-      const outcome = await this.#resume(earlier);
+      const outcome = await this.#resume(signer.publicKey(), earlier);
       if (outcome && earlier.tag === tag) return outcome;
     }
     const unsigned = this.build(await this.#account(signer.publicKey()), invocation);
@@ -96,6 +97,25 @@ export class TxSubmitter {
     // Remembered before it leaves: from here on its outcome must be known before anything new is built.
     this.#pending.set(signer.publicKey(), pending);
     return this.#send(signer.publicKey(), pending, true);
+  }
+
+  /**
+   * Sends `bump` — a fee-bump, signed by its fee source, of `inner`, a payer's own signed
+   * transaction — and polls it into a ledger. Not remembered for resubmission: the same payer's
+   * transaction bumped by the same sponsor has the same hash, and the caller looks that up before
+   * sending it again. A network that refuses it outright (a used sequence number, say) rejects
+   * with LedgerTxRefused: nothing was applied, no fee spent.
+   */
+  sendSponsored(bump: FeeBumpTransaction, inner: Transaction): Promise<SubmitOutcome> {
+    const hash = bump.hash().toString('hex');
+    const pending: Pending = {
+      tag: `sponsored:${hash}`,
+      unsigned: inner,
+      signed: bump,
+      hash,
+      maxTime: Number(inner.timeBounds?.maxTime ?? 0),
+    };
+    return this.#send(pending.tag, pending, true, true);
   }
 
   /** An unsigned invocation from `account` (whose sequence number it takes), bounded in time. */
@@ -140,8 +160,7 @@ export class TxSubmitter {
   }
 
   /** The outcome of a remembered transaction, sending it again while it can still land; null once it is known never to land. */
-  async #resume(pending: Pending): Promise<SubmitOutcome | null> {
-    const source = pending.signed.source;
+  async #resume(source: string, pending: Pending): Promise<SubmitOutcome | null> {
     const reply = await this.rpc.getTransaction(pending.hash);
     if (reply.status !== 'NOT_FOUND') return this.#included(source, pending, reply);
     if (reply.latestLedgerCloseTime > pending.maxTime) {
@@ -151,8 +170,10 @@ export class TxSubmitter {
     return this.#send(source, pending, false);
   }
 
-  async #send(source: string, pending: Pending, fresh: boolean): Promise<SubmitOutcome> {
+  async #send(source: string, pending: Pending, fresh: boolean, sponsored = false): Promise<SubmitOutcome> {
     const reply = await this.#trySend(pending);
+    if (reply?.status === 'ERROR' && sponsored)
+      throw new LedgerTxRefused(`the network refused transaction ${pending.hash}: ${resultName(reply.errorResultXdr)}`);
     if (reply?.status === 'ERROR' && fresh) {
       // Refused outright, never queued: nothing can land and the sequence number is still free.
       this.#pending.delete(source);

@@ -11,7 +11,8 @@
 // order, any number of times, and must each be used at least once by the end.
 //
 // In a recorded request, values are compared exactly, except:
-//   { "$tx": { …fields } }  a base64 TransactionEnvelope, compared by the fields given (see describeTx)
+//   { "$tx": { …fields } }  a base64 TransactionEnvelope, compared by the fields given (see describeTx);
+//                           a fee-bump's fields are those of its inner transaction, and `feeBump` its own
 //   { "$sameAs": n }        exactly what was sent at the same place of exchange n (0-based)
 import fs from 'node:fs';
 import path from 'node:path';
@@ -94,7 +95,20 @@ export function describeTx(envelope: string, passphrase: string) {
             `${a.credentials().switch().name}:${a.rootInvocation().function().contractFn().functionName().toString()}`,
         )
       : [];
+  const bump = parsed instanceof FeeBumpTransaction ? parsed : null;
   return {
+    /** A fee-bump's own fields (CAP-15): its hash, fee source, fee, and exactly who signed it. */
+    feeBump: bump
+      ? {
+          hash: bump.hash().toString('hex'),
+          feeSource: bump.feeSource,
+          fee: bump.fee,
+          /** Signed once, by the fee source, over this network's fee-bump hash. */
+          signedByFeeSource:
+            bump.signatures.length === 1 &&
+            bump.signatures.every((s) => Keypair.fromPublicKey(bump.feeSource).verify(bump.hash(), s.signature())),
+        }
+      : null,
     hash: tx.hash().toString('hex'),
     source: tx.source,
     sequence: tx.sequence,
