@@ -45,10 +45,12 @@ describe('batch-settlement deposit payloads', () => {
   });
 
   /** A funded buyer with no channel, its opening signed (not sent) and a signer for the channel it derives. */
-  async function fresh(o: { payTo?: string; deposit?: bigint; authorizer?: string | null } = {}): Promise<Fresh> {
+  async function fresh(
+    o: { payTo?: string; deposit?: bigint; authorizer?: string | null; funded?: boolean } = {},
+  ): Promise<Fresh> {
     const payer = randomKeypair();
     const voucherKey = randomKeypair();
-    await h.ledger.faucet(payer.address);
+    if (o.funded !== false) await h.ledger.faucet(payer.address);
     const info = await h.ledger.info();
     const authorizer = o.authorizer === undefined ? terms.extra.receiverAuthorizer : o.authorizer;
     const amount = o.deposit ?? deposit;
@@ -108,6 +110,18 @@ describe('batch-settlement deposit payloads', () => {
     const decoded = decodeJsonHeader(res.headers.get('payment-response')!);
     return (decoded.ok ? decoded.value : null) as Record<string, unknown> & { extra: Record<string, unknown> };
   }
+
+  it('a payer whose balance does not cover the deposit is refused insufficient_balance before anything is sent', async () => {
+    const b = await fresh({ funded: false });
+    const res = await facilitator('/settle', depositPayload(b.signer, PRICE, b.tx, deposit));
+    expect(res.body).toMatchObject({
+      success: false,
+      errorReason: 'invalid_batch_settlement_stellar_insufficient_balance',
+    });
+    expect(String(res.body['errorMessage'])).toMatch(/less than the deposit of 5000000: fund it and retry/);
+    expect((await fetch(`${h.url}/ledger/tx/${b.hash}`)).status).toBe(404);
+    expect(await h.ledger.channel(b.signer.channelId)).toBeNull();
+  });
 
   it('a fresh funded buyer’s first request is served with a deposit response', async () => {
     const b = await fresh();
