@@ -33,6 +33,15 @@ describe('a deposit inside the first paid request, from the buyer’s tools', ()
     for (const d of dirs) fs.rmSync(d, { recursive: true, force: true });
   });
 
+  /** The real `svc` command with the wallet `file`, run to its end. */
+  function svc(args: string[], file: string): Promise<{ code: number | null; out: string }> {
+    const proc = spawnSvc(args, { SVC_WALLET: file });
+    let out = '';
+    proc.stdout!.on('data', (c: Buffer) => (out += c.toString()));
+    proc.stderr!.on('data', (c: Buffer) => (out += c.toString()));
+    return new Promise((resolve) => proc.once('close', (code) => resolve({ code, out })));
+  }
+
   /** The ledger's record of a transaction (GET /ledger/tx/:hash). */
   async function ledgerTx(hash: string) {
     return (await (await fetch(`${h.url}/ledger/tx/${hash}`)).json()) as { status: string; source: string; op: string };
@@ -92,19 +101,23 @@ describe('a deposit inside the first paid request, from the buyer’s tools', ()
     expect((await h.ledger.channel(channel!.channelId))?.deposit).toBe(String(price + 1n + minimum));
   });
 
-  it('svc pay: the first request carries the deposit, and says so', async () => {
+  it('svc pay: the first request carries the deposit, and says so; svc refund then takes the rest back', async () => {
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'svc-pay-deposit-'));
     dirs.push(dir);
-    const proc = spawnSvc(['pay', `${h.url}/demo/book`, '2'], { SVC_WALLET: path.join(dir, 'wallet.json') });
-    let out = '';
-    proc.stdout!.on('data', (c: Buffer) => (out += c.toString()));
-    proc.stderr!.on('data', (c: Buffer) => (out += c.toString()));
-    const code = await new Promise<number | null>((resolve) => proc.once('close', resolve));
+    const file = path.join(dir, 'wallet.json');
+    const { code, out } = await svc(['pay', `${h.url}/demo/book`, '2'], file);
     expect(code, out).toBe(0);
     expect(out).toMatch(/opens with the next payment/);
     expect(out).toMatch(new RegExp(`#1 deposited ${terms.extra.minDeposit} .* inside this request: tx [0-9a-f]{16}…`));
     expect(out).not.toMatch(/#2 deposited/);
     expect(out).toMatch(/#2 200 paid/);
+    // The channel svc pay opened is a batch-settlement one: svc refund takes the rest back at once.
+    const buyer = Wallet.open({ file }).buyer.address;
+    const before = await h.ledger.balance(buyer);
+    const refund = await svc(['refund', `${h.url}/demo/book`], file);
+    expect(refund.code, refund.out).toBe(0);
+    const left = BigInt(terms.extra.minDeposit) - 2n * BigInt(terms.amount);
+    expect(await h.ledger.balance(buyer)).toBe(before + left);
   });
 
   it('streamPaid: a fresh wallet’s stream opens its channel with the first slice’s deposit', async () => {
