@@ -1,5 +1,6 @@
-// The domain as HTTP sees it, built once by composition/domain.ts. No route module takes it whole:
-// each names the fields it uses (`Pick<Services, …>` or a deps interface of its own).
+// The domain as HTTP sees it, built once by composition/domain.ts. Only the wiring sees it whole
+// (http/app.ts, composition/http.ts): each HTTP module names the capabilities it uses in a deps
+// interface of its own, and the wiring hands it exactly those (test/route-capabilities.test.ts).
 import type { ChannelView, Keypair, SupportedResponse, VoucherContext } from '@svc/core';
 import type { Ledger, LedgerInfo } from '@svc/ledger';
 import type { Bus } from './bus/port.js';

@@ -35,7 +35,11 @@ export async function createHttp(a: Adapters, domain: Domain, options: { console
     limiters: a.limiters,
     ...(options.consoleDir ? { consoleDir: options.consoleDir } : {}),
   });
-  if (services.demo) registerDemo(app, services, { payTo: services.demo.payTo }, routes);
+  if (services.demo) {
+    const { clock, config: demoConfig, internalToken, publicUrl, selfUrl, sellerTokens } = services;
+    const deps = { clock, config: demoConfig, internalToken, publicUrl, selfUrl, sellerTokens };
+    registerDemo(app, deps, { payTo: services.demo.payTo }, routes);
+  }
   // The in-process ledger's transactions that touch a channel (a payee's close, a top-up) are
   // applied before their answer leaves: no voucher is accepted on a channel after its close was
   // answered. A standalone ledger's are seen by the watcher's next poll.

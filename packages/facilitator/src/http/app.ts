@@ -118,23 +118,51 @@ export async function buildHttp(
       network: s.ledgerInfo.network,
       channelView: s.channelView,
     }),
-    ...streamRoutes(s),
-    ...accountRoutes(s, listing),
-    ...receiptRoutes(s),
+    ...streamRoutes({ publicUrl: s.publicUrl, sellerTokens: s.sellerTokens, store: s.store, streams: s.streams }),
+    ...accountRoutes({ ledger: s.ledger, ledgerInfo: s.ledgerInfo, store: s.store }, listing),
+    ...receiptRoutes({ attestations: s.attestations, receiptSigners: s.receiptSigners, store: s.store }),
     ...eventRoutes(feed),
-    ...reportRoutes(s),
-    ...sellerRoutes(s),
-    ...discoveryRoutes(s),
-    ...floatRoutes(s),
-    ...metaRoutes(s),
-    ...metricsRoutes(s),
-    ...(s.demo ? demoControlRoutes(s, s.demo) : []),
+    ...reportRoutes({ clock: s.clock, events: s.events, ledger: s.ledger, ledgerInfo: s.ledgerInfo, store: s.store }),
+    ...sellerRoutes({
+      clock: s.clock,
+      config: s.config,
+      keys: s.keys,
+      ledgerInfo: s.ledgerInfo,
+      sellerTokens: s.sellerTokens,
+      store: s.store,
+    }),
+    ...discoveryRoutes({ store: s.store, keys: s.keys }),
+    ...floatRoutes({ config: s.config, floatHistory: s.floatHistory, ledger: s.ledger, ledgerInfo: s.ledgerInfo }),
+    ...metaRoutes({
+      clock: s.clock,
+      config: s.config,
+      keys: s.keys,
+      latestLedger: s.latestLedger,
+      leadership: s.leadership,
+      ledgerInfo: s.ledgerInfo,
+      reconciler: s.reconciler,
+      startedAt: s.startedAt,
+      stats: s.stats,
+      store: s.store,
+      storeHealth: s.storeHealth,
+    }),
+    ...metricsRoutes({ config: s.config, metrics: s.metrics }),
+    ...(s.demo ? demoControlRoutes({ config: s.config, supported: s.supported }, s.demo) : []),
     ...(await consoleRoutes(app, options.consoleDir)),
   ];
+  // The MCP endpoint's and the self-description's: what the agent-facing routes read.
+  const mcp = {
+    config: s.config,
+    demo: s.demo,
+    internalToken: s.internalToken,
+    ledgerInfo: s.ledgerInfo,
+    publicUrl: s.publicUrl,
+    supported: s.supported,
+  };
   // The OpenAPI document describes every route, its own included.
-  routes.push(...selfRoutes(s, () => routes));
+  routes.push(...selfRoutes({ ...mcp, keys: s.keys, receiptSigners: s.receiptSigners }, () => routes));
   mount(app, routes, ipLimits);
-  registerMcp(app, s);
+  registerMcp(app, mcp);
   return { app, routes };
 }
 

@@ -11,12 +11,23 @@ import {
 } from '@svc/core';
 import { termsFor } from '@svc/meter';
 import { z } from 'zod';
-import type { Services } from '../services.js';
 import { demoPrices, demoResources } from './demo-prices.js';
 import type { LocalAnswer, LocalGet } from './local-get.js';
+import type { Config } from '../config.js';
+import type { Demo } from '../demo/demo.js';
+import type { SupportedResponse } from '@svc/core';
+import type { LedgerInfo } from '@svc/ledger';
 
 /** What this module uses of the domain. */
-export type PriceListDeps = Pick<Services, 'config' | 'demo' | 'ledgerInfo' | 'publicUrl' | 'supported'>;
+export interface PriceListDeps {
+  config: Config;
+  /** The demo seller, world and agent (DEMO on), else null. */
+  demo: Demo | null;
+  ledgerInfo: LedgerInfo;
+  /** The facilitator's public base URL (PUBLIC_URL, or derived from the bound address). */
+  publicUrl: () => string;
+  supported: () => SupportedResponse;
+}
 
 /** Pages of the catalog read for one price list, and the most rows it returns. */
 export const CATALOG_PAGE = 100;

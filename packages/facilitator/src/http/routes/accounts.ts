@@ -3,15 +3,20 @@
 import { AccountLedgerPageSchema, AccountSchema, ErrorBodySchema, formatUnits, zAddress } from '@svc/core';
 import { z } from 'zod';
 import { zQueryInt } from '../query.js';
-import type { Services } from '../../services.js';
 import { ChannelListing } from '../channel-listing.js';
 import { decodeCursor, encodeCursor } from '../cursor.js';
 import { eventView } from '../event-view.js';
 import { defineRoute } from '../route.js';
 import type { AnyRoute } from '../route.js';
+import type { Store } from '../../store/port.js';
+import type { Ledger, LedgerInfo } from '@svc/ledger';
 
 /** What this module uses of the domain. */
-export type AccountDeps = Pick<Services, 'ledger' | 'ledgerInfo' | 'store'>;
+export interface AccountDeps {
+  ledger: Ledger;
+  ledgerInfo: LedgerInfo;
+  store: Store;
+}
 
 export const PAGE_DEFAULT = 50;
 export const PAGE_MAX = 200;

@@ -6,13 +6,17 @@ import type { FastifyRequest } from 'fastify';
 import { AgentRunSchema, DemoInfoSchema, ErrorBodySchema, SvcError, zAddress } from '@svc/core';
 import { z } from 'zod';
 import type { Demo } from '../../demo/demo.js';
-import type { Services } from '../../services.js';
 import { demoPrices } from '../demo-prices.js';
 import { defineRoute } from '../route.js';
 import type { AnyRoute } from '../route.js';
+import type { Config } from '../../config.js';
+import type { SupportedResponse } from '@svc/core';
 
 /** What this module uses of the domain. */
-export type DemoControlDeps = Pick<Services, 'config' | 'supported'>;
+export interface DemoControlDeps {
+  config: Config;
+  supported: () => SupportedResponse;
+}
 
 const TAGS = ['demo'];
 

@@ -9,17 +9,27 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { svc, FacilitatorError } from '@svc/meter';
 import type { MeterOptions, PaidStream, StreamOptions, SvcClient } from '@svc/meter';
 import { fastifyMeter } from '@svc/meter/fastify';
-import type { Services } from '../../services.js';
 import { SUMMARY_MAX_TOKENS, demoResources } from '../demo-prices.js';
 import { localFetch } from '../local-get.js';
 import { localPost } from '../local-post.js';
 import type { AnyRoute } from '../route.js';
+import type { Config } from '../../config.js';
+import type { Clock } from '../../domain/clock.js';
+import type { SellerTokens } from '../../domain/seller-tokens.js';
 
 /** What this module uses of the domain. */
-export type DemoSellerDeps = Pick<
-  Services,
-  'clock' | 'config' | 'internalToken' | 'publicUrl' | 'selfUrl' | 'sellerTokens'
->;
+export interface DemoSellerDeps {
+  clock: Clock;
+  config: Config;
+  /** Marks the facilitator's own in-process requests (random per process, never logged). */
+  internalToken: string;
+  /** The facilitator's public base URL (PUBLIC_URL, or derived from the bound address). */
+  publicUrl: () => string;
+  /** The base URL this process reaches itself on (the demo seller's meter uses it). */
+  selfUrl: () => string;
+  /** Seller tokens: the credential of a payee's side (http/seller-auth.ts). */
+  sellerTokens: SellerTokens;
+}
 
 const BOOK = {
   title: 'The Cumulative Voucher',

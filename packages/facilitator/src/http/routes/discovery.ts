@@ -5,13 +5,17 @@ import { DiscoveryResponseSchema, ErrorBodySchema, zAddress } from '@svc/core';
 import { z } from 'zod';
 import { zQueryInt } from '../query.js';
 import { discoveryItem } from '../../domain/catalog.js';
-import type { Services } from '../../services.js';
 import { defineRoute } from '../route.js';
 import type { AnyRoute } from '../route.js';
 import { zPageLimit } from './accounts.js';
+import type { Store } from '../../store/port.js';
+import type { Keypair } from '@svc/core';
 
 /** What this module uses of the domain. */
-export type DiscoveryDeps = Pick<Services, 'store' | 'keys'>;
+export interface DiscoveryDeps {
+  store: Store;
+  keys: Keypair;
+}
 
 export const DISCOVERY_OFFSET_MAX = 1_000_000;
 

@@ -15,12 +15,19 @@ import type { CreditLine, PoolPosition, PoolState } from '@svc/ledger';
 import { z } from 'zod';
 import { zQueryInt } from '../query.js';
 import { FLOAT_HISTORY_MAX } from '../../domain/float-history.js';
-import type { Services } from '../../services.js';
 import { defineRoute } from '../route.js';
 import type { AnyRoute } from '../route.js';
+import type { Config } from '../../config.js';
+import type { FloatHistory } from '../../domain/float-history.js';
+import type { Ledger, LedgerInfo } from '@svc/ledger';
 
 /** What this module uses of the domain. */
-export type FloatDeps = Pick<Services, 'config' | 'floatHistory' | 'ledger' | 'ledgerInfo'>;
+export interface FloatDeps {
+  config: Config;
+  floatHistory: FloatHistory;
+  ledger: Ledger;
+  ledgerInfo: LedgerInfo;
+}
 
 const TAGS = ['float'];
 export const FLOAT_HISTORY_DEFAULT = 200;

@@ -10,16 +10,22 @@ import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { ErrorBodySchema, SvcError } from '@svc/core';
 import { z } from 'zod';
-import type { Services } from '../../services.js';
 import { localGet } from '../local-get.js';
 import { INVALID_REQUEST, JsonRpcErrorSchema, JsonRpcMessageSchema, checkMessages, rpcError } from '../mcp-jsonrpc.js';
 import { MCP_TOOLS, mcpServer } from '../mcp-tools.js';
 import type { McpToolDeps } from '../mcp-tools.js';
 import { defineRoute, mount } from '../route.js';
 import type { AnyRoute } from '../route.js';
+import type { Config } from '../../config.js';
 
 /** What this module uses of the domain. */
-export type McpDeps = Pick<Services, 'config' | 'internalToken' | 'publicUrl'> & McpToolDeps;
+export interface McpDeps extends McpToolDeps {
+  config: Config;
+  /** Marks the facilitator's own in-process requests (random per process, never logged). */
+  internalToken: string;
+  /** The facilitator's public base URL (PUBLIC_URL, or derived from the bound address). */
+  publicUrl: () => string;
+}
 
 export const MCP_PATH = '/mcp';
 const TAGS = ['mcp'];

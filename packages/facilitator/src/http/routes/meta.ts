@@ -1,25 +1,36 @@
 // Health (exempt from rate limits).
 import { StatsSchema } from '@svc/core';
 import { z } from 'zod';
-import type { Services } from '../../services.js';
 import { defineRoute } from '../route.js';
 import type { AnyRoute } from '../route.js';
+import type { Leadership } from '../../cluster/leadership.js';
+import type { Config } from '../../config.js';
+import type { Clock } from '../../domain/clock.js';
+import type { LatestLedger } from '../../domain/latest-ledger.js';
+import type { Reconciler } from '../../domain/reconciler.js';
+import type { Stats } from '../../domain/stats.js';
+import type { StoreHealth } from '../../domain/store-health.js';
+import type { Store } from '../../store/port.js';
+import type { Keypair } from '@svc/core';
+import type { LedgerInfo } from '@svc/ledger';
 
 /** What this module uses of the domain. */
-export type MetaDeps = Pick<
-  Services,
-  | 'clock'
-  | 'config'
-  | 'keys'
-  | 'latestLedger'
-  | 'leadership'
-  | 'ledgerInfo'
-  | 'reconciler'
-  | 'startedAt'
-  | 'stats'
-  | 'store'
-  | 'storeHealth'
->;
+export interface MetaDeps {
+  clock: Clock;
+  config: Config;
+  keys: Keypair;
+  latestLedger: LatestLedger;
+  /** Whether this instance runs the singleton work (always, on SQLite). */
+  leadership: Leadership;
+  ledgerInfo: LedgerInfo;
+  /** Reconciling the store with the ledger, from the start (/health). */
+  reconciler: Reconciler;
+  startedAt: number;
+  stats: Stats;
+  store: Store;
+  /** Whether this instance can write to its store (/health). */
+  storeHealth: StoreHealth;
+}
 
 /** Retry-After of /health while the store cannot write: about one leadership poll. */
 const STORE_RETRY_AFTER_S = 1;

@@ -7,13 +7,18 @@ import { createHash, timingSafeEqual } from 'node:crypto';
 import type { FastifyRequest } from 'fastify';
 import { ErrorBodySchema, SvcError } from '@svc/core';
 import { z } from 'zod';
-import type { Services } from '../../services.js';
 import { defineRoute } from '../route.js';
 import type { AnyRoute } from '../route.js';
 import { bearerOf } from '../seller-auth.js';
+import type { Config } from '../../config.js';
+import type { Metrics } from '../../metrics/metrics.js';
 
 /** What this module uses of the domain. */
-export type MetricsDeps = Pick<Services, 'config' | 'metrics'>;
+export interface MetricsDeps {
+  config: Config;
+  /** GET /metrics's counters and gauges (METRICS_TOKEN set), else null: nothing is counted. */
+  metrics: Metrics | null;
+}
 
 export function metricsRoutes(deps: MetricsDeps): AnyRoute[] {
   const authorized = tokenCheck(deps.config.METRICS_TOKEN);

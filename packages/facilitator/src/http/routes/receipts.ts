@@ -2,14 +2,20 @@
 // response it served (domain/attestations.ts says who may attest and how that is checked).
 import { ErrorBodySchema, ReceiptSchema, SvcError, verifyReceipt, zAddress, zChannelId, zHex32 } from '@svc/core';
 import { z } from 'zod';
-import type { Services } from '../../services.js';
 import { decodeCursor, encodeCursor } from '../cursor.js';
 import { defineRoute } from '../route.js';
 import type { AnyRoute } from '../route.js';
 import { zPageLimit } from './accounts.js';
+import type { Attestations } from '../../domain/attestations.js';
+import type { Store } from '../../store/port.js';
 
 /** What this module uses of the domain. */
-export type ReceiptDeps = Pick<Services, 'attestations' | 'receiptSigners' | 'store'>;
+export interface ReceiptDeps {
+  attestations: Attestations;
+  /** Every signer whose receipts count here: this key's address first, then those a rotation retired. */
+  receiptSigners: readonly string[];
+  store: Store;
+}
 
 const TAGS = ['receipts'];
 const IdParams = z.object({ id: zHex32 });

@@ -16,14 +16,23 @@ import {
 import type { EventView, LedgerCode } from '@svc/core';
 import type { LedgerAccount, TxResult } from '@svc/ledger';
 import { z } from 'zod';
-import type { Services } from '../../services.js';
 import type { NewEvent } from '../../store/port.js';
 import { eventView } from '../event-view.js';
 import { defineRoute } from '../route.js';
 import type { AnyRoute } from '../route.js';
+import type { Clock } from '../../domain/clock.js';
+import type { EventLog } from '../../domain/event-log.js';
+import type { Store } from '../../store/port.js';
+import type { Ledger, LedgerInfo } from '@svc/ledger';
 
 /** What this module uses of the domain. */
-export type ReportDeps = Pick<Services, 'clock' | 'events' | 'ledger' | 'ledgerInfo' | 'store'>;
+export interface ReportDeps {
+  clock: Clock;
+  events: EventLog;
+  ledger: Ledger;
+  ledgerInfo: LedgerInfo;
+  store: Store;
+}
 
 const ReportSchema = z
   .object({

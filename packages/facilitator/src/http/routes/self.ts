@@ -6,7 +6,6 @@
 // so the documents describe exactly the server that answers.
 import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
-import type { Services } from '../../services.js';
 import { demoPrices } from '../demo-prices.js';
 import { llmsText } from '../llms.js';
 import { OPENAPI_VERSION, openApiDocument } from '../openapi.js';
@@ -17,10 +16,21 @@ import { defineRoute } from '../route.js';
 import type { AnyRoute } from '../route.js';
 import { mcpRoutes } from './mcp.js';
 import type { McpDeps } from './mcp.js';
+import type { Config } from '../../config.js';
+import type { Keypair, SupportedResponse } from '@svc/core';
+import type { LedgerInfo } from '@svc/ledger';
 
 /** What this module uses of the domain. */
-export type SelfDeps = Pick<Services, 'config' | 'keys' | 'ledgerInfo' | 'publicUrl' | 'receiptSigners' | 'supported'> &
-  McpDeps;
+export interface SelfDeps extends McpDeps {
+  config: Config;
+  keys: Keypair;
+  ledgerInfo: LedgerInfo;
+  /** The facilitator's public base URL (PUBLIC_URL, or derived from the bound address). */
+  publicUrl: () => string;
+  /** Every signer whose receipts count here: this key's address first, then those a rotation retired. */
+  receiptSigners: readonly string[];
+  supported: () => SupportedResponse;
+}
 
 const TAGS = ['meta'];
 const TAG_DESCRIPTIONS: Record<string, string> = {

@@ -17,12 +17,25 @@ import type { RevenueReport } from '@svc/core';
 import { z } from 'zod';
 import { zQueryInt } from '../query.js';
 import { REVENUE_EVENT_TYPES, RevenueTally, revenueWindow, settlementsCsv } from '../../domain/revenue.js';
-import type { Services } from '../../services.js';
 import { defineRoute } from '../route.js';
 import type { AnyRoute } from '../route.js';
+import type { Config } from '../../config.js';
+import type { Clock } from '../../domain/clock.js';
+import type { SellerTokens } from '../../domain/seller-tokens.js';
+import type { Store } from '../../store/port.js';
+import type { Keypair } from '@svc/core';
+import type { LedgerInfo } from '@svc/ledger';
 
 /** What this module uses of the domain. */
-export type SellerDeps = Pick<Services, 'clock' | 'config' | 'keys' | 'ledgerInfo' | 'sellerTokens' | 'store'>;
+export interface SellerDeps {
+  clock: Clock;
+  config: Config;
+  keys: Keypair;
+  ledgerInfo: LedgerInfo;
+  /** Seller tokens: the credential of a payee's side (http/seller-auth.ts). */
+  sellerTokens: SellerTokens;
+  store: Store;
+}
 
 const TAGS = ['sellers'];
 const PAGE = 1000;

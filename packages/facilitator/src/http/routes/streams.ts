@@ -21,13 +21,22 @@ import {
 } from '@svc/core';
 import type { FastifyRequest } from 'fastify';
 import { z } from 'zod';
-import type { Services } from '../../services.js';
 import { requireSeller } from '../seller-auth.js';
 import { defineRoute } from '../route.js';
 import type { AnyRoute } from '../route.js';
+import type { SellerTokens } from '../../domain/seller-tokens.js';
+import type { StreamSessions } from '../../domain/streams.js';
+import type { Store } from '../../store/port.js';
 
 /** What this module uses of the domain. */
-export type StreamDeps = Pick<Services, 'publicUrl' | 'sellerTokens' | 'store' | 'streams'>;
+export interface StreamDeps {
+  /** The facilitator's public base URL (PUBLIC_URL, or derived from the bound address). */
+  publicUrl: () => string;
+  /** Seller tokens: the credential of a payee's side (http/seller-auth.ts). */
+  sellerTokens: SellerTokens;
+  store: Store;
+  streams: StreamSessions;
+}
 const TAGS = ['streams'];
 
 const StreamParams = z.object({ id: zStreamId });
