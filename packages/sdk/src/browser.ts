@@ -3,7 +3,7 @@
 export { ChannelSigner, ChannelLimitError } from './channel-signer.js';
 export type { ChannelSignerOptions, SignerState } from './channel-signer.js';
 export { LocalLedgerClient, LedgerError, DEFAULT_CHANNEL_LEDGERS } from './ledger-client.js';
-export type { LedgerChannelWire, LedgerInfoWire, TxResultWire } from './ledger-client.js';
+export type { LedgerChannelWire } from './ledger-client.js';
 export { payFetch, PaymentError, facilitatorSigners } from './pay-fetch.js';
 export type { PaidResponse, PayFetchOptions } from './pay-fetch.js';
 export { keypairFromSecret, randomKeypair } from '@svc/core';
@@ -15,13 +15,6 @@ export type { SseEvent } from './sse.js';
 export { StellarChannelClient } from './stellar-client.js';
 export type { StellarChannelClientOptions } from './stellar-client.js';
 export { SorobanRpcError } from './soroban-rpc.js';
-export type {
-  AccountPolicy,
-  LedgerAccountView,
-  SmartAccountSigner,
-  SmartAccountView,
-  TxSigner,
-} from './ledger-client.js';
-export type { CreditLineView, PoolPositionView, PoolView } from './ledger-client.js';
+export type { AccountPolicy, SmartAccountSigner, TxSigner } from './ledger-client.js';
 export { reportTransaction } from './report.js';
 export type { ReportAnswer, ReportOptions } from './report.js';

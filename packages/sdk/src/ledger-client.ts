@@ -36,22 +36,7 @@ import type {
   TxResult,
 } from '@svc/core';
 
-// The replies' shapes are @svc/core's ledger wire schemas (ledger-wire.ts), under the names this
-// package has always exported.
 export type { AccountPolicy, LedgerChannelWire } from '@svc/core';
-/** GET /ledger/info. */
-export type LedgerInfoWire = LedgerInfo;
-/** A transaction's result (POST /ledger/tx, /ledger/faucet). */
-export type TxResultWire = TxResult;
-/** GET /ledger/accounts/:address, amounts as bigint; `account` for smart accounts only. */
-export type LedgerAccountView = LedgerAccount;
-export type {
-  SmartAccountState as SmartAccountView,
-  CreditLine as CreditLineView,
-  PoolPosition as PoolPositionView,
-} from '@svc/core';
-/** GET /ledger/pool: the credit pool (the float), amounts as bigint. */
-export type PoolView = PoolState;
 
 const DEFAULT_TIMEOUT_MS = 15_000;
 /** A default channel lifetime: about one day of 5-second ledgers. */
@@ -83,7 +68,7 @@ export class LedgerError extends Error {
 }
 
 export class LocalLedgerClient {
-  private infoCache: LedgerInfoWire | null = null;
+  private infoCache: LedgerInfo | null = null;
   /** The last submission per source: the next one waits for it, so two never take the same seq. */
   private readonly tails = new Map<string, Promise<unknown>>();
 
@@ -93,13 +78,13 @@ export class LocalLedgerClient {
     private readonly fetchImpl: typeof fetch = globalFetch,
   ) {}
 
-  async info(): Promise<LedgerInfoWire> {
+  async info(): Promise<LedgerInfo> {
     const info = LedgerInfoSchema.parse(await this.get('/info'));
     this.infoCache = info;
     return info;
   }
 
-  async faucet(address: string, amount?: bigint): Promise<TxResultWire> {
+  async faucet(address: string, amount?: bigint): Promise<TxResult> {
     return this.checked(
       LedgerTxResultSchema.parse(
         await this.post('/faucet', { address, ...(amount === undefined ? {} : { amount: amount.toString() }) }),
@@ -108,7 +93,7 @@ export class LocalLedgerClient {
   }
 
   /** The account's seq, balances and, for a smart account, its policy, freeze and today's spend. */
-  async account(address: string): Promise<LedgerAccountView> {
+  async account(address: string): Promise<LedgerAccount> {
     return LedgerAccountSchema.parse(await this.get(`/accounts/${encodeURIComponent(address)}`));
   }
 
@@ -129,18 +114,18 @@ export class LocalLedgerClient {
   }
 
   /** Signs and submits one operation from `from`; throws LedgerError when refused or FAILED. */
-  async submit(from: TxSigner, op: string, args: Record<string, unknown>): Promise<TxResultWire> {
+  async submit(from: TxSigner, op: string, args: Record<string, unknown>): Promise<TxResult> {
     const { source, signer } = sourceOf(from);
     return this.submitAs(source, signer, op, args);
   }
 
   /** One of the ledger's own ops, its args typed by @svc/core's schema of them (ledger-ops.ts). */
-  private op<K extends LedgerOpName>(from: TxSigner, op: K, args: LedgerOpArgsWire<K>): Promise<TxResultWire> {
+  private op<K extends LedgerOpName>(from: TxSigner, op: K, args: LedgerOpArgsWire<K>): Promise<TxResult> {
     return this.submit(from, op, args);
   }
 
   /** Submits as `source` signed by `signer` (a smart account with its agent or owner key). */
-  async submitAs(source: string, signer: Keypair, op: string, args: Record<string, unknown>): Promise<TxResultWire> {
+  async submitAs(source: string, signer: Keypair, op: string, args: Record<string, unknown>): Promise<TxResult> {
     // Read seq, sign seq + 1, post: one source's submissions from this client go one at a time.
     const previous = this.tails.get(source) ?? Promise.resolve();
     const run = previous.then(
@@ -160,7 +145,7 @@ export class LocalLedgerClient {
     signer: Keypair,
     op: string,
     args: Record<string, unknown>,
-  ): Promise<TxResultWire> {
+  ): Promise<TxResult> {
     const info = await this.cachedInfo();
     const { seq } = await this.account(source);
     const tx = signLedgerTx(signer, info.passphrase, { source, seq: seq + 1, op, args });
@@ -326,7 +311,7 @@ export class LocalLedgerClient {
   }
 
   /** The credit pool: size, share price, utilization, open lines with health, positions; null when the ledger has none. */
-  async pool(): Promise<PoolView | null> {
+  async pool(): Promise<PoolState | null> {
     try {
       return PoolStateSchema.parse(await this.get('/pool'));
     } catch (err) {
@@ -380,11 +365,11 @@ export class LocalLedgerClient {
     };
   }
 
-  private async cachedInfo(): Promise<LedgerInfoWire> {
+  private async cachedInfo(): Promise<LedgerInfo> {
     return this.infoCache ?? this.info();
   }
 
-  private checked(res: TxResultWire): TxResultWire {
+  private checked(res: TxResult): TxResult {
     if (res.status === 'FAILED')
       throw new LedgerError(
         `transaction failed with code ${res.code ?? '?'}${res.message ? `: ${res.message}` : ''}`,

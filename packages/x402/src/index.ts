@@ -12,8 +12,6 @@ export type { ChannelAsset } from './asset.js';
 export { priceToUnits, PriceError } from './price.js';
 export type { PricedAsset } from './price.js';
 export { channelTerms, TermsError } from './requirements.js';
-/** What one payment must add: @svc/core's rule, under the name this package has exported. */
-export { owedPerPayment as owedFor } from '@svc/core';
 export { channelMismatch, singleChannel } from './signer.js';
 export type { BatchChannelSource, BatchVoucherSigner, ChannelSource, VoucherSigner } from './signer.js';
 export { decorateForSvcBuyers } from './svc-terms.js';
