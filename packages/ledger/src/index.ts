@@ -36,8 +36,8 @@ export { ContractError, defineOp, fail, opRegistry } from './ops/registry.js';
 export type { OpDefinition, OpRegistry, OpResult } from './ops/registry.js';
 export { OpContext } from './ops/context.js';
 export type { LedgerEnv } from './ops/context.js';
-export { StellarLedger, STELLAR_NETWORK, STELLAR_LEDGER_SECONDS, SorobanRpc, RpcError } from './stellar/index.js';
-export type { StellarLedgerOptions, SorobanRpcOptions } from './stellar/index.js';
+export { StellarLedger, STELLAR_NETWORK, STELLAR_LEDGER_SECONDS } from './stellar/index.js';
+export type { StellarLedgerOptions } from './stellar/index.js';
 export {
   DEX_ASSET_CODE,
   DEX_ASSET_DECIMALS,

@@ -14,7 +14,6 @@ export { SseParser } from './sse.js';
 export type { SseEvent } from './sse.js';
 export { StellarChannelClient } from './stellar-client.js';
 export type { StellarChannelClientOptions } from './stellar-client.js';
-export { SorobanRpcError } from './soroban-rpc.js';
 export type { AccountPolicy, SmartAccountSigner, TxSigner } from './ledger-client.js';
 export { reportTransaction } from './report.js';
 export type { ReportAnswer, ReportOptions } from './report.js';

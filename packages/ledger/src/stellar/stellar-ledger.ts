@@ -23,6 +23,7 @@ import {
   isContractAddress,
   NETWORKS,
   networkOfPassphrase,
+  SorobanRpc,
   SvcError,
   U64_MAX,
 } from '@svc/core';
@@ -56,7 +57,6 @@ import {
 } from './contract-interface.js';
 import type { ChannelFunction } from './contract-interface.js';
 import { EventReader } from './event-reader.js';
-import { SorobanRpc } from './soroban-rpc.js';
 import { isoFromUnix, txResultOf } from './tx-result.js';
 import { TxSubmitter } from './tx-submitter.js';
 import type { SubmitOutcome } from './tx-submitter.js';
