@@ -27,6 +27,7 @@ export * from './seller-token.js';
 export * from './soroban-rpc.js';
 export * from './soroban-rpc-schemas.js';
 export * from './stream-wire.js';
+export * from './supported-client.js';
 export * from './strkey.js';
 export * from './strkey-light.js';
 export * from './tx.js';

@@ -7,7 +7,7 @@ export type { ChannelSchemeClientOptions } from './client.js';
 export { ChannelSchemeServer, DEFAULT_MIN_DEPOSIT_UNITS } from './server.js';
 export type { ChannelRequirements, ChannelSchemeServerOptions } from './server.js';
 export { SvcFacilitatorClient } from './facilitator-client.js';
-export { assetsFromSupported, fetchSupported, findAsset } from './asset.js';
+export { assetsFromSupported, findAsset } from './asset.js';
 export type { ChannelAsset } from './asset.js';
 export { priceToUnits, PriceError } from './price.js';
 export type { PricedAsset } from './price.js';
