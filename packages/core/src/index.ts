@@ -12,6 +12,7 @@ export * from './float-wire.js';
 export * from './header.js';
 export * from './json-depth.js';
 export * from './keys.js';
+export * from './ledger-client.js';
 export * from './ledger-errors.js';
 export * from './ledger-ops.js';
 export * from './ledger-pool-wire.js';

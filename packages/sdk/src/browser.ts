@@ -2,7 +2,7 @@
 // its keys in a file. Node gets it all from index.ts.
 export { ChannelSigner, ChannelLimitError } from './channel-signer.js';
 export type { ChannelSignerOptions, SignerState } from './channel-signer.js';
-export { LocalLedgerClient, LedgerError, DEFAULT_CHANNEL_LEDGERS } from './ledger-client.js';
+export { LocalLedgerClient, DEFAULT_CHANNEL_LEDGERS } from './ledger-client.js';
 export type { LedgerChannelWire } from './ledger-client.js';
 export { payFetch, PaymentError, facilitatorSigners } from './pay-fetch.js';
 export type { PaidResponse, PayFetchOptions } from './pay-fetch.js';

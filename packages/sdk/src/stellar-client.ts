@@ -26,13 +26,14 @@ import {
   isAccountAddress,
   isContractAddress,
   LEDGER_CODES,
+  LedgerError,
   networkOfPassphrase,
   NETWORKS,
   SorobanRpc,
   SorobanRpcError,
 } from '@svc/core';
 import type { Keypair, LedgerCode, RpcTransaction } from '@svc/core';
-import { DEFAULT_CHANNEL_LEDGERS, LedgerError } from './ledger-client.js';
+import { DEFAULT_CHANNEL_LEDGERS } from './ledger-client.js';
 import { accountSequence, refusalCode, returnValueOf } from './soroban-xdr.js';
 
 const TESTNET = 'stellar:testnet';

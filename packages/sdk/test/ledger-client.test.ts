@@ -7,9 +7,9 @@ import os from 'node:os';
 import path from 'node:path';
 import { startLedgerServer } from '@svc/ledger';
 import type { LedgerServer } from '@svc/ledger';
-import { channelIdOf, randomKeypair } from '@svc/core';
+import { channelIdOf, LedgerError, randomKeypair } from '@svc/core';
 import type { Keypair, LedgerInfo } from '@svc/core';
-import { LedgerError, LocalLedgerClient } from '../src/index.js';
+import { LocalLedgerClient } from '../src/index.js';
 import type { AccountPolicy, SmartAccountSigner } from '../src/index.js';
 
 const T0 = Date.UTC(2026, 10, 22, 10, 0, 0);

@@ -7,9 +7,9 @@ import os from 'node:os';
 import path from 'node:path';
 import { startLedgerServer } from '@svc/ledger';
 import type { LedgerServer } from '@svc/ledger';
-import { randomKeypair } from '@svc/core';
+import { LedgerError, randomKeypair } from '@svc/core';
 import type { Keypair, LedgerInfo } from '@svc/core';
-import { LedgerError, LocalLedgerClient } from '../src/index.js';
+import { LocalLedgerClient } from '../src/index.js';
 import type { SmartAccountSigner } from '../src/index.js';
 
 const T0 = Date.UTC(2026, 10, 22, 10, 0, 0);
