@@ -4,7 +4,7 @@
 //                accepted; settled == the ledger's claimed over its channels == its ledger balance;
 //   per channel: ledger claimed ≤ deposit; facilitator claimed == ledger claimed ≤ lastAccepted;
 //                facilitator lastAccepted == the client's last accepted cumulative.
-import { LedgerError } from '@svc/sdk';
+import { LedgerError } from '@svc/core';
 import { mapLimit } from './channels.js';
 import { errorCode, field } from './http.js';
 import type { Buyer, Seller } from './market.js';

@@ -1,6 +1,6 @@
 // The credit pool on the wire (GET /ledger/pool, packages/ledger/docs/credit-pool.md): every amount a
 // decimal string, bigint once parsed; basis points stay JSON numbers (small ratios, never amounts).
-// The ledger's routes write it with poolToWire; HttpLedger and the sdk parse it with PoolStateSchema.
+// The ledger's routes write it with poolToWire; LedgerHttpClient parses it with PoolStateSchema.
 import { z } from 'zod';
 import { zUnits } from './schemas.js';
 

@@ -1,6 +1,6 @@
 // The local ledger's HTTP wire format (docs/protocol.md#the-local-ledger), declared once as zod schemas: the ledger's
-// routes validate requests with them, HttpLedger and the sdk's LocalLedgerClient parse replies
-// with them, and the Ledger port's types are their outputs. Amounts and channel ids are decimal
+// routes validate requests with them, LedgerHttpClient (ledger-client.ts) parses replies with
+// them, and the Ledger port's types are their outputs. Amounts and channel ids are decimal
 // strings on the wire and bigint once parsed; `…ToWire` writes a parsed value back.
 //
 //   const channel: LedgerChannel = LedgerChannelSchema.parse(await res.json());

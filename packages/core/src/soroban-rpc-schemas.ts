@@ -1,6 +1,6 @@
 // The Soroban JSON-RPC replies svc reads, declared once as zod schemas (docs/architecture.md#one-source-for-wire-shapes) from the
-// documented shapes (developers.stellar.org, Stellar RPC API reference): @svc/ledger's SorobanRpc
-// (StellarLedger) and @svc/sdk's buyer client (StellarChannelClient) both parse with them. XDR
+// documented shapes (developers.stellar.org, Stellar RPC API reference): the SorobanRpc client
+// (soroban-rpc.ts) parses with them, for @svc/ledger's StellarLedger and @svc/sdk's StellarChannelClient. XDR
 // stays a base64 string here; the callers decode it with the Stellar SDK's types. Unix times come
 // as strings from the Go server (`json:",string"`) and as numbers from some proxies: both are
 // accepted.

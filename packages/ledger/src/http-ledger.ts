@@ -1,28 +1,14 @@
 // HttpLedger: the Ledger port over HTTP, for a local ledger running as its own process (or
-// inside a facilitator) and reached by URL. Replies are parsed with the wire schemas; anything
-// that is not a proper answer (connection refused, timeout, 5xx, a malformed reply) is
-// LedgerUnavailable.
+// inside a facilitator) and reached by URL, through @svc/core's LedgerHttpClient. Its answers
+// become the port's errors: anything that is not a proper answer (connection refused, timeout,
+// 5xx, a malformed reply) is LedgerUnavailable, a transaction refused outright LedgerTxRefused.
 //
 //   const ledger = new HttpLedger({ url: 'http://127.0.0.1:4021/ledger' });
 //   const res = await ledger.submit(signedTx);
 //
 // A submit that times out may still have been applied: look it up with getTx(txHash(…)).
-import {
-  ErrorBodySchema,
-  LedgerAccountSchema,
-  LedgerChannelSchema,
-  LedgerEventsPageSchema,
-  LedgerInfoSchema,
-  LedgerTxResultSchema,
-  MAX_LEDGER_EVENTS_PAGE,
-  PoolStateSchema,
-  SvcError,
-  U64_MAX,
-  safeParse,
-  signLedgerTx,
-} from '@svc/core';
+import { LedgerError, LedgerHttpClient, MAX_LEDGER_EVENTS_PAGE, SvcError, U64_MAX } from '@svc/core';
 import type { Keypair, SignedLedgerTx } from '@svc/core';
-import type { z } from 'zod';
 import type { LedgerFaucet } from './faucet.js';
 import { LedgerTxRefused, LedgerUnavailable } from './port.js';
 import type {
@@ -49,27 +35,22 @@ export interface HttpLedgerOptions {
   fetch?: typeof fetch;
 }
 
-interface Reply {
-  status: number;
-  body: unknown;
-  headers: Headers;
-}
-
 export class HttpLedger implements Ledger, LedgerFaucet {
   readonly url: string;
-  readonly #timeoutMs: number;
-  readonly #fetch: typeof fetch;
-  /** The last submission per signer: the next one waits for it. */
-  readonly #tails = new Map<string, Promise<unknown>>();
+  readonly #client: LedgerHttpClient;
 
   constructor(options: HttpLedgerOptions) {
-    this.url = options.url.replace(/\/+$/, '');
-    this.#timeoutMs = options.timeoutMs ?? DEFAULT_HTTP_LEDGER_TIMEOUT_MS;
-    this.#fetch = options.fetch ?? globalThis.fetch;
+    this.#client = new LedgerHttpClient({
+      url: options.url,
+      timeoutMs: options.timeoutMs ?? DEFAULT_HTTP_LEDGER_TIMEOUT_MS,
+      ...(options.fetch ? { fetch: options.fetch } : {}),
+      seqRetries: SEQ_RETRIES,
+    });
+    this.url = this.#client.url;
   }
 
-  async info(): Promise<LedgerInfo> {
-    return this.#expect(await this.#request('GET', '/info'), LedgerInfoSchema);
+  info(): Promise<LedgerInfo> {
+    return portErrors(this.#client.info());
   }
 
   async latestLedger(): Promise<number> {
@@ -78,40 +59,31 @@ export class HttpLedger implements Ledger, LedgerFaucet {
 
   async getChannel(id: bigint): Promise<LedgerChannel | null> {
     if (id < 1n || id > U64_MAX) return null;
-    const reply = await this.#request('GET', `/channels/${id}`);
-    return reply.status === 404 ? null : this.#expect(reply, LedgerChannelSchema);
+    return portErrors(this.#client.channel(id));
   }
 
-  async getAccount(address: string): Promise<LedgerAccount> {
-    const reply = await this.#request('GET', `/accounts/${encodeURIComponent(address)}`);
-    if (reply.status === 400) throw this.#svcError(reply);
-    return this.#expect(reply, LedgerAccountSchema);
+  getAccount(address: string): Promise<LedgerAccount> {
+    return portErrors(this.#client.account(address), { 400: svcError });
   }
 
   async getTx(hash: string): Promise<TxResult | null> {
     if (!/^[0-9a-fA-F]{64}$/.test(hash)) return null;
-    const reply = await this.#request('GET', `/tx/${hash.toLowerCase()}`);
-    return reply.status === 404 ? null : this.#expect(reply, LedgerTxResultSchema);
+    return portErrors(this.#client.tx(hash.toLowerCase()));
   }
 
   /** The credit pool (GET /pool), amounts parsed back to bigint; null when the ledger has none (404). */
-  async getPool(): Promise<PoolState | null> {
-    const reply = await this.#request('GET', '/pool');
-    return reply.status === 404 ? null : this.#expect(reply, PoolStateSchema);
+  getPool(): Promise<PoolState | null> {
+    return portErrors(this.#client.pool());
   }
 
-  async submit(tx: SignedLedgerTx): Promise<TxResult> {
-    const reply = await this.#request('POST', '/tx', tx);
-    // 413: a transaction too large to read is refused like any malformed one, with no effect.
-    if (reply.status === 400 || reply.status === 413) throw new LedgerTxRefused(this.#message(reply));
-    return this.#expect(reply, LedgerTxResultSchema);
+  submit(tx: SignedLedgerTx): Promise<TxResult> {
+    return portErrors(this.#client.submit(tx), REFUSED);
   }
 
   async events(cursor: string | null, limit: number): Promise<EventsPage> {
     const count = Number.isFinite(limit) ? Math.min(MAX_LEDGER_EVENTS_PAGE, Math.max(0, Math.floor(limit))) : 0;
     if (count === 0) return { events: [], cursor };
-    const after = cursor === null ? '' : `cursor=${encodeURIComponent(cursor)}&`;
-    return this.#expect(await this.#request('GET', `/events?${after}limit=${count}`), LedgerEventsPageSchema);
+    return portErrors(this.#client.events(cursor, count));
   }
 
   claim(args: ClaimArgs, signer: Keypair): Promise<TxResult> {
@@ -128,80 +100,43 @@ export class HttpLedger implements Ledger, LedgerFaucet {
 
   /** A tx of `signer`, one submission per signer at a time; a sequence number taken meanwhile is read again. */
   #submitAs(signer: Keypair, op: string, args: Record<string, unknown>): Promise<TxResult> {
-    const previous = this.#tails.get(signer.address) ?? Promise.resolve();
-    const run = previous.then(() => this.#submitNow(signer, op, args));
-    this.#tails.set(
-      signer.address,
-      run.catch(() => undefined),
-    );
-    return run;
+    return portErrors(this.#client.submitAs(signer.address, signer, op, args), REFUSED);
   }
 
-  async #submitNow(signer: Keypair, op: string, args: Record<string, unknown>): Promise<TxResult> {
-    const { passphrase } = await this.info();
-    for (let attempt = 0; ; attempt++) {
-      const { seq } = await this.getAccount(signer.address);
-      const body = { source: signer.address, seq: seq + 1, op, args };
-      try {
-        return await this.submit(signLedgerTx(signer, passphrase, body));
-      } catch (err) {
-        if (!(err instanceof LedgerTxRefused) || attempt >= SEQ_RETRIES) throw err;
-      }
-    }
-  }
-
-  async faucet(address: string, amount?: bigint): Promise<TxResult> {
-    const reply = await this.#request('POST', '/faucet', {
-      address,
-      ...(amount !== undefined ? { amount: amount.toString() } : {}),
-    });
-    if (reply.status === 400 || reply.status === 429) throw this.#svcError(reply);
-    return this.#expect(reply, LedgerTxResultSchema);
+  faucet(address: string, amount?: bigint): Promise<TxResult> {
+    return portErrors(this.#client.faucet(address, amount), { 400: svcError, 429: svcError });
   }
 
   /** Nothing to release: requests share the global fetch agent. */
   close(): Promise<void> {
     return Promise.resolve();
   }
+}
 
-  async #request(method: 'GET' | 'POST', path: string, body?: unknown): Promise<Reply> {
-    const target = `${this.url}${path}`;
-    try {
-      const response = await this.#fetch(target, {
-        method,
-        ...(body !== undefined ? { headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) } : {}),
-        signal: AbortSignal.timeout(this.#timeoutMs),
-      });
-      const text = await response.text();
-      return { status: response.status, body: text ? (JSON.parse(text) as unknown) : null, headers: response.headers };
-    } catch (err) {
-      throw new LedgerUnavailable(
-        `the ledger at ${this.url} did not answer ${method} ${path}: ${err instanceof Error ? err.message : String(err)}`,
-        { cause: err },
-      );
-    }
-  }
+/** What the ledger said, or the HTTP status when it sent no error body. */
+function said(err: LedgerError): string {
+  return err.answer.body?.message ?? `HTTP ${err.status}`;
+}
 
-  #expect<S extends z.ZodType>(reply: Reply, schema: S): z.output<S> {
-    if (reply.status !== 200)
-      throw new LedgerUnavailable(`the ledger answered ${reply.status}: ${this.#message(reply)}`);
-    const parsed = safeParse(schema, reply.body);
-    if (!parsed.success) throw new LedgerUnavailable(`the ledger sent a malformed reply: ${parsed.error.message}`);
-    return parsed.data;
-  }
+const refused = (err: LedgerError) => new LedgerTxRefused(said(err));
+// 413: a transaction too large to read is refused like any malformed one, with no effect.
+const REFUSED = { 400: refused, 413: refused };
 
-  #message(reply: Reply): string {
-    const body = safeParse(ErrorBodySchema, reply.body);
-    return body.success ? body.data.message : `HTTP ${reply.status}`;
-  }
+function svcError(err: LedgerError): SvcError {
+  const code = err.answer.body?.error ?? (err.status === 429 ? 'RATE_LIMITED' : 'BAD_REQUEST');
+  const retry = Number(err.answer.retryAfter);
+  return new SvcError(code, said(err), {
+    source: 'ledger',
+    ...(code === 'RATE_LIMITED' && retry > 0 ? { retryAfter: retry } : {}),
+  });
+}
 
-  #svcError(reply: Reply): SvcError {
-    const body = safeParse(ErrorBodySchema, reply.body);
-    const code = body.success ? body.data.error : reply.status === 429 ? 'RATE_LIMITED' : 'BAD_REQUEST';
-    const retry = Number(reply.headers.get('retry-after'));
-    return new SvcError(code, this.#message(reply), {
-      source: 'ledger',
-      ...(code === 'RATE_LIMITED' && retry > 0 ? { retryAfter: retry } : {}),
-    });
+/** The port's errors for the client's: an answer not listed in `as` means the ledger is unavailable. */
+async function portErrors<T>(call: Promise<T>, as: Record<number, (err: LedgerError) => Error> = {}): Promise<T> {
+  try {
+    return await call;
+  } catch (err) {
+    if (!(err instanceof LedgerError)) throw err;
+    throw as[err.status]?.(err) ?? new LedgerUnavailable(`the ledger answered ${err.status}: ${said(err)}`);
   }
 }

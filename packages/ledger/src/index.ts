@@ -36,8 +36,8 @@ export { ContractError, defineOp, fail, opRegistry } from './ops/registry.js';
 export type { OpDefinition, OpRegistry, OpResult } from './ops/registry.js';
 export { OpContext } from './ops/context.js';
 export type { LedgerEnv } from './ops/context.js';
-export { StellarLedger, STELLAR_NETWORK, STELLAR_LEDGER_SECONDS, SorobanRpc, RpcError } from './stellar/index.js';
-export type { StellarLedgerOptions, SorobanRpcOptions } from './stellar/index.js';
+export { StellarLedger, STELLAR_NETWORK, STELLAR_LEDGER_SECONDS } from './stellar/index.js';
+export type { StellarLedgerOptions } from './stellar/index.js';
 export {
   DEX_ASSET_CODE,
   DEX_ASSET_DECIMALS,
@@ -49,31 +49,6 @@ export type { DexReserves } from './contracts.js';
 export { MAX_PAYEES } from '@svc/core';
 export type { AgentGuard } from './ops/agent-guard.js';
 export type { TxSigner } from './ops/context.js';
-// The HTTP wire schemas live in @svc/core (ledger-wire.ts); re-exported under the names this
-// package has always given them, for documents that describe the routes (the facilitator's OpenAPI).
-export {
-  AccountPolicySchema as PolicyWireSchema,
-  SmartAccountSchema as SmartAccountWireSchema,
-  policyToWire,
-  smartAccountToWire,
-} from '@svc/core';
-export {
-  LedgerAccountSchema as AccountWireSchema,
-  LedgerChannelSchema as ChannelWireSchema,
-  LedgerEventsPageSchema as EventsPageSchema,
-  LedgerEventsQuerySchema as EventsQuerySchema,
-  LedgerFaucetRequestSchema as FaucetRequestSchema,
-  LedgerInfoSchema as LedgerInfoWireSchema,
-  SignedLedgerTxSchema as SignedTxSchema,
-  LedgerTxHashSchema as TxHashSchema,
-  LedgerTxResultSchema as TxResultSchema,
-} from '@svc/core';
-export type { AccountPolicyWire as PolicyWire, SmartAccountWire } from '@svc/core';
+export { policyToWire, smartAccountToWire } from '@svc/core';
 export { ASSET_UNIT, POOL_LINE_FEE_BPS, POOL_LIQUIDATION_THRESHOLD_BPS } from './contracts.js';
-export {
-  CreditLineSchema as CreditLineWireSchema,
-  PoolPositionSchema as PoolPositionWireSchema,
-  PoolStateSchema as PoolWireSchema,
-  poolToWire,
-} from '@svc/core';
-export type { PoolStateWire as PoolWire } from '@svc/core';
+export { poolToWire } from '@svc/core';

@@ -50,21 +50,8 @@ export type LedgerEventType =
   | 'dex.swapped'
   | (string & {});
 
-/** A transaction the ledger refused outright (bad signature, sequence or shape): no effect. */
-export class LedgerTxRefused extends Error {
-  constructor(message: string) {
-    super(message);
-    this.name = 'LedgerTxRefused';
-  }
-}
-
-/** The ledger could not be reached or did not answer. */
-export class LedgerUnavailable extends Error {
-  constructor(message: string, options?: { cause?: unknown }) {
-    super(message, options);
-    this.name = 'LedgerUnavailable';
-  }
-}
+// The port's two failures; @svc/core defines them, beside the clients of the remote ledgers that throw them.
+export { LedgerTxRefused, LedgerUnavailable } from '@svc/core';
 
 export interface ClaimArgs {
   channelId: bigint;

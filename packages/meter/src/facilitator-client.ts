@@ -6,9 +6,10 @@ import {
   StreamEndedSchema,
   StreamOpenedSchema,
   StreamWaitResultSchema,
-  SupportedResponseSchema,
+  SupportedUnreadable,
   VerifyResponseSchema,
   randomBytes,
+  readSupported,
   safeParse,
   toHex,
 } from '@svc/core';
@@ -124,24 +125,26 @@ export class FacilitatorClient {
   }
 
   private async loadSupported(): Promise<SupportedResponse> {
-    let res: Response;
+    let supported: SupportedResponse;
     try {
-      res = await this.fetchImpl(`${this.baseUrl}/supported`, { signal: AbortSignal.timeout(this.timeoutMs) });
+      supported = await readSupported(this.baseUrl, { fetch: this.fetchImpl, timeoutMs: this.timeoutMs });
     } catch (err) {
-      throw new FacilitatorUnavailable(`the facilitator at ${this.baseUrl} is unreachable: ${(err as Error).message}`);
-    }
-    const parsed = safeParse(SupportedResponseSchema, res.ok ? await res.json().catch(() => null) : null);
-    if (!parsed.success) {
+      if (!(err instanceof SupportedUnreadable)) throw err;
+      const { status } = err;
+      if (status === null) {
+        const cause = err.cause instanceof Error ? err.cause.message : String(err.cause);
+        throw new FacilitatorUnavailable(`the facilitator at ${this.baseUrl} is unreachable: ${cause}`);
+      }
       // A server that answers, but not as a facilitator: the seller's `facilitator` URL is wrong.
       // 5xx and 429 are a facilitator's trouble, to retry.
-      if (res.status < 500 && res.status !== 429)
+      if (status < 500 && status !== 429)
         throw new SellerMisconfigured(
-          `GET ${this.baseUrl}/supported answered ${res.status} ${res.ok ? 'with something that is not a facilitator’s /supported' : 'instead of the facilitator’s terms'}: check svc({ facilitator }) — it is the facilitator’s base URL, e.g. http://127.0.0.1:4020`,
+          `GET ${this.baseUrl}/supported answered ${status} ${status >= 200 && status < 300 ? 'with something that is not a facilitator’s /supported' : 'instead of the facilitator’s terms'}: check svc({ facilitator }) — it is the facilitator’s base URL, e.g. http://127.0.0.1:4020`,
         );
-      throw new FacilitatorUnavailable(`GET ${this.baseUrl}/supported answered ${res.status} without a valid body`);
+      throw new FacilitatorUnavailable(`GET ${this.baseUrl}/supported answered ${status} without a valid body`);
     }
-    this.supportedCache = { value: parsed.data, at: Date.now() };
-    return parsed.data;
+    this.supportedCache = { value: supported, at: Date.now() };
+    return supported;
   }
 
   /** POST /verify; a network failure is retried once with the same Idempotency-Key. */

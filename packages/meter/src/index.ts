@@ -6,7 +6,7 @@ export type { GateOutcome, GateRequest, GateSettled } from './gate.js';
 export type { Hold } from './hold.js';
 export { MAX_HELD_BYTES } from './payment.js';
 export type { BatchSettlementPayment, ChannelPayment, Charging, Payment, PrepaidSlicePayment } from './payment.js';
-export { nodeMeter, nodeMiddleware, toGateRequest } from './node.js';
+export { nodeMeter } from './node.js';
 export type { NodeMiddleware, PaidRequest } from './node.js';
 export { FacilitatorClient, FacilitatorUnavailable } from './facilitator-client.js';
 export {

@@ -28,14 +28,6 @@ export function nodeMeter(client: SvcClient, options: MeterOptions): NodeMiddlew
   return middleware(client.gate(options), client.publicUrl);
 }
 
-/**
- * @deprecated Use `nodeMeter(client, options)` (or `client.meter(options)`): the same middleware,
- * with the signature of the Fastify and Hono bindings.
- */
-export function nodeMiddleware(gate: Gate, publicUrl: string | undefined): NodeMiddleware {
-  return middleware(gate, publicUrl);
-}
-
 function middleware(gate: Gate, publicUrl: string | undefined): NodeMiddleware {
   return function svcMeter(req, res, next) {
     gate.handle(gateRequestOf(req, publicUrl)).then(
@@ -68,11 +60,6 @@ function apply(outcome: GateOutcome, req: PaidRequest, res: ServerResponse, next
   }
   res.statusCode = outcome.status;
   res.end(JSON.stringify(outcome.body));
-}
-
-/** @deprecated The node binding's own translation of a request; no longer needed by any binding. */
-export function toGateRequest(req: IncomingMessage, publicUrl: string | undefined): GateRequest {
-  return gateRequestOf(req, publicUrl);
 }
 
 function gateRequestOf(req: IncomingMessage, publicUrl: string | undefined): GateRequest {

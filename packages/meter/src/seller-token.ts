@@ -8,10 +8,11 @@
 import {
   globalFetch,
   keypairFromSecret,
+  readSupported,
   safeParse,
   SellerTokenSchema,
   signSellerTokenRequest,
-  SupportedResponseSchema,
+  SupportedUnreadable,
 } from '@svc/core';
 import type { SellerToken } from '@svc/core';
 
@@ -32,11 +33,12 @@ export async function requestSellerToken(o: SellerTokenOptions): Promise<SellerT
   const base = o.facilitator.replace(/\/+$/, '');
   const doFetch = o.fetch ?? globalFetch;
   const keys = keypairFromSecret(o.secret);
-  const supported = safeParse(
-    SupportedResponseSchema,
-    await (await doFetch(`${base}/supported`)).json().catch(() => null),
-  );
-  const kind = supported.success ? supported.data.kinds[0] : undefined;
+  // Nothing answering is its own trouble; an answer that is no facilitator's is told below.
+  const supported = await readSupported(base, { fetch: doFetch }).catch((err: unknown) => {
+    if (err instanceof SupportedUnreadable && err.status !== null) return null;
+    throw err instanceof SupportedUnreadable ? err.cause : err;
+  });
+  const kind = supported?.kinds[0];
   const facilitator = kind?.extra?.['receiptSigner'];
   if (!kind || typeof facilitator !== 'string')
     throw new Error(`${base}/supported does not name the facilitator's signer`);

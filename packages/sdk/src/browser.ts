@@ -2,8 +2,8 @@
 // its keys in a file. Node gets it all from index.ts.
 export { ChannelSigner, ChannelLimitError } from './channel-signer.js';
 export type { ChannelSignerOptions, SignerState } from './channel-signer.js';
-export { LocalLedgerClient, LedgerError, DEFAULT_CHANNEL_LEDGERS } from './ledger-client.js';
-export type { LedgerChannelWire, LedgerInfoWire, TxResultWire } from './ledger-client.js';
+export { LocalLedgerClient, DEFAULT_CHANNEL_LEDGERS } from './ledger-client.js';
+export type { LedgerChannelWire } from './ledger-client.js';
 export { payFetch, PaymentError, facilitatorSigners } from './pay-fetch.js';
 export type { PaidResponse, PayFetchOptions } from './pay-fetch.js';
 export type { SignerChoice, SignerForOptions } from './batch-payment.js';
@@ -15,14 +15,6 @@ export { SseParser } from './sse.js';
 export type { SseEvent } from './sse.js';
 export { StellarChannelClient } from './stellar-client.js';
 export type { StellarChannelClientOptions } from './stellar-client.js';
-export { SorobanRpcError } from './soroban-rpc.js';
-export type {
-  AccountPolicy,
-  LedgerAccountView,
-  SmartAccountSigner,
-  SmartAccountView,
-  TxSigner,
-} from './ledger-client.js';
-export type { CreditLineView, PoolPositionView, PoolView } from './ledger-client.js';
+export type { AccountPolicy, SmartAccountSigner, TxSigner } from './ledger-client.js';
 export { reportTransaction } from './report.js';
 export type { ReportAnswer, ReportOptions } from './report.js';

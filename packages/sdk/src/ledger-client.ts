@@ -14,13 +14,9 @@ import {
   channelIdOf,
   channelToWire,
   globalFetch,
-  LedgerAccountSchema,
-  LedgerChannelSchema,
-  LedgerInfoSchema,
-  LedgerTxResultSchema,
+  LedgerError,
+  LedgerHttpClient,
   policyToWire,
-  PoolStateSchema,
-  signLedgerTx,
   txHash,
 } from '@svc/core';
 import type {
@@ -36,24 +32,8 @@ import type {
   TxResult,
 } from '@svc/core';
 
-// The replies' shapes are @svc/core's ledger wire schemas (ledger-wire.ts), under the names this
-// package has always exported.
 export type { AccountPolicy, LedgerChannelWire } from '@svc/core';
-/** GET /ledger/info. */
-export type LedgerInfoWire = LedgerInfo;
-/** A transaction's result (POST /ledger/tx, /ledger/faucet). */
-export type TxResultWire = TxResult;
-/** GET /ledger/accounts/:address, amounts as bigint; `account` for smart accounts only. */
-export type LedgerAccountView = LedgerAccount;
-export type {
-  SmartAccountState as SmartAccountView,
-  CreditLine as CreditLineView,
-  PoolPosition as PoolPositionView,
-} from '@svc/core';
-/** GET /ledger/pool: the credit pool (the float), amounts as bigint. */
-export type PoolView = PoolState;
 
-const DEFAULT_TIMEOUT_MS = 15_000;
 /** A default channel lifetime: about one day of 5-second ledgers. */
 export const DEFAULT_CHANNEL_LEDGERS = 17_280;
 
@@ -70,46 +50,29 @@ function sourceOf(from: TxSigner): { source: string; signer: Keypair } {
   return 'account' in from ? { source: from.account, signer: from.signer } : { source: from.address, signer: from };
 }
 
-export class LedgerError extends Error {
-  constructor(
-    message: string,
-    readonly status: number,
-    readonly code?: number,
-    readonly tx?: string,
-  ) {
-    super(message);
-    this.name = 'LedgerError';
-  }
-}
-
 export class LocalLedgerClient {
-  private infoCache: LedgerInfoWire | null = null;
-  /** The last submission per source: the next one waits for it, so two never take the same seq. */
-  private readonly tails = new Map<string, Promise<unknown>>();
+  /** The requests themselves, and one submission per source at a time. */
+  readonly #http: LedgerHttpClient;
 
   /** `baseUrl` is the ledger's root, e.g. http://127.0.0.1:4020/ledger. */
   constructor(
     readonly baseUrl: string,
-    private readonly fetchImpl: typeof fetch = globalFetch,
-  ) {}
-
-  async info(): Promise<LedgerInfoWire> {
-    const info = LedgerInfoSchema.parse(await this.get('/info'));
-    this.infoCache = info;
-    return info;
+    fetchImpl: typeof fetch = globalFetch,
+  ) {
+    this.#http = new LedgerHttpClient({ url: baseUrl, fetch: fetchImpl });
   }
 
-  async faucet(address: string, amount?: bigint): Promise<TxResultWire> {
-    return this.checked(
-      LedgerTxResultSchema.parse(
-        await this.post('/faucet', { address, ...(amount === undefined ? {} : { amount: amount.toString() }) }),
-      ),
-    );
+  info(): Promise<LedgerInfo> {
+    return this.#http.info();
+  }
+
+  async faucet(address: string, amount?: bigint): Promise<TxResult> {
+    return this.checked(await this.#http.faucet(address, amount));
   }
 
   /** The account's seq, balances and, for a smart account, its policy, freeze and today's spend. */
-  async account(address: string): Promise<LedgerAccountView> {
-    return LedgerAccountSchema.parse(await this.get(`/accounts/${encodeURIComponent(address)}`));
+  account(address: string): Promise<LedgerAccount> {
+    return this.#http.account(address);
   }
 
   /** The balance of `asset` (default: the ledger's asset). */
@@ -119,52 +82,25 @@ export class LocalLedgerClient {
   }
 
   async channel(id: bigint): Promise<LedgerChannelWire | null> {
-    try {
-      // The channel as the wire carries it (decimal strings), checked and normalised by the schema.
-      return channelToWire(LedgerChannelSchema.parse(await this.get(`/channels/${id}`)));
-    } catch (err) {
-      if (err instanceof LedgerError && err.status === 404) return null;
-      throw err;
-    }
+    // The channel as the wire carries it (decimal strings), checked and normalised by the schema.
+    const channel = await this.#http.channel(id);
+    return channel === null ? null : channelToWire(channel);
   }
 
   /** Signs and submits one operation from `from`; throws LedgerError when refused or FAILED. */
-  async submit(from: TxSigner, op: string, args: Record<string, unknown>): Promise<TxResultWire> {
+  async submit(from: TxSigner, op: string, args: Record<string, unknown>): Promise<TxResult> {
     const { source, signer } = sourceOf(from);
     return this.submitAs(source, signer, op, args);
   }
 
   /** One of the ledger's own ops, its args typed by @svc/core's schema of them (ledger-ops.ts). */
-  private op<K extends LedgerOpName>(from: TxSigner, op: K, args: LedgerOpArgsWire<K>): Promise<TxResultWire> {
+  private op<K extends LedgerOpName>(from: TxSigner, op: K, args: LedgerOpArgsWire<K>): Promise<TxResult> {
     return this.submit(from, op, args);
   }
 
   /** Submits as `source` signed by `signer` (a smart account with its agent or owner key). */
-  async submitAs(source: string, signer: Keypair, op: string, args: Record<string, unknown>): Promise<TxResultWire> {
-    // Read seq, sign seq + 1, post: one source's submissions from this client go one at a time.
-    const previous = this.tails.get(source) ?? Promise.resolve();
-    const run = previous.then(
-      () => this.submitNow(source, signer, op, args),
-      () => this.submitNow(source, signer, op, args),
-    );
-    const tail = run.catch(() => undefined);
-    this.tails.set(source, tail);
-    void tail.then(() => {
-      if (this.tails.get(source) === tail) this.tails.delete(source);
-    });
-    return run;
-  }
-
-  private async submitNow(
-    source: string,
-    signer: Keypair,
-    op: string,
-    args: Record<string, unknown>,
-  ): Promise<TxResultWire> {
-    const info = await this.cachedInfo();
-    const { seq } = await this.account(source);
-    const tx = signLedgerTx(signer, info.passphrase, { source, seq: seq + 1, op, args });
-    return this.checked(LedgerTxResultSchema.parse(await this.post('/tx', tx)));
+  async submitAs(source: string, signer: Keypair, op: string, args: Record<string, unknown>): Promise<TxResult> {
+    return this.checked(await this.#http.submitAs(source, signer, op, args));
   }
 
   async transfer(o: { from: TxSigner; to: string; amount: bigint }): Promise<{ tx: string }> {
@@ -296,10 +232,8 @@ export class LocalLedgerClient {
     args: Record<string, unknown>,
   ): Promise<{ tx: SignedLedgerTx; hash: string }> {
     const { source, signer } = sourceOf(from);
-    const info = await this.cachedInfo();
-    const { seq } = await this.account(source);
-    const tx = signLedgerTx(signer, info.passphrase, { source, seq: seq + 1, op, args });
-    return { tx, hash: txHash(info.passphrase, tx) };
+    const tx = await this.#http.sign(source, signer, op, args);
+    return { tx, hash: txHash((await this.cachedInfo()).passphrase, tx) };
   }
 
   async topUp(o: {
@@ -326,13 +260,8 @@ export class LocalLedgerClient {
   }
 
   /** The credit pool: size, share price, utilization, open lines with health, positions; null when the ledger has none. */
-  async pool(): Promise<PoolView | null> {
-    try {
-      return PoolStateSchema.parse(await this.get('/pool'));
-    } catch (err) {
-      if (err instanceof LedgerError && err.status === 404) return null;
-      throw err;
-    }
+  pool(): Promise<PoolState | null> {
+    return this.#http.pool();
   }
 
   /** Invests `amount` in the pool; the shares are `from`'s (a smart account's agent deposit counts against its caps). */
@@ -380,11 +309,11 @@ export class LocalLedgerClient {
     };
   }
 
-  private async cachedInfo(): Promise<LedgerInfoWire> {
-    return this.infoCache ?? this.info();
+  private cachedInfo(): Promise<LedgerInfo> {
+    return this.#http.cachedInfo();
   }
 
-  private checked(res: TxResultWire): TxResultWire {
+  private checked(res: TxResult): TxResult {
     if (res.status === 'FAILED')
       throw new LedgerError(
         `transaction failed with code ${res.code ?? '?'}${res.message ? `: ${res.message}` : ''}`,
@@ -393,33 +322,5 @@ export class LocalLedgerClient {
         res.hash,
       );
     return res;
-  }
-
-  private get(path: string): Promise<unknown> {
-    return this.request(path, { method: 'GET' });
-  }
-
-  private post(path: string, body: unknown): Promise<unknown> {
-    return this.request(path, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json' },
-      body: JSON.stringify(body),
-    });
-  }
-
-  private async request(path: string, init: RequestInit): Promise<unknown> {
-    const res = await this.fetchImpl(`${this.baseUrl}${path}`, {
-      ...init,
-      signal: AbortSignal.timeout(DEFAULT_TIMEOUT_MS),
-    });
-    const json: unknown = await res.json().catch(() => null);
-    if (!res.ok) {
-      const body = json as { error?: string; message?: string } | null;
-      throw new LedgerError(
-        `${init.method} ${path}: ${res.status} ${body?.error ?? ''} ${body?.message ?? ''}`.trim(),
-        res.status,
-      );
-    }
-    return json;
   }
 }

@@ -24,17 +24,18 @@ import type { Transaction } from '@stellar/stellar-sdk';
 import {
   channelIdOf,
   fromHex,
-  globalFetch,
   isAccountAddress,
   isContractAddress,
   LEDGER_CODES,
+  LedgerError,
   networkOfPassphrase,
   NETWORKS,
+  SorobanRpc,
+  SorobanRpcError,
 } from '@svc/core';
-import type { Keypair, LedgerCode } from '@svc/core';
-import { DEFAULT_CHANNEL_LEDGERS, LedgerError } from './ledger-client.js';
-import { BuyerRpc, refusalCode, returnValueOf, SorobanRpcError } from './soroban-rpc.js';
-import type { RpcTransaction } from './soroban-rpc.js';
+import type { Keypair, LedgerCode, RpcTransaction } from '@svc/core';
+import { DEFAULT_CHANNEL_LEDGERS } from './ledger-client.js';
+import { accountSequence, refusalCode, returnValueOf } from './soroban-xdr.js';
 
 const TESTNET = 'stellar:testnet';
 const INCLUSION_FEE = '100';
@@ -79,7 +80,7 @@ export interface OpenChannel {
 export class StellarChannelClient {
   readonly passphrase: string;
   readonly channelContract: string;
-  readonly #rpc: BuyerRpc;
+  readonly #rpc: SorobanRpc;
   readonly #now: () => number;
   readonly #txTimeout: number;
   readonly #pollMs: number;
@@ -92,15 +93,19 @@ export class StellarChannelClient {
       throw new Error(`StellarChannelClient runs on ${TESTNET} only`);
     if (!isContractAddress(options.channelContract)) throw new Error('channelContract must be a contract address (C…)');
     this.channelContract = options.channelContract;
-    this.#rpc = new BuyerRpc(options.rpcUrl, options.fetch ?? globalFetch, options.timeoutMs);
+    this.#rpc = new SorobanRpc({
+      url: options.rpcUrl,
+      ...(options.fetch ? { fetch: options.fetch } : {}),
+      ...(options.timeoutMs !== undefined ? { timeoutMs: options.timeoutMs } : {}),
+    });
     this.#now = options.now ?? Date.now;
     this.#txTimeout = options.txTimeoutSeconds ?? 30;
     this.#pollMs = options.pollIntervalMs ?? 1000;
     this.#maxPolls = options.maxPolls ?? 30;
   }
 
-  latestLedger(): Promise<number> {
-    return this.#rpc.latestLedger();
+  async latestLedger(): Promise<number> {
+    return (await this.#rpc.getLatestLedger()).sequence;
   }
 
   /** The id the contract gives a channel opened with `voucherKey` (hex or its Keypair): known before the opening is sent. */
@@ -204,7 +209,7 @@ export class StellarChannelClient {
 
   /** A sent transaction's outcome: null while it is not in a ledger. */
   async transaction(hash: string): Promise<RpcTransaction | null> {
-    const reply = await this.#rpc.transaction(hash);
+    const reply = await this.#rpc.getTransaction(hash);
     return reply.status === 'NOT_FOUND' ? null : reply;
   }
 
@@ -219,7 +224,7 @@ export class StellarChannelClient {
 
   async #submit(signer: Keypair, fn: string, args: xdr.ScVal[]): Promise<Submitted> {
     const { tx, hash, maxTime } = await this.#prepared(signer, fn, args);
-    const sent = await this.#rpc.send(tx).catch((err: unknown) => {
+    const sent = await this.#rpc.sendTransaction(tx).catch((err: unknown) => {
       // No answer: it may have reached the network; polling tells.
       if (err instanceof SorobanRpcError) return null;
       throw err;
@@ -240,7 +245,7 @@ export class StellarChannelClient {
     fn: string,
     args: xdr.ScVal[],
   ): Promise<{ tx: Transaction; hash: string; maxTime: number }> {
-    const seq = await this.#rpc.sequence(signer.address);
+    const seq = await accountSequence(this.#rpc, signer.address);
     if (seq === null)
       throw new LedgerError(
         `the account ${signer.address} does not exist on ${TESTNET}: fund it first (friendbot)`,
@@ -254,7 +259,7 @@ export class StellarChannelClient {
     })
       .addOperation(Operation.invokeContractFunction({ contract: this.channelContract, function: fn, args }))
       .build();
-    const simulation = await this.#rpc.simulate(unsigned);
+    const simulation = await this.#rpc.simulateTransaction(unsigned);
     if (simulation.error !== undefined)
       throw refused(fn, refusalCode(simulation.error), 'in simulation; nothing was sent', undefined);
     const tx = rpc
@@ -267,7 +272,7 @@ export class StellarChannelClient {
   async #poll(fn: string, hash: string, maxTime: number): Promise<Submitted> {
     for (let attempt = 0; attempt < this.#maxPolls; attempt++) {
       await sleep(this.#pollMs);
-      const reply = await this.#rpc.transaction(hash).catch(() => null);
+      const reply = await this.#rpc.getTransaction(hash).catch(() => null);
       if (!reply || reply.status === 'NOT_FOUND') {
         if (reply && reply.latestLedgerCloseTime > maxTime)
           throw new LedgerError(

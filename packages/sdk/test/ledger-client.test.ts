@@ -7,10 +7,10 @@ import os from 'node:os';
 import path from 'node:path';
 import { startLedgerServer } from '@svc/ledger';
 import type { LedgerServer } from '@svc/ledger';
-import { channelIdOf, randomKeypair } from '@svc/core';
-import type { Keypair } from '@svc/core';
-import { LedgerError, LocalLedgerClient } from '../src/index.js';
-import type { AccountPolicy, LedgerInfoWire, SmartAccountSigner } from '../src/index.js';
+import { channelIdOf, LedgerError, randomKeypair } from '@svc/core';
+import type { Keypair, LedgerInfo } from '@svc/core';
+import { LocalLedgerClient } from '../src/index.js';
+import type { AccountPolicy, SmartAccountSigner } from '../src/index.js';
 
 const T0 = Date.UTC(2026, 10, 22, 10, 0, 0);
 
@@ -18,7 +18,7 @@ describe('LocalLedgerClient: smart accounts and the DEX', () => {
   let dir: string;
   let server: LedgerServer;
   let client: LocalLedgerClient;
-  let info: LedgerInfoWire;
+  let info: LedgerInfo;
   let owner: Keypair;
   let agent: Keypair;
   let seller: Keypair;

@@ -7,10 +7,10 @@ import os from 'node:os';
 import path from 'node:path';
 import { startLedgerServer } from '@svc/ledger';
 import type { LedgerServer } from '@svc/ledger';
-import { randomKeypair } from '@svc/core';
-import type { Keypair } from '@svc/core';
-import { LedgerError, LocalLedgerClient } from '../src/index.js';
-import type { LedgerInfoWire, SmartAccountSigner } from '../src/index.js';
+import { LedgerError, randomKeypair } from '@svc/core';
+import type { Keypair, LedgerInfo } from '@svc/core';
+import { LocalLedgerClient } from '../src/index.js';
+import type { SmartAccountSigner } from '../src/index.js';
 
 const T0 = Date.UTC(2026, 10, 22, 10, 0, 0);
 const DEPOSIT = 1_000_000_000n;
@@ -20,7 +20,7 @@ describe('LocalLedgerClient: the credit pool', () => {
   let dir: string;
   let server: LedgerServer;
   let client: LocalLedgerClient;
-  let info: LedgerInfoWire;
+  let info: LedgerInfo;
   let investor: Keypair;
   let owner: Keypair;
   let seller: Keypair;

@@ -2,7 +2,8 @@
 // soroban/sdk-*.json, one recorded world with the ledger adapter's tests): open, top up and close
 // build the contract invocations of packages/ledger/docs/channel-contract.md, signed by the buyer's key.
 import { afterEach, describe, expect, it } from 'vitest';
-import { LedgerError, StellarChannelClient } from '../src/index.js';
+import { LedgerError } from '@svc/core';
+import { StellarChannelClient } from '../src/index.js';
 import {
   ASSET_CONTRACT,
   BUYER_VOUCHER_KEY,

@@ -1,7 +1,6 @@
 // The ledger's asset as @x402/core's spend controls want it described (`DefaultAsset`): the
 // client refuses any asset its scheme client does not recognise through `findDefaultAsset`. The
 // description comes from a facilitator the buyer trusts (GET /supported), never from the seller.
-import { SupportedResponseSchema } from '@svc/core';
 import type { SupportedResponse } from '@svc/core';
 import type { DefaultAsset, Network } from '@x402/core/types';
 
@@ -19,13 +18,6 @@ export function assetsFromSupported(supported: SupportedResponse): ChannelAsset[
     }
   }
   return out;
-}
-
-/** GET <facilitator>/supported, parsed with the svc schema. */
-export async function fetchSupported(facilitator: string, doFetch: typeof fetch = fetch): Promise<SupportedResponse> {
-  const res = await doFetch(`${facilitator.replace(/\/+$/, '')}/supported`);
-  if (!res.ok) throw new Error(`GET ${facilitator}/supported answered HTTP ${res.status}`);
-  return SupportedResponseSchema.parse(await res.json());
 }
 
 export function findAsset(assets: readonly ChannelAsset[], asset: string, network: Network): ChannelAsset | undefined {

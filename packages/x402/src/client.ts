@@ -8,7 +8,15 @@
 // after the paid request with the decoded PAYMENT-RESPONSE (or the 402 terms). A payment refused
 // as VOUCHER_NOT_INCREASING (our books were behind: a lost answer, another device) resyncs from
 // the facilitator and asks @x402/fetch to retry once with a fresh voucher.
-import { ChannelPayloadSchema, ChannelViewSchema, globalFetch, owedPerPayment, safeParse, SCHEME } from '@svc/core';
+import {
+  ChannelPayloadSchema,
+  ChannelViewSchema,
+  globalFetch,
+  owedPerPayment,
+  readSupported,
+  safeParse,
+  SCHEME,
+} from '@svc/core';
 import type { ChannelPayload } from '@svc/core';
 import type { PaymentResponseContext } from '@x402/core/client';
 import type {
@@ -19,7 +27,7 @@ import type {
   SchemeClientHooks,
   SchemeNetworkClient,
 } from '@x402/core/types';
-import { assetsFromSupported, fetchSupported, findAsset } from './asset.js';
+import { assetsFromSupported, findAsset } from './asset.js';
 import type { ChannelAsset } from './asset.js';
 import { Hold } from './hold.js';
 import type { Release } from './hold.js';
@@ -68,7 +76,7 @@ export class ChannelSchemeClient implements SchemeNetworkClient {
     source: ChannelSource,
     options: ChannelSchemeClientOptions = {},
   ): Promise<ChannelSchemeClient> {
-    const supported = await fetchSupported(facilitator, options.fetch);
+    const supported = await readSupported(facilitator, options.fetch ? { fetch: options.fetch } : {});
     const assets = [...(options.assets ?? []), ...assetsFromSupported(supported)];
     return new ChannelSchemeClient(source, { ...options, facilitator: options.facilitator ?? facilitator, assets });
   }

@@ -7,13 +7,11 @@ export type { ChannelSchemeClientOptions } from './client.js';
 export { ChannelSchemeServer, DEFAULT_MIN_DEPOSIT_UNITS } from './server.js';
 export type { ChannelRequirements, ChannelSchemeServerOptions } from './server.js';
 export { SvcFacilitatorClient } from './facilitator-client.js';
-export { assetsFromSupported, fetchSupported, findAsset } from './asset.js';
+export { assetsFromSupported, findAsset } from './asset.js';
 export type { ChannelAsset } from './asset.js';
 export { priceToUnits, PriceError } from './price.js';
 export type { PricedAsset } from './price.js';
 export { channelTerms, TermsError } from './requirements.js';
-/** What one payment must add: @svc/core's rule, under the name this package has exported. */
-export { owedPerPayment as owedFor } from '@svc/core';
 export { channelMismatch, singleChannel } from './signer.js';
 export type { BatchChannelSource, BatchVoucherSigner, ChannelSource, VoucherSigner } from './signer.js';
 export { decorateForSvcBuyers } from './svc-terms.js';

@@ -2,8 +2,8 @@
 // `svc start` exited, so a restart during a ledger outage became a full outage). The ledger's
 // description and its time are kept in the store's meta: a restart while the ledger is down starts
 // degraded from them, exactly as a running instance behaves, and catches up when the ledger answers.
-import { safeParse } from '@svc/core';
-import { LedgerInfoWireSchema, LedgerUnavailable } from '@svc/ledger';
+import { LedgerInfoSchema, safeParse } from '@svc/core';
+import { LedgerUnavailable } from '@svc/ledger';
 import type { Ledger, LedgerInfo } from '@svc/ledger';
 import { z } from 'zod';
 import type { Store } from '../store/port.js';
@@ -58,7 +58,7 @@ export async function ledgerInfoOf(
 
 async function savedInfo(store: Store): Promise<LedgerInfo | null> {
   const raw = await store.getMeta(LEDGER_INFO_KEY);
-  const parsed = raw === null ? null : safeParse(LedgerInfoWireSchema, parseJson(raw));
+  const parsed = raw === null ? null : safeParse(LedgerInfoSchema, parseJson(raw));
   return parsed?.success ? parsed.data : null;
 }
 

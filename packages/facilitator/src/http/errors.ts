@@ -7,9 +7,8 @@
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import FindMyWay from 'find-my-way';
 import { LedgerTxRefused, LedgerUnavailable } from '@svc/ledger';
-import { DEFAULT_MESSAGES, SvcError } from '@svc/core';
+import { DEFAULT_MESSAGES, LedgerError, SvcError } from '@svc/core';
 import type { ErrorBody } from '@svc/core';
-import { LedgerError as LedgerClientError } from '@svc/sdk';
 import { isStoreUnavailable } from '../store/faults.js';
 
 const TRANSPORT_STATUSES = new Set([413, 414, 415]);
@@ -76,7 +75,7 @@ export function toSvcError(error: unknown): SvcError {
     return new SvcError('LEDGER_UNAVAILABLE', DEFAULT_MESSAGES.LEDGER_UNAVAILABLE, { source: 'ledger' });
   if (error instanceof LedgerTxRefused) return new SvcError('BAD_REQUEST', error.message, { source: 'ledger' });
   // The demo's own transactions go through the sdk's ledger client.
-  if (error instanceof LedgerClientError) {
+  if (error instanceof LedgerError) {
     if (error.status >= 500)
       return new SvcError('LEDGER_UNAVAILABLE', DEFAULT_MESSAGES.LEDGER_UNAVAILABLE, { source: 'ledger' });
     return new SvcError('LEDGER_REJECTED', `The ledger refused the transaction: ${error.message}`, {

@@ -1,8 +1,7 @@
 // Every reason code on the per-request path, each produced by a voucher crafted for it; none of
 // them may answer 5xx.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { contractFromRaw, encodeJsonHeader, randomKeypair, toBase64, toHex, utf8 } from '@svc/core';
-import { LedgerError } from '@svc/sdk';
+import { LedgerError, contractFromRaw, encodeJsonHeader, randomKeypair, toBase64, toHex, utf8 } from '@svc/core';
 import { startHarness } from '../helpers/harness.js';
 import type { Harness } from '../helpers/harness.js';
 

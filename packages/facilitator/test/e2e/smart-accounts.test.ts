@@ -5,10 +5,10 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import express from 'express';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { randomKeypair } from '@svc/core';
+import { LedgerError, randomKeypair } from '@svc/core';
 import type { Keypair, ReportBody } from '@svc/core';
 import { svc } from '@svc/meter';
-import { ChannelSigner, LedgerError, reportTransaction, streamPaid } from '@svc/sdk';
+import { ChannelSigner, reportTransaction, streamPaid } from '@svc/sdk';
 import { startHarness } from '../helpers/harness.js';
 import type { Harness } from '../helpers/harness.js';
 

@@ -5,8 +5,14 @@
 // a few entry points also get hand-written near-valid generators (real signed vouchers and txs).
 import fc from 'fast-check';
 import { z } from 'zod';
-import { signLedgerTx, randomKeypair } from '@svc/core';
-import { DEFAULT_OPS, EventsQuerySchema, FaucetRequestSchema, SignedTxSchema } from '@svc/ledger';
+import {
+  LedgerEventsQuerySchema,
+  LedgerFaucetRequestSchema,
+  SignedLedgerTxSchema,
+  signLedgerTx,
+  randomKeypair,
+} from '@svc/core';
+import { DEFAULT_OPS } from '@svc/ledger';
 import { MCP_TOOLS } from '../../src/http/mcp-tools.js';
 import { mcpRoutes } from '../../src/http/routes/mcp.js';
 import type { AnyRoute } from '../../src/http/route.js';
@@ -51,9 +57,9 @@ export function entriesOf(w: World): Entry[] {
   return [
     ...table,
     entryOf(w.pool, mcp, { body: jsonRpcArb(w), headers: mcpHeaders, jsonRpc: true }),
-    entryOf(w.pool, { method: 'POST', url: '/ledger/faucet', body: FaucetRequestSchema }, {}),
-    entryOf(w.pool, { method: 'POST', url: '/ledger/tx', body: SignedTxSchema }, { body: signedTxArb(w) }),
-    entryOf(w.pool, { method: 'GET', url: '/ledger/events', query: EventsQuerySchema }, {}),
+    entryOf(w.pool, { method: 'POST', url: '/ledger/faucet', body: LedgerFaucetRequestSchema }, {}),
+    entryOf(w.pool, { method: 'POST', url: '/ledger/tx', body: SignedLedgerTxSchema }, { body: signedTxArb(w) }),
+    entryOf(w.pool, { method: 'GET', url: '/ledger/events', query: LedgerEventsQuerySchema }, {}),
   ];
 }
 

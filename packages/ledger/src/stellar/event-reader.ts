@@ -8,9 +8,8 @@ import { xdr } from '@stellar/stellar-sdk';
 import type { EventsPage, LedgerEvent } from '../port.js';
 import { LedgerUnavailable } from '../port.js';
 import { decodeChannelEvent } from './contract-interface.js';
-import type { RpcEvent } from '@svc/core';
-import { RpcError } from './soroban-rpc.js';
-import type { EventsRequest, SorobanRpc } from './soroban-rpc.js';
+import { SorobanRpcError } from '@svc/core';
+import type { EventsRequest, RpcEvent, SorobanRpc } from '@svc/core';
 
 /** Enough windows to cross the whole retention period (7 days ≈ 121,000 ledgers) in one call. */
 const MAX_WINDOWS = 16;
@@ -59,10 +58,10 @@ export class EventReader {
     try {
       return await this.rpc.getEvents(this.options.channelContract, request);
     } catch (err) {
-      if (err instanceof RpcError && /ledger range/i.test(err.rpcMessage)) {
+      if (err instanceof SorobanRpcError && err.rpcError && /ledger range/i.test(err.rpcError.message)) {
         const from = request.cursor !== undefined ? `cursor ${request.cursor}` : `ledger ${request.startLedger}`;
         throw new LedgerUnavailable(
-          `the Soroban RPC no longer keeps events from ${from} (${err.rpcMessage}); events in the gap are lost to it — resynchronise the channels from contract storage`,
+          `the Soroban RPC no longer keeps events from ${from} (${err.rpcError.message}); events in the gap are lost to it — resynchronise the channels from contract storage`,
           { cause: err },
         );
       }

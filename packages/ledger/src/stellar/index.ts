@@ -9,5 +9,3 @@ export {
   DEFAULT_MAX_POLLS,
 } from './stellar-ledger.js';
 export type { StellarLedgerOptions } from './stellar-ledger.js';
-export { SorobanRpc, RpcError, DEFAULT_RPC_TIMEOUT_MS } from './soroban-rpc.js';
-export type { SorobanRpcOptions } from './soroban-rpc.js';

@@ -25,6 +25,7 @@ import {
   isContractAddress,
   NETWORKS,
   networkOfPassphrase,
+  SorobanRpc,
   SvcError,
   U64_MAX,
 } from '@svc/core';
@@ -60,7 +61,6 @@ import {
 import type { ChannelFunction } from './contract-interface.js';
 import { readDepositEnvelope, signBump } from './deposit-envelope.js';
 import { EventReader } from './event-reader.js';
-import { SorobanRpc } from './soroban-rpc.js';
 import { isoFromUnix, txResultOf } from './tx-result.js';
 import { TxSubmitter } from './tx-submitter.js';
 import type { SubmitOutcome } from './tx-submitter.js';

@@ -14,7 +14,7 @@ import type { FeeBumpTransaction, Transaction } from '@stellar/stellar-sdk';
 import { LedgerTxRefused, LedgerUnavailable } from '../port.js';
 import type { RpcSend, RpcSimulation, RpcTransaction } from '@svc/core';
 import { SubmissionQueue } from './submission-queue.js';
-import type { SorobanRpc } from './soroban-rpc.js';
+import type { SorobanRpc } from '@svc/core';
 
 export interface SubmitterOptions {
   passphrase: string;

@@ -25,6 +25,7 @@ import {
   decodeJsonHeader,
   generatePaymentId,
   globalFetch,
+  readSupported,
   requestBatchRefund,
   PAYMENT_IDENTIFIER,
   safeParse,
@@ -41,7 +42,7 @@ import type {
   SchemeClientHooks,
   SchemeNetworkClient,
 } from '@x402/core/types';
-import { assetsFromSupported, fetchSupported, findAsset } from '../asset.js';
+import { assetsFromSupported, findAsset } from '../asset.js';
 import type { ChannelAsset } from '../asset.js';
 import { Hold } from '../hold.js';
 import type { Release } from '../hold.js';
@@ -103,7 +104,7 @@ export class BatchSettlementStellarScheme implements SchemeNetworkClient {
     source: BatchChannelSource,
     options: BatchSettlementStellarSchemeOptions = {},
   ): Promise<BatchSettlementStellarScheme> {
-    const supported = await fetchSupported(facilitator, options.fetch ?? globalFetch);
+    const supported = await readSupported(facilitator, { fetch: options.fetch ?? globalFetch });
     const assets = [...(options.assets ?? []), ...assetsFromSupported(supported)];
     return new BatchSettlementStellarScheme(source, { ...options, assets });
   }

@@ -1,17 +1,20 @@
-// A thin Soroban JSON-RPC client: the few methods StellarLedger needs, each reply parsed with its
-// schema (@svc/core's soroban-rpc-schemas.ts). The SDK's rpc.Server is not used: its parsers
-// demand more than the methods return on some servers (SDK 15's getLatestLedger insists on
-// headerXdr and metadataXdr), and its HTTP goes through axios, where a recorded exchange is harder
-// to inject than a `fetch`.
+// The one Soroban JSON-RPC client: the methods @svc/ledger's StellarLedger and @svc/sdk's
+// StellarChannelClient call, each reply parsed with its schema (soroban-rpc-schemas.ts). The
+// Stellar SDK's rpc.Server is not used: its parsers demand more than the methods return on some
+// servers (SDK 15's getLatestLedger insists on headerXdr and metadataXdr), and its HTTP goes
+// through axios, where a recorded exchange is harder to inject than a `fetch`. XDR types are
+// imported for their types only, so a browser bundle takes nothing of stellar-base from here.
 //
 //   const rpc = new SorobanRpc({ url: 'https://soroban-testnet.stellar.org', fetch });
 //   const { sequence } = await rpc.getLatestLedger();
 //
-// Anything that is not a proper answer (no connection, timeout, non-200, malformed reply) is
-// LedgerUnavailable; a JSON-RPC error object is RpcError, a LedgerUnavailable with the server's code.
+// Anything that is not a proper answer (no connection, timeout, non-200, malformed reply, a
+// JSON-RPC error object) is SorobanRpcError, a LedgerUnavailable; a JSON-RPC error carries the
+// server's code and message.
 import type { z } from 'zod';
-import type { FeeBumpTransaction, Transaction, xdr } from '@stellar/stellar-sdk';
-import { LedgerUnavailable } from '../port.js';
+import type { FeeBumpTransaction, Transaction, xdr } from '@stellar/stellar-base';
+import { globalFetch } from './fetch.js';
+import { LedgerUnavailable } from './ledger-errors.js';
 import {
   RpcEventsSchema,
   RpcHealthSchema,
@@ -21,19 +24,21 @@ import {
   RpcSendSchema,
   RpcSimulationSchema,
   RpcTransactionSchema,
-} from '@svc/core';
-import type { RpcEvents, RpcSend, RpcSimulation, RpcTransaction } from '@svc/core';
+} from './soroban-rpc-schemas.js';
+import type { RpcEvents, RpcSend, RpcSimulation, RpcTransaction } from './soroban-rpc-schemas.js';
 
 export const DEFAULT_RPC_TIMEOUT_MS = 15_000;
 
-export class RpcError extends LedgerUnavailable {
+export class SorobanRpcError extends LedgerUnavailable {
   constructor(
+    message: string,
     readonly method: string,
-    readonly code: number,
-    readonly rpcMessage: string,
+    /** The JSON-RPC error's code and message, when the server answered with one. */
+    readonly rpcError?: { code: number; message: string },
+    options?: { cause?: unknown },
   ) {
-    super(`Soroban RPC ${method} failed: ${rpcMessage} (JSON-RPC error ${code})`);
-    this.name = 'RpcError';
+    super(message, options);
+    this.name = 'SorobanRpcError';
   }
 }
 
@@ -55,7 +60,7 @@ export class SorobanRpc {
 
   constructor(options: SorobanRpcOptions) {
     this.url = options.url;
-    this.#fetch = options.fetch ?? globalThis.fetch;
+    this.#fetch = options.fetch ?? globalFetch;
     this.#timeoutMs = options.timeoutMs ?? DEFAULT_RPC_TIMEOUT_MS;
   }
 
@@ -71,7 +76,7 @@ export class SorobanRpc {
     return this.call('getHealth', undefined, RpcHealthSchema);
   }
 
-  getLedgerEntries(keys: xdr.LedgerKey[]) {
+  getLedgerEntries(keys: readonly xdr.LedgerKey[]) {
     return this.call('getLedgerEntries', { keys: keys.map((k) => k.toXDR('base64')) }, RpcLedgerEntriesSchema);
   }
 
@@ -115,8 +120,10 @@ export class SorobanRpc {
       if (response.status !== 200) throw new Error(`HTTP ${response.status}`);
       reply = await response.json();
     } catch (err) {
-      throw new LedgerUnavailable(
+      throw new SorobanRpcError(
         `Soroban RPC ${method} at ${this.url} did not answer: ${err instanceof Error ? err.message : String(err)}`,
+        method,
+        undefined,
         { cause: err },
       );
     }
@@ -130,19 +137,20 @@ export class SorobanRpc {
     };
     if (envelope.error !== undefined) {
       const code = typeof envelope.error.code === 'number' ? envelope.error.code : 0;
-      throw new RpcError(
-        method,
+      const message = typeof envelope.error.message === 'string' ? envelope.error.message : 'no message';
+      throw new SorobanRpcError(`Soroban RPC ${method} failed: ${message} (JSON-RPC error ${code})`, method, {
         code,
-        typeof envelope.error.message === 'string' ? envelope.error.message : 'no message',
-      );
+        message,
+      });
     }
     const parsed = schema.safeParse(envelope.result);
     if (!parsed.success)
-      throw new LedgerUnavailable(
+      throw new SorobanRpcError(
         `Soroban RPC ${method} sent a malformed result: ${parsed.error.issues
           .slice(0, 3)
           .map((i) => `${i.path.join('.')}: ${i.message}`)
           .join('; ')}`,
+        method,
       );
     return parsed.data;
   }
