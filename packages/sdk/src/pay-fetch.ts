@@ -23,7 +23,7 @@ import {
   readPaymentResponse,
   PAYMENT_ID_RE,
   safeParse,
-  SupportedResponseSchema,
+  readSupported,
   verifyReceipt,
   withPaymentId,
 } from '@svc/core';
@@ -425,12 +425,9 @@ export async function trustedSigners(
 export function facilitatorSigners(doFetch: typeof fetch, facilitator: string): Promise<readonly string[]> {
   let pending = signerCache.get(facilitator)?.signers;
   if (!pending) {
-    pending = (async () => {
-      const res = await doFetch(`${facilitator}/supported`);
-      const supported = safeParse(SupportedResponseSchema, await res.json().catch(() => null));
-      if (!supported.success) throw new Error(`HTTP ${res.status}, not the x402 /supported answer`);
-      return Object.values(supported.data.signers).flat();
-    })();
+    pending = readSupported(facilitator, { fetch: doFetch }).then((supported) =>
+      Object.values(supported.signers).flat(),
+    );
     pending.catch(() => signerCache.delete(facilitator));
     signerCache.set(facilitator, { signers: pending, at: Date.now() });
   }
