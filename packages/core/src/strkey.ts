@@ -61,12 +61,31 @@ function decodeOrThrow(kind: Kind, value: string): Uint8Array {
   return payload;
 }
 
+// A facilitator checks the same few addresses (its asset, its channel contract, its sellers) on
+// every request, and a check decodes base32 and sums it (~4 µs; a lookup here ~0.1): remember
+// recent verdicts.
+const MEMO_MAX = 10_000;
+const verdicts = new Map<string, boolean>();
+
+/** The verdicts share one memo: the first letter, which the version byte makes, tells the kinds apart. */
+function memoized(kind: 'account' | 'contract', value: unknown): boolean {
+  if (typeof value !== 'string' || value.length !== LENGTH[kind]) return false;
+  if (value[0] !== (kind === 'account' ? 'G' : 'C')) return false;
+  let ok = verdicts.get(value);
+  if (ok === undefined) {
+    ok = decodeCheck(kind, value) !== null;
+    if (verdicts.size >= MEMO_MAX) verdicts.clear();
+    verdicts.set(value, ok);
+  }
+  return ok;
+}
+
 export function isAccountAddress(value: unknown): value is AccountAddress {
-  return decodeCheck('account', value) !== null;
+  return memoized('account', value);
 }
 
 export function isContractAddress(value: unknown): value is ContractAddress {
-  return decodeCheck('contract', value) !== null;
+  return memoized('contract', value);
 }
 
 /** Either an account or a contract (a smart account is a contract). */
