@@ -65,7 +65,7 @@ function commit() {
   fs.writeFile(log, batch.map((b) => b.line).join(''), (err) => (err ? finish(err) : fs.fdatasync(log, finish)));
 }
 
-/** The receipt svc signs for an accepted `channel` voucher (packages/facilitator/src/domain/verifier.ts). */
+/** The receipt svc signs for an accepted `channel` voucher (packages/facilitator/src/domain/voucher-advance.ts). */
 function receiptOf(body, p) {
   const req = body.paymentRequirements;
   return signReceipt(signer, {

@@ -1,6 +1,6 @@
 // The view and the address live in the URL's fragment, so a page can be shared as it is:
 //   #/live   #/seller/G…?bucket=hour   #/account/C…   #/float   #/catalog
-import { isAddressLight } from '@svc/core';
+import { isAddress } from '@svc/core';
 
 export const VIEWS = ['live', 'seller', 'account', 'float', 'catalog'] as const;
 export type ViewName = (typeof VIEWS)[number];
@@ -17,7 +17,7 @@ export interface Route {
  * the facilitator makes (its checksum included), so a typo is caught here, before any request.
  */
 export function addressProblem(value: string): string | null {
-  if (isAddressLight(value)) return null;
+  if (isAddress(String(value))) return null;
   const shown = value.length > 24 ? `${value.slice(0, 12)}…${value.slice(-8)}` : value;
   if (value === '') return 'Enter an address: 56 characters starting with G (or C for a smart account).';
   if (!/^[GC][A-Z2-7]{55}$/.test(value))

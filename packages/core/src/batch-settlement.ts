@@ -11,11 +11,20 @@ import { BatchRefundSchema } from './batch-refund.js';
 import type { ReasonCode } from './codes.js';
 import type { Decoded } from './header.js';
 import { safeParse } from './safe-parse.js';
-import { zAccount, zChannelId, zContract, zHttpUrl, zNetwork, zSignatureHex, zUnit, zUnits } from './schemas.js';
+import { zChannelId, zNetwork, zSignatureHex, zUnits } from './schemas.js';
 import { owedPerPayment } from './owed.js';
+import { BATCH_SCHEME, ChannelStateSchema } from './batch-requirements.js';
+import type { BatchRequirements } from './batch-requirements.js';
 import type { Payment, PaymentRequirements } from './x402.js';
 
-export const BATCH_SCHEME = 'batch-settlement';
+export {
+  BATCH_SCHEME,
+  BatchExtraSchema,
+  BatchRequirementsSchema,
+  ChannelStateSchema,
+  VoucherStateSchema,
+} from './batch-requirements.js';
+export type { BatchExtra, BatchRequirements, ChannelState, VoucherState } from './batch-requirements.js';
 
 /** Every code of the scheme is this prefix and a name (`invalid_batch_settlement_stellar_channel_busy`). */
 export const BATCH_CODE_PREFIX = 'invalid_batch_settlement_stellar_';
@@ -92,62 +101,6 @@ export function batchCodeOf(code: ReasonCode): BatchCode | null {
   const name = FROM_SVC[code];
   return name === undefined ? null : batchCode(name);
 }
-
-/**
- * What a facilitator shows of a channel (every /verify and /settle answer; a corrective 402). The
- * ledger's figures — balance (the deposit), totalClaimed, refundNonce, expiryLedger — and the one it
- * keeps: chargedCumulativeAmount, what the seller may claim.
- */
-export const ChannelStateSchema = z
-  .object({
-    channelId: zChannelId,
-    balance: zUnits,
-    totalClaimed: zUnits,
-    chargedCumulativeAmount: zUnits,
-    refundNonce: z.string().regex(/^[0-9]{1,20}$/),
-    expiryLedger: z.number().int().nonnegative(),
-  })
-  .meta({ id: 'BatchChannelState' });
-export type ChannelState = z.infer<typeof ChannelStateSchema>;
-
-/** The highest ceiling the facilitator holds a voucher for, and its signature: what a corrective 402 proves itself with. */
-export const VoucherStateSchema = z
-  .object({ signedMaxClaimable: zUnits, signature: zSignatureHex })
-  .meta({ id: 'BatchVoucherState' });
-export type VoucherState = z.infer<typeof VoucherStateSchema>;
-
-export const BatchExtraSchema = z.looseObject({
-  /** The key that authorises claims below a voucher's ceiling and refunds: bound to the channel at its opening. */
-  receiverAuthorizer: zAccount,
-  channelContract: zContract,
-  facilitator: zHttpUrl,
-  minDeposit: zUnits,
-  areFeesSponsored: z.boolean(),
-  /** svc: what one unit is, its price, and for streams the slice (`amount` is one payment's most). */
-  unit: zUnit,
-  unitPrice: zUnits,
-  sliceTokens: z.number().int().positive().max(1_000_000).optional(),
-  sliceSeconds: z.number().int().positive().max(86_400).optional(),
-  sliceAmount: zUnits.optional(),
-  /** A corrective 402 only. */
-  channelState: ChannelStateSchema.optional(),
-  voucherState: VoucherStateSchema.optional(),
-});
-export type BatchExtra = z.infer<typeof BatchExtraSchema>;
-
-/** A `batch-settlement` element of a 402's `accepts`: `amount` is the most one payment may charge. */
-export const BatchRequirementsSchema = z
-  .object({
-    scheme: z.literal(BATCH_SCHEME),
-    network: zNetwork,
-    asset: zContract,
-    payTo: zAccount,
-    amount: zUnits,
-    maxTimeoutSeconds: z.number().int().positive().max(86_400),
-    extra: BatchExtraSchema,
-  })
-  .meta({ id: 'BatchPaymentRequirements' });
-export type BatchRequirements = z.infer<typeof BatchRequirementsSchema>;
 
 export const BatchVoucherSchema = z
   .object({ channelId: zChannelId, maxClaimableAmount: zUnits, signature: zSignatureHex })

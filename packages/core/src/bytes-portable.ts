@@ -22,7 +22,9 @@ const HEX_PAIRS = Array.from({ length: 256 }, (_, b) => b.toString(16).padStart(
 /**
  * toHex without Buffer (browsers); the test holds both to the same text. One join, not `+=`: a
  * string built of 64 concatenations is kept as a tree of them (~1.9 KB for a signature's 128
- * characters) until something flattens it.
+ * characters) until something flattens it. That is why this is not @noble/hashes' bytesToHex
+ * (fromHex's decoder): without the engine's own Uint8Array.prototype.toHex it builds with `+=`,
+ * measured at 1.9 KB a kept signature on Node 20.
  */
 export function toHexPortable(bytes: Uint8Array): string {
   const pairs = new Array<string>(bytes.length);

@@ -8,7 +8,7 @@
 import { z } from 'zod';
 import { ChannelViewSchema } from './api.js';
 import { zAddress, zIsoTime, zUnits } from './schemas.js';
-import { BatchRequirementsSchema } from './batch-settlement.js';
+import { BatchRequirementsSchema } from './batch-requirements.js';
 import { BazaarSchema, PaymentRequirementsSchema } from './x402.js';
 
 /** GET /channels: every known channel, or those of one payer, payee or status. */

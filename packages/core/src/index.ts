@@ -31,7 +31,6 @@ export * from './soroban-rpc-schemas.js';
 export * from './stream-wire.js';
 export * from './supported-client.js';
 export * from './strkey.js';
-export * from './strkey-light.js';
 export * from './tx.js';
 export * from './voucher.js';
 export * from './x402.js';

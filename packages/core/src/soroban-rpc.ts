@@ -2,8 +2,9 @@
 // StellarChannelClient call, each reply parsed with its schema (soroban-rpc-schemas.ts). The
 // Stellar SDK's rpc.Server is not used: its parsers demand more than the methods return on some
 // servers (SDK 15's getLatestLedger insists on headerXdr and metadataXdr), and its HTTP goes
-// through axios, where a recorded exchange is harder to inject than a `fetch`. XDR types are
-// imported for their types only, so a browser bundle takes nothing of stellar-base from here.
+// through axios, where a recorded exchange is harder to inject than a `fetch`. It takes XDR as
+// anything that writes itself as base64 (the SDK's transactions and ledger keys do), so @svc/core
+// depends on no Stellar package, for its types either.
 //
 //   const rpc = new SorobanRpc({ url: 'https://soroban-testnet.stellar.org', fetch });
 //   const { sequence } = await rpc.getLatestLedger();
@@ -12,7 +13,6 @@
 // JSON-RPC error object) is SorobanRpcError, a LedgerUnavailable; a JSON-RPC error carries the
 // server's code and message.
 import type { z } from 'zod';
-import type { FeeBumpTransaction, Transaction, xdr } from '@stellar/stellar-base';
 import { globalFetch } from './fetch.js';
 import { LedgerUnavailable } from './ledger-errors.js';
 import {
@@ -26,6 +26,16 @@ import {
   RpcTransactionSchema,
 } from './soroban-rpc-schemas.js';
 import type { RpcEvents, RpcSend, RpcSimulation, RpcTransaction } from './soroban-rpc-schemas.js';
+
+/** An XDR value (a ledger key) as the Stellar SDK's: it writes itself as base64. */
+export interface XdrValue {
+  toXDR(format: 'base64'): string;
+}
+
+/** A transaction or fee-bump as the Stellar SDK's: its envelope writes itself as base64. */
+export interface XdrEnvelope {
+  toEnvelope(): XdrValue;
+}
 
 export const DEFAULT_RPC_TIMEOUT_MS = 15_000;
 
@@ -76,15 +86,15 @@ export class SorobanRpc {
     return this.call('getHealth', undefined, RpcHealthSchema);
   }
 
-  getLedgerEntries(keys: readonly xdr.LedgerKey[]) {
+  getLedgerEntries(keys: readonly XdrValue[]) {
     return this.call('getLedgerEntries', { keys: keys.map((k) => k.toXDR('base64')) }, RpcLedgerEntriesSchema);
   }
 
-  simulateTransaction(tx: Transaction): Promise<RpcSimulation> {
+  simulateTransaction(tx: XdrEnvelope): Promise<RpcSimulation> {
     return this.call('simulateTransaction', { transaction: tx.toEnvelope().toXDR('base64') }, RpcSimulationSchema);
   }
 
-  sendTransaction(tx: Transaction | FeeBumpTransaction): Promise<RpcSend> {
+  sendTransaction(tx: XdrEnvelope): Promise<RpcSend> {
     return this.call('sendTransaction', { transaction: tx.toEnvelope().toXDR('base64') }, RpcSendSchema);
   }
 

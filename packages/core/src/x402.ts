@@ -12,7 +12,7 @@ import {
   zUnit,
   zUnits,
 } from './schemas.js';
-import { BatchRequirementsSchema } from './batch-settlement.js';
+import { BatchRequirementsSchema } from './batch-requirements.js';
 import { safeParse } from './safe-parse.js';
 
 export const X402_VERSION = 2;

@@ -6,7 +6,6 @@ import {
   fromHex,
   isAccountAddress,
   isAddress,
-  isAddressLight,
   isContractAddress,
   keypairFromSecret,
   publicKeyFromAccount,
@@ -43,7 +42,7 @@ describe('StrKeys', () => {
     expect(a.secret()).toMatch(/^S[A-Z2-7]{55}$/);
   });
 
-  it('the light check (for the browser) gives the reference library’s verdict', () => {
+  it('takes each of 128 valid addresses and refuses every altered one', () => {
     const samples: unknown[] = ['hello', 42, '', 'G'.repeat(56), 'S' + 'A'.repeat(55)];
     for (let i = 0; i < 64; i++) {
       const key = fromHex(((i * 37 + 11) % 256).toString(16).padStart(2, '0').repeat(32), 32);
@@ -57,9 +56,7 @@ describe('StrKeys', () => {
         samples.push((address[0] === 'G' ? 'C' : 'G') + address.slice(1), address.slice(0, 55));
       }
     }
-    const verdicts = samples.map((s) => [s, isAddressLight(s)]);
-    expect(verdicts).toEqual(samples.map((s) => [s, isAddress(s)]));
-    expect(verdicts.filter(([, ok]) => ok).length).toBe(128);
+    expect(samples.filter((s) => isAddress(s)).length).toBe(128);
   });
 });
 

@@ -22,6 +22,84 @@ function sources(pkg: string): string[] {
   return out;
 }
 
+/**
+ * Every import a module makes of another, type-only ones included: a circle of types still ties the
+ * modules' meanings together, so a newcomer cannot change one without reading the other.
+ */
+const ANY_IMPORT_RE =
+  /(?:^|[\n;])\s*(?:import|export)\s[^'"]*?\bfrom\s*['"]([^'"]+)['"]|(?:^|[\n;])\s*import\s*['"]([^'"]+)['"]|\bimport\(\s*['"]([^'"]+)['"]\s*\)/g;
+
+/** A package's `#name` imports (package.json "imports"), each to the sources of all its conditions. */
+function subpathImports(pkg: string): Map<string, string[]> {
+  const manifest = JSON.parse(fs.readFileSync(path.join(PACKAGES, pkg, 'package.json'), 'utf8')) as {
+    imports?: Record<string, string | Record<string, string>>;
+  };
+  const out = new Map<string, string[]>();
+  for (const [name, target] of Object.entries(manifest.imports ?? {})) {
+    const targets = typeof target === 'string' ? [target] : Object.values(target);
+    const files = targets
+      .filter((t) => t.endsWith('.js'))
+      .map((t) => path.join(PACKAGES, pkg, t.replace(/^\.\/dist\//, 'src/').replace(/\.js$/, '.ts')));
+    out.set(name, [...new Set(files)]);
+  }
+  return out;
+}
+
+/** The modules of a package's src/ and which of them each one imports. */
+function importGraph(pkg: string): Map<string, string[]> {
+  const files = sources(pkg);
+  const known = new Set(files);
+  const subpaths = subpathImports(pkg);
+  const graph = new Map<string, string[]>();
+  for (const file of files) {
+    const text = fs.readFileSync(file, 'utf8');
+    const targets = [...text.matchAll(ANY_IMPORT_RE)].flatMap((m): string[] => {
+      const spec = m[1] ?? m[2] ?? m[3] ?? '';
+      if (spec.startsWith('#')) return subpaths.get(spec) ?? [];
+      if (!spec.startsWith('.')) return [];
+      const resolved = path.resolve(path.dirname(file), spec);
+      const candidates = [resolved.replace(/\.js$/, '.ts'), `${resolved}.ts`, path.join(resolved, 'index.ts')];
+      return candidates.filter((c) => known.has(c)).slice(0, 1);
+    });
+    graph.set(file, [...new Set(targets)]);
+  }
+  return graph;
+}
+
+/** The import circles of a graph: each strongly connected component of more than one module (Tarjan). */
+function circles(graph: Map<string, string[]>): string[][] {
+  let next = 0;
+  const index = new Map<string, number>();
+  const low = new Map<string, number>();
+  const stack: string[] = [];
+  const onStack = new Set<string>();
+  const found: string[][] = [];
+  const visit = (v: string): void => {
+    index.set(v, next);
+    low.set(v, next);
+    next++;
+    stack.push(v);
+    onStack.add(v);
+    for (const w of graph.get(v) ?? []) {
+      if (!index.has(w)) {
+        visit(w);
+        low.set(v, Math.min(low.get(v)!, low.get(w)!));
+      } else if (onStack.has(w)) low.set(v, Math.min(low.get(v)!, index.get(w)!));
+    }
+    if (low.get(v) !== index.get(v)) return;
+    const component: string[] = [];
+    for (;;) {
+      const w = stack.pop()!;
+      onStack.delete(w);
+      component.push(w);
+      if (w === v) break;
+    }
+    if (component.length > 1 || (graph.get(v) ?? []).includes(v)) found.push(component.sort());
+  };
+  for (const v of graph.keys()) if (!index.has(v)) visit(v);
+  return found;
+}
+
 function imports(file: string): string[] {
   const text = fs.readFileSync(file, 'utf8');
   return [...text.matchAll(IMPORT_RE)].map((m) => m[1] ?? m[2] ?? '');
@@ -47,6 +125,18 @@ describe('layering', () => {
     );
     expect(offenders).toEqual([]);
   });
+
+  // Every package with sources, so that a new one is held to it too.
+  const withSources = fs.readdirSync(PACKAGES).filter((p) => fs.existsSync(path.join(PACKAGES, p, 'src')));
+  it.each(withSources)(
+    '%s has no import circle: each module can be read and changed after the ones it imports',
+    (pkg) => {
+      const graph = importGraph(pkg);
+      expect(graph.size).toBeGreaterThan(3); // it did read the package's sources
+      const found = circles(graph).map((c) => c.map((f) => path.relative(PACKAGES, f)).join(' ⇄ '));
+      expect(found).toEqual([]);
+    },
+  );
 
   it('core does no I/O: no node: module outside its Node crypto backend', () => {
     const offenders = sources('core')

@@ -47,7 +47,7 @@ import { LedgerState } from './ledger-state.js';
 import { OpContext } from './ops/context.js';
 import type { LedgerEnv, TxSigner } from './ops/context.js';
 import { DEFAULT_OPS } from './ops/index.js';
-import { ContractError } from './ops/registry.js';
+import { ContractError } from './ops/contract-error.js';
 import type { OpDefinition, OpRegistry, OpResult } from './ops/registry.js';
 import { LedgerTxRefused, LedgerUnavailable } from './port.js';
 import type {

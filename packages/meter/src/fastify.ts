@@ -8,7 +8,7 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { hashResponse } from './attest.js';
 import type { SvcClient } from './client.js';
-import type { GateRequest } from './gate.js';
+import type { GateRequest } from './gate-outcome.js';
 import { holdNodeResponse } from './hold-node.js';
 import { channelPayment } from './payment.js';
 import type { Payment } from './payment.js';

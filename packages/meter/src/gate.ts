@@ -18,56 +18,21 @@ import {
   requestHash,
   statusOf,
 } from '@svc/core';
-import type {
-  Bazaar,
-  ChannelState,
-  ErrorBody,
-  PaymentRequired,
-  PaymentResponse,
-  VerifyRequest,
-  VoucherState,
-} from '@svc/core';
+import type { Bazaar, ErrorBody, PaymentRequired, VerifyRequest } from '@svc/core';
 import { SellerMisconfigured } from './facilitator-client.js';
 import type { FacilitatorClient } from './facilitator-client.js';
+import { EXPOSED_HEADERS } from './gate-outcome.js';
+import type { Correction, GateOutcome, GateRequest, TermsOf } from './gate-outcome.js';
 import { heldBatch } from './hold.js';
-import type { Hold, Unsettled } from './hold.js';
+import type { Unsettled } from './hold.js';
 import { bazaarFor, mimeTypeOf, paymentRequired, termsFor } from './terms.js';
 import type { MeterOptions, Terms } from './terms.js';
 
-/** Headers a browser must be allowed to read on a metered API (spec rule 6). */
-export const EXPOSED_HEADERS = 'PAYMENT-REQUIRED, PAYMENT-RESPONSE, X-PAYMENT-RESPONSE, Retry-After';
-
-export interface GateRequest {
-  method: string;
-  /** The public URL of the request: origin + path + query. */
-  url: string;
-  header(name: string): string | undefined;
-  /** The raw body when the framework has it (Buffer, Uint8Array or string), for requestHash. */
-  rawBody?: Uint8Array | string | null;
+/** The client as a binding sees it (client.ts): the gate of some terms, and the public URL it answers at. */
+export interface GateSource {
+  gate(options: MeterOptions): Gate;
+  readonly publicUrl: string | undefined;
 }
-
-export type GateOutcome =
-  | {
-      kind: 'paid';
-      payment: PaymentResponse;
-      headers: Record<string, string>;
-      /** For per-request resources: attests the sha256 (hex) of the response body served. */
-      attest: ((responseHash: string) => Promise<boolean>) | null;
-    }
-  /** A `batch-settlement` payment, verified and its channel reserved: run the handler, then `hold.finish()`. */
-  | { kind: 'held'; hold: Hold }
-  | { kind: 'respond'; status: number; headers: Record<string, string>; body: PaymentRequired | ErrorBody };
-
-/** After the handler: the paid answer's headers, or the answer to send instead of the held one. */
-export type GateSettled =
-  | {
-      kind: 'settled';
-      /** The receipt of the charge; null for a charge of nothing (a failed answer). */
-      receipt: PaymentResponse | null;
-      headers: Record<string, string>;
-      attest: ((responseHash: string) => Promise<boolean>) | null;
-    }
-  | Extract<GateOutcome, { kind: 'respond' }>;
 
 export interface GateDeps {
   facilitator: FacilitatorClient;
@@ -279,14 +244,6 @@ export class Gate {
     );
   }
 }
-
-type Correction = { channelState: ChannelState; voucherState?: VoucherState };
-export type TermsOf = (
-  error: string,
-  source: 'gateway' | 'facilitator',
-  message: string,
-  correction?: Correction,
-) => GateOutcome;
 
 function paymentIdError(
   error: 'invalid_payment_identifier' | 'invalid_payment_identifier_conflict',

@@ -6,8 +6,8 @@
 // passes that size (the charge asked for by then, or the price) and the rest streams through.
 import type { OutgoingHttpHeaders, ServerResponse } from 'node:http';
 import { hashResponse } from './attest.js';
-import type { GateSettled } from './gate.js';
-import type { Hold } from './hold.js';
+import type { GateSettled } from './gate-outcome.js';
+import type { Hold } from './gate-outcome.js';
 import { MAX_HELD_BYTES, failedStatus } from './payment.js';
 
 type Chunk = { data: unknown; encoding: string | undefined };

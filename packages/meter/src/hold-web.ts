@@ -3,8 +3,8 @@
 // settled and the rest streams through), the charge is settled (hold.ts), and the answer is the
 // same status, headers and body with its PAYMENT-RESPONSE — or the meter's 402/503 when the settle
 // is refused. It imports no Node module (the Hono binding runs on workers).
-import type { GateSettled } from './gate.js';
-import type { Hold } from './hold.js';
+import type { GateSettled } from './gate-outcome.js';
+import type { Hold } from './gate-outcome.js';
 import { MAX_HELD_BYTES, failedStatus } from './payment.js';
 
 /** The answer to send for `res`, the handler's, once `hold` is settled; `failed`: the handler threw. */

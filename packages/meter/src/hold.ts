@@ -13,23 +13,11 @@ import { encodeJsonHeader, formatUnits } from '@svc/core';
 import type { BatchPayment as BatchVoucher, PaymentResponse } from '@svc/core';
 import type { BatchSettleRequest, FacilitatorClient, SettleReply } from './facilitator-client.js';
 import { idempotencyKey } from './facilitator-client.js';
-import { EXPOSED_HEADERS } from './gate.js';
-import type { GateOutcome, GateSettled, TermsOf } from './gate.js';
+import { EXPOSED_HEADERS } from './gate-outcome.js';
+import type { GateOutcome, GateSettled, TermsOf } from './gate-outcome.js';
 import { ChargeBook, withCharging } from './payment.js';
 import type { BatchSettlementPayment } from './payment.js';
 import type { MeterOptions } from './terms.js';
-
-/** A verified batch-settlement payment while its handler runs. */
-export interface Hold {
-  payment: BatchSettlementPayment;
-  /** Headers for the answer whatever it turns out to be (CORS exposure). */
-  headers: Record<string, string>;
-  /**
-   * Settles what the handler charged (nothing when `failed`) and answers the headers of the paid
-   * answer, or the answer to send instead of the held one. Once only; later calls answer the first.
-   */
-  finish(failed: boolean): Promise<GateSettled>;
-}
 
 /** Settles this meter sent without hearing the answer: by payment, the Idempotency-Key used. */
 export type Unsettled = Map<string, { key: string; at: number }>;

@@ -5,7 +5,7 @@
 import type { MiddlewareHandler } from 'hono';
 import { hashWebResponse } from './attest.js';
 import type { SvcClient } from './client.js';
-import type { GateRequest } from './gate.js';
+import type { GateRequest } from './gate-outcome.js';
 import { holdWebResponse } from './hold-web.js';
 import { channelPayment } from './payment.js';
 import type { Payment } from './payment.js';

@@ -1,9 +1,11 @@
 export { svc } from './client.js';
 export type { SvcClient, SvcOptions } from './client.js';
 export type { JsonReply, PostJson } from './transport.js';
-export { Gate, EXPOSED_HEADERS } from './gate.js';
-export type { GateOutcome, GateRequest, GateSettled } from './gate.js';
-export type { Hold } from './hold.js';
+export { Gate } from './gate.js';
+export type { GateSource } from './gate.js';
+export { EXPOSED_HEADERS } from './gate-outcome.js';
+export type { GateOutcome, GateRequest, GateSettled } from './gate-outcome.js';
+export type { Hold } from './gate-outcome.js';
 export { MAX_HELD_BYTES } from './payment.js';
 export type { BatchSettlementPayment, ChannelPayment, Charging, Payment, PrepaidSlicePayment } from './payment.js';
 export { nodeMeter } from './node.js';

@@ -8,8 +8,8 @@
 // req.body is bytes or text (express.raw(), express.text()).
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { hashResponse } from './attest.js';
-import type { SvcClient } from './client.js';
-import type { Gate, GateOutcome, GateRequest } from './gate.js';
+import type { Gate, GateSource } from './gate.js';
+import type { GateOutcome, GateRequest } from './gate-outcome.js';
 import { holdNodeResponse } from './hold-node.js';
 import { channelPayment } from './payment.js';
 import type { Payment } from './payment.js';
@@ -24,7 +24,7 @@ export interface PaidRequest extends IncomingMessage {
 }
 
 /** The node:http and Express binding, with the signature every binding has: (client, options). */
-export function nodeMeter(client: SvcClient, options: MeterOptions): NodeMiddleware {
+export function nodeMeter(client: GateSource, options: MeterOptions): NodeMiddleware {
   return middleware(client.gate(options), client.publicUrl);
 }
 

@@ -14,7 +14,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { STREAM_WAIT_MAX_MS, STREAM_WAIT_MIN_MS } from '@svc/core';
 import type { PaymentResponse, StreamEnded, StreamEndReason } from '@svc/core';
 import type { StreamCalls } from './facilitator-client.js';
-import { EXPOSED_HEADERS } from './gate.js';
+import { EXPOSED_HEADERS } from './gate-outcome.js';
 import { sliceOf } from './terms.js';
 
 export const DEFAULT_VOUCHER_TIMEOUT_MS = 10_000;

@@ -32,11 +32,15 @@ import type {
   PaymentResponse,
   StreamVoucher,
 } from '@svc/core';
+import { ParseError } from 'eventsource-parser';
 import type { ChannelSigner } from './channel-signer.js';
 import { PaymentError, readTerms, rejectionCode, resync, trustedSigners } from './pay-fetch.js';
 import { catchUp, chooseSigner, CORRECTIVE_CODES, signBatch } from './batch-payment.js';
 import type { SignerChoice } from './batch-payment.js';
 import { SseParser } from './sse.js';
+
+/** The largest event (or unfinished line) a paid stream may send: 1 MiB. */
+const MAX_EVENT_BYTES = 1 << 20;
 
 export interface StreamEvent {
   event: string;
@@ -139,7 +143,8 @@ export async function streamPaid(o: StreamPaidOptions): Promise<StreamPaidResult
   // The seller's own events since the last slice was paid: a slice is paid only once the one before
   // it brought something, so a stream that sends nothing costs one slice, not the deposit.
   let received = 0;
-  const parser = new SseParser();
+  // A seller's event (or an unfinished line) past this is refused: the buyer's memory stays bounded.
+  const parser = new SseParser({ maxBufferSize: MAX_EVENT_BYTES });
   const reader = res.body.getReader();
   try {
     for (;;) {
@@ -170,6 +175,11 @@ export async function streamPaid(o: StreamPaidOptions): Promise<StreamPaidResult
     }
   } catch (err) {
     if (o.signal?.aborted) return { ...run, ended: { reason: 'aborted' } };
+    if (err instanceof ParseError)
+      return {
+        ...run,
+        ended: { reason: 'EVENT_TOO_LARGE', detail: `the stream sent an event of more than ${MAX_EVENT_BYTES} bytes` },
+      };
     throw err;
   } finally {
     reader.releaseLock();

@@ -236,7 +236,7 @@ export async function createDomain(a: Adapters, options: DomainOptions): Promise
   );
   // Each tick on Stellar costs RPC calls (getLatestLedger, getEvents): poll about twice a ledger.
   const pollMs = options.watchPollMs ?? (a.stellar ? 2500 : Math.max(100, Math.min(1000, config.LEDGER_SECONDS * 200)));
-  const watcher = new LedgerWatcher(
+  const watcher = new LedgerWatcher({
     ledger,
     store,
     events,
@@ -245,9 +245,10 @@ export async function createDomain(a: Adapters, options: DomainOptions): Promise
     accounts,
     latestLedger,
     openings,
-    { pollMs, onClaimAbove: (id, accepted, claimed) => reconciler.claimAbove(id, accepted, claimed) },
+    pollMs,
+    onClaimAbove: (id, accepted, claimed) => reconciler.claimAbove(id, accepted, claimed),
     log,
-  );
+  });
   const scheduler = new ClaimScheduler(
     store,
     claimer,

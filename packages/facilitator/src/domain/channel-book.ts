@@ -15,7 +15,7 @@ import type { Ledger } from '@svc/ledger';
 import type { ChannelRecord, Store } from '../store/port.js';
 import type { Clock } from './clock.js';
 import { ledgerFloorOp, ledgerIsAhead } from './ledger-facts.js';
-import type { Openings } from './openings.js';
+import type { ChannelSource, Openings } from './openings.js';
 
 const MAX_CACHED = 100_000;
 const MISS_TTL_MS = 5_000;
@@ -26,11 +26,6 @@ export interface CachedChannel {
   voucherKey: Uint8Array;
   /** False when the ledger holds a key that strict verification refuses (no voucher can pass). */
   keyIsStrict: boolean;
-}
-
-export interface ChannelSource {
-  network: string;
-  channelContract: string;
 }
 
 /** Whether a stored record may stand in for the ledger's when the ledger cannot be read. */

@@ -34,23 +34,24 @@ export interface WatcherLog {
   warn(obj: object, msg: string): void;
 }
 
+export interface WatcherDeps extends WatcherOptions {
+  ledger: Ledger;
+  store: Store;
+  events: EventLog;
+  book: ChannelBook;
+  claimer: Claimer;
+  accounts: AccountBook;
+  latestLedger: LatestLedger;
+  openings: Openings;
+  log: WatcherLog;
+}
+
 export class LedgerWatcher {
   private timer: NodeJS.Timeout | null = null;
   private readonly passes = new Passes(() => this.catchUp());
   private stopped = false;
 
-  constructor(
-    private readonly ledger: Ledger,
-    private readonly store: Store,
-    private readonly events: EventLog,
-    private readonly book: ChannelBook,
-    private readonly claimer: Claimer,
-    private readonly accounts: AccountBook,
-    private readonly latestLedger: LatestLedger,
-    private readonly openings: Openings,
-    private readonly options: WatcherOptions,
-    private readonly log: WatcherLog,
-  ) {}
+  constructor(private readonly deps: WatcherDeps) {}
 
   start(): void {
     this.stopped = false;
@@ -76,22 +77,22 @@ export class LedgerWatcher {
     if (this.stopped) return;
     this.timer = setTimeout(() => {
       void this.tick()
-        .catch((err: unknown) => this.log.warn({ err }, 'ledger watcher failed; retrying'))
-        .finally(() => this.schedule(this.options.pollMs));
+        .catch((err: unknown) => this.deps.log.warn({ err }, 'ledger watcher failed; retrying'))
+        .finally(() => this.schedule(this.deps.pollMs));
     }, ms);
     this.timer.unref();
   }
 
   private async catchUp(): Promise<void> {
-    await this.latestLedger.refresh();
-    let cursor = await this.store.getMeta(CURSOR_KEY);
+    await this.deps.latestLedger.refresh();
+    let cursor = await this.deps.store.getMeta(CURSOR_KEY);
     for (;;) {
-      const page = await this.ledger.events(cursor, PAGE);
+      const page = await this.deps.ledger.events(cursor, PAGE);
       if (page.events.length === 0) {
         // An empty page can still move the cursor (Soroban scans ledgers): keep it, or a quiet
         // contract's cursor falls out of the RPC's event history.
         if (page.cursor !== null && page.cursor !== cursor)
-          await this.events.commit([{ op: 'meta.set', key: CURSOR_KEY, value: page.cursor }]);
+          await this.deps.events.commit([{ op: 'meta.set', key: CURSOR_KEY, value: page.cursor }]);
         return;
       }
       const opened = new Map<bigint, ChannelRecord>();
@@ -108,9 +109,9 @@ export class LedgerWatcher {
       // Refused only when another instance's claimer recorded one of these claims, or a channel
       // book one of these openings, in between: the cursor did not move, and the next pass finds
       // it recorded and skips it.
-      const written = await this.events.commit(ops);
+      const written = await this.deps.events.commit(ops);
       if (!written.ok) {
-        this.log.warn(
+        this.deps.log.warn(
           { reason: written.reason, op: ops[written.op]?.op },
           'ledger watcher: a page was refused by the store; retrying it',
         );
@@ -118,7 +119,7 @@ export class LedgerWatcher {
       }
       for (const ev of page.events) {
         const id = channelIdOf(ev.data['channelId']);
-        if (id !== null) this.book.invalidate(id);
+        if (id !== null) this.deps.book.invalidate(id);
       }
       if (page.events.length < PAGE) return;
     }
@@ -133,7 +134,7 @@ export class LedgerWatcher {
     // Payer and payee make the event visible in both accounts' ledgers. The store's record first:
     // a channel opened earlier in this page may already have been recorded, and paid on, before
     // the watcher got here (its opening event knows nothing of what was accepted since).
-    const known = (await this.store.getChannel(channelId)) ?? opened.get(channelId) ?? null;
+    const known = (await this.deps.store.getChannel(channelId)) ?? opened.get(channelId) ?? null;
     const parties = known ? [known.payer, known.payee] : [];
     switch (ev.type) {
       case 'channel.topped_up':
@@ -186,7 +187,7 @@ export class LedgerWatcher {
   private frozen(ev: LedgerEvent): WriteOp[] {
     const account = str(ev.data['account']);
     const frozen = ev.data['frozen'] === true;
-    this.accounts.setFrozen(account, frozen);
+    this.deps.accounts.setFrozen(account, frozen);
     return [
       {
         op: 'event',
@@ -203,9 +204,9 @@ export class LedgerWatcher {
 
   /** An opening, unless the channel book recorded it ahead of this pass (openings.ts). */
   private async opened(ev: LedgerEvent, channelId: bigint, opened: Map<bigint, ChannelRecord>): Promise<WriteOp[]> {
-    const { channel, ops } = this.openings.ops(ev, channelId);
+    const { channel, ops } = this.deps.openings.ops(ev, channelId);
     opened.set(channelId, channel);
-    return (await this.openings.recorded(channelId)) ? [] : ops;
+    return (await this.deps.openings.recorded(channelId)) ? [] : ops;
   }
 
   /**
@@ -221,9 +222,9 @@ export class LedgerWatcher {
   ): Promise<WriteOp[] | typeof DEFER> {
     const d = ev.data;
     const cumulative = units(d['cumulative']);
-    if (this.claimer.isClaiming(channelId, cumulative)) return DEFER;
+    if (this.deps.claimer.isClaiming(channelId, cumulative)) return DEFER;
     const ops: WriteOp[] = [{ op: 'channel.ledger', channelId, claimed: cumulative }];
-    if (known && cumulative > known.charged) this.options.onClaimAbove?.(channelId, known.charged, cumulative);
+    if (known && cumulative > known.charged) this.deps.onClaimAbove?.(channelId, known.charged, cumulative);
     // Recorded (by a claimer, or an earlier pass): the store says so, whoever recorded it.
     if (await this.recorded(ev.tx, channelId, cumulative)) return ops;
     // A claim of everything the facilitator accepted covers the vouchers no claim covered yet.
@@ -246,8 +247,8 @@ export class LedgerWatcher {
 
   /** Whether this claim of the transaction is recorded, under its key or the one-channel key of older stores. */
   private async recorded(tx: string, channelId: bigint, cumulative: bigint): Promise<boolean> {
-    if ((await this.store.getIdempotent(claimKeyOf(tx, channelId, cumulative))) !== null) return true;
-    return (await this.store.getIdempotent(claimKeyOfOneChannelTx(tx))) !== null;
+    if ((await this.deps.store.getIdempotent(claimKeyOf(tx, channelId, cumulative))) !== null) return true;
+    return (await this.deps.store.getIdempotent(claimKeyOfOneChannelTx(tx))) !== null;
   }
 
   private event(ev: LedgerEvent, channelId: bigint, accounts: string[], data: Record<string, unknown>): WriteOp {

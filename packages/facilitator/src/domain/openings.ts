@@ -10,8 +10,13 @@
 import { formatUnits, parseUnits } from '@svc/core';
 import type { Ledger, LedgerEvent } from '@svc/ledger';
 import type { ChannelRecord, Store, WriteOp } from '../store/port.js';
-import type { ChannelSource } from './channel-book.js';
 import type { EventLog } from './event-log.js';
+
+/** Where this facilitator's channels live: what a recorded channel is stamped with. */
+export interface ChannelSource {
+  network: string;
+  channelContract: string;
+}
 
 export const CURSOR_KEY = 'ledger.cursor';
 /** Ledger events read ahead of the watcher's cursor to find one opening, at most. */

@@ -14,7 +14,8 @@ import { smartAccountAddress } from '../contracts.js';
 import type { AccountPolicy } from '../port.js';
 import type { StoredSmartAccount } from '../smart-account-store.js';
 import type { OpContext } from './context.js';
-import { defineLedgerOp, fail } from './registry.js';
+import { fail } from './contract-error.js';
+import { defineLedgerOp } from './registry.js';
 
 /** The contract's own rules for a policy (27): what the types admit but makes no sense. */
 function checkPolicy(ctx: OpContext, owner: string, policy: z.output<typeof PolicyArgSchema>): AccountPolicy | null {

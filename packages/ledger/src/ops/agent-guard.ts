@@ -22,17 +22,32 @@
 // freeze is the owner's brake on the agent, and the owner must stay able to move the funds and
 // lift it. Ops that move nothing out of the account (channel.claim, channel.close, account.create)
 // pass the first group only. A failed check fails the whole tx (seq consumed, nothing else kept).
+import type { LocalContracts } from '../contracts.js';
+import type { LedgerState } from '../ledger-state.js';
 import type { StoredSmartAccount } from '../smart-account-store.js';
 import type { AccountPolicy } from '../port.js';
-import type { OpContext } from './context.js';
-import { assetValue } from './dex.js';
-import { fail } from './registry.js';
+import { assetValue } from './dex-rate.js';
+import { fail } from './contract-error.js';
+
+/**
+ * What the guard reads of the transaction it guards: the op's context (context.ts) is one, which
+ * makes the guard, so the guard names only these parts of it rather than importing it.
+ */
+export interface GuardedTx {
+  readonly env: { readonly contracts: Pick<LocalContracts, 'asset' | 'xlm'> };
+  readonly state: Pick<LedgerState, 'smartAccounts'>;
+  /** The smart account its agent key signed for. */
+  readonly source: string;
+  readonly ledger: number;
+  /** The UTC day of the tx (YYYY-MM-DD). */
+  readonly day: string;
+}
 
 export class AgentGuard {
   /** What this tx has moved out so far, for the per-transaction cap. */
   #spentInTx = 0n;
 
-  constructor(private readonly ctx: OpContext) {}
+  constructor(private readonly ctx: GuardedTx) {}
 
   /** The checks every agent-signed tx passes before its op runs. */
   admit(): void {

@@ -10,7 +10,8 @@ import { MAX_CLAIMS_PER_TX } from '../claim-batch.js';
 import { PAYER_CLOSE_DELAY_LEDGERS } from '../contracts.js';
 import type { LedgerChannel } from '../port.js';
 import type { OpContext } from './context.js';
-import { defineLedgerOp, fail } from './registry.js';
+import { fail } from './contract-error.js';
+import { defineLedgerOp } from './registry.js';
 
 type ClaimRowArgs = LedgerOpArgs<'channel.claim_many'>['claims'][number];
 

@@ -8,7 +8,7 @@ import type { LocalContracts } from '../contracts.js';
 import type { LedgerState } from '../ledger-state.js';
 import type { LedgerEvent } from '../port.js';
 import { AgentGuard } from './agent-guard.js';
-import { fail } from './registry.js';
+import { fail } from './contract-error.js';
 
 /** Ledger-wide facts the contracts need; fixed for the life of the ledger. */
 export interface LedgerEnv {

@@ -20,7 +20,7 @@
 import { ASSET_UNIT, POOL_LINE_FEE_BPS, POOL_LIQUIDATION_THRESHOLD_BPS } from '../contracts.js';
 import type { LocalContracts } from '../contracts.js';
 import type { LedgerState } from '../ledger-state.js';
-import { quote } from './dex.js';
+import { quote } from './dex-rate.js';
 
 export const BPS = 10_000n;
 

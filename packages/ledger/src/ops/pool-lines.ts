@@ -19,7 +19,8 @@ import { POOL_LIQUIDATION_THRESHOLD_BPS } from '../contracts.js';
 import type { StoredLine } from '../pool-store.js';
 import type { OpContext } from './context.js';
 import { accountValue, bookEventData, healthBps, isLiquidatable, lineFee, readBook } from './pool-book.js';
-import { defineLedgerOp, fail } from './registry.js';
+import { fail } from './contract-error.js';
+import { defineLedgerOp } from './registry.js';
 
 /** The open line of `account`, or 27. */
 export function requireLine(ctx: OpContext, account: string): StoredLine {

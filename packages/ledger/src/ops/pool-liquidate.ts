@@ -10,7 +10,8 @@ import { DEX_RATE } from '../contracts.js';
 import type { OpContext } from './context.js';
 import { accountValue, bookEventData, healthBps, isLiquidatable, readBook } from './pool-book.js';
 import { requireLine } from './pool-lines.js';
-import { defineLedgerOp, fail } from './registry.js';
+import { fail } from './contract-error.js';
+import { defineLedgerOp } from './registry.js';
 
 function min(...values: bigint[]): bigint {
   return values.reduce((a, b) => (b < a ? b : a));

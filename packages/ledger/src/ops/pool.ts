@@ -9,7 +9,8 @@
 import { I128_MAX } from '@svc/core';
 import type { OpContext } from './context.js';
 import { amountFor, bookEventData, readBook, sharePrice, sharesFor } from './pool-book.js';
-import { defineLedgerOp, fail } from './registry.js';
+import { fail } from './contract-error.js';
+import { defineLedgerOp } from './registry.js';
 
 function setPosition(ctx: OpContext, investor: string, shares: bigint, idle: bigint, totalShares: bigint): void {
   ctx.state.pool.setShares(investor, shares);

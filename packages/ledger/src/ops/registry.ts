@@ -9,7 +9,7 @@
 //   });
 import type { z } from 'zod';
 import { LEDGER_OP_ARGS } from '@svc/core';
-import type { LedgerCode, LedgerOpArgs, LedgerOpName } from '@svc/core';
+import type { LedgerOpArgs, LedgerOpName } from '@svc/core';
 import type { OpContext } from './context.js';
 
 /** What an op returns as the tx's `result`: JSON-safe (amounts and ids as decimal strings, lists of them). */
@@ -54,19 +54,4 @@ export function opRegistry(definitions: readonly OpDefinition[]): OpRegistry {
     map.set(def.name, def);
   }
   return map;
-}
-
-/** A contract's refusal (docs/protocol.md#channels-and-records codes): the tx is recorded as FAILED with this code. */
-export class ContractError extends Error {
-  constructor(
-    readonly code: LedgerCode,
-    message: string,
-  ) {
-    super(message);
-    this.name = 'ContractError';
-  }
-}
-
-export function fail(code: LedgerCode, message: string): never {
-  throw new ContractError(code, message);
 }

@@ -1,5 +1,6 @@
 // The asset contract's `transfer` as a transaction (docs/protocol.md#the-local-ledger): { to, amount } → —.
-import { defineLedgerOp, fail } from './registry.js';
+import { fail } from './contract-error.js';
+import { defineLedgerOp } from './registry.js';
 
 export const transferOp = defineLedgerOp('transfer', (ctx, args) => {
   if (args.amount <= 0n) fail(27, 'amount must be positive');

@@ -14,7 +14,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import type Database from 'better-sqlite3';
 import { openSqlite } from '@svc/ledger';
-import { StatementCache } from './sqlite-ops.js';
+import { StatementCache } from './sqlite-statements.js';
 import * as q from './sqlite-queries.js';
 
 /** Pages per backup step (4 MB of 4 KB pages): one step per turn of the event loop. */

@@ -5,7 +5,7 @@
 // path (sqlite-ops.ts precheck) decides with these very predicates, so it is exact.
 import type { WriteOp } from '../port.js';
 import { paddedId, toBigint } from '../op-checks.js';
-import type { StatementCache } from './sqlite-ops.js';
+import type { StatementCache } from './sqlite-statements.js';
 
 const SELECT_PAYMENT_STATE =
   'SELECT status, last_accepted, charged, reserved_fingerprint, reserved_until FROM channels WHERE id = ?';

@@ -3,7 +3,6 @@
 // { ok: false } and leaves the rollback to the caller; anything else throws.
 // The write lock is held for the whole batch (BEGIN IMMEDIATE), so the read-then-write of the
 // monotonic ledger updates cannot race another writer, in this process or another.
-import type Database from 'better-sqlite3';
 import type { ChannelRecord, StoredEvent, StreamRecord, WriteOp, WriteResult } from '../port.js';
 import { storedEvent } from '../row-mapping.js';
 import {
@@ -27,25 +26,7 @@ import {
   toBigint,
   toBigintOrNull,
 } from '../op-checks.js';
-
-/** Prepared statements by SQL text: each shape is compiled once per connection. */
-export class StatementCache {
-  readonly #db: Database.Database;
-  readonly #cache = new Map<string, Database.Statement>();
-
-  constructor(db: Database.Database) {
-    this.#db = db;
-  }
-
-  get(sql: string): Database.Statement {
-    let stmt = this.#cache.get(sql);
-    if (!stmt) {
-      stmt = this.#db.prepare(sql);
-      this.#cache.set(sql, stmt);
-    }
-    return stmt;
-  }
-}
+import type { StatementCache } from './sqlite-statements.js';
 
 const INSERT_CHANNEL = `INSERT INTO channels (id, network, channel_contract, payer, payee, asset, voucher_key, deposit, claimed,
   last_accepted, last_signature, charged, receiver_authorizer, refund_nonce, reserved_fingerprint, reserved_until, expiry_ledger,

@@ -23,7 +23,7 @@ import {
   streamFromRow,
 } from '../row-mapping.js';
 import type { CatalogPageRow, ChannelRow, EventRow, ReceiptRow, StreamRow } from '../row-mapping.js';
-import type { StatementCache } from './sqlite-ops.js';
+import type { StatementCache } from './sqlite-statements.js';
 import { checkLimit, checkOffset, eventOrder, paddedId } from '../op-checks.js';
 
 const EVENT_COLUMNS = 'e.id, e.type, e.source, e.ts, e.channel_id, e.account, e.accounts, e.data';

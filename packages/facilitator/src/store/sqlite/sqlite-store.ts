@@ -34,7 +34,7 @@ import type {
   WriteOp,
   WriteResult,
 } from '../port.js';
-import { StatementCache } from './sqlite-ops.js';
+import { StatementCache } from './sqlite-statements.js';
 import * as q from './sqlite-queries.js';
 import { SqliteWriter, openConnection } from './sqlite-writer.js';
 import { WriterThread } from './writer-thread.js';

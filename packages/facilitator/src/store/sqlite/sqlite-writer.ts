@@ -9,7 +9,8 @@ import { openSqlite } from '@svc/ledger';
 import type { CallOutcome } from '../group-commit.js';
 import { migrateSqlite } from './migrations.js';
 import type { WriteOp } from '../port.js';
-import { StatementCache, applySqliteOps, isPrecheckable, precheck } from './sqlite-ops.js';
+import { applySqliteOps, isPrecheckable, precheck } from './sqlite-ops.js';
+import { StatementCache } from './sqlite-statements.js';
 
 export interface ConnectionOptions {
   file: string;
