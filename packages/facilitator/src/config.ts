@@ -4,7 +4,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { z } from 'zod';
 import { isContractAddress, parseUnits } from '@svc/core';
-import { isTrustProxyValue } from './http/trust-proxy.js';
+import { isTrustProxyValue } from './http/limits/trust-proxy.js';
 
 const int = (min: number, max: number) => z.coerce.number().int().min(min).max(max);
 const units = z.string().transform((v, ctx) => {

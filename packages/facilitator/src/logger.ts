@@ -3,7 +3,7 @@
 // never in the log.
 import { pino } from 'pino';
 import type { Logger } from 'pino';
-import { INTERNAL_HEADER } from './http/ip-limits.js';
+import { INTERNAL_HEADER } from './http/limits/ip.js';
 
 export type { Logger };
 

@@ -2,8 +2,8 @@
 // fetch would over HTTP: method, headers and body in; status, headers and body out.
 import Fastify from 'fastify';
 import { afterAll, describe, expect, it } from 'vitest';
-import { INTERNAL_HEADER } from '../src/http/ip-limits.js';
-import { localFetch } from '../src/http/local-get.js';
+import { INTERNAL_HEADER } from '../src/http/limits/ip.js';
+import { localFetch } from '../src/http/in-process/get.js';
 
 describe('localFetch', () => {
   const app = Fastify();

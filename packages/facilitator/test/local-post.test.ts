@@ -4,7 +4,7 @@
 import type { PaymentRequirements } from '@svc/core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { PostJson } from '@svc/meter';
-import { localPost } from '../src/http/local-post.js';
+import { localPost } from '../src/http/in-process/post.js';
 import { startHarness } from './helpers/harness.js';
 import type { Buyer, Harness } from './helpers/harness.js';
 

@@ -2,7 +2,7 @@
 // response (output) gets a separate `<id>Input` component, and so does whatever refers to it.
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { SchemaSet } from '../src/http/openapi-schemas.js';
+import { SchemaSet } from '../src/http/openapi/schemas.js';
 
 // Strict: it refuses unknown keys as a request and has none as a response, so both read the same.
 const Plain = z.strictObject({ name: z.string() }).meta({ id: 'TestPlain' });

@@ -6,9 +6,9 @@ import { ledgerRoutes } from '@svc/ledger';
 import type { LocalLedger, TxResult } from '@svc/ledger';
 import { PostgresStreamPresence } from '../cluster/stream-presence.js';
 import { buildHttp } from '../http/app.js';
-import { EventFeed } from '../http/event-feed.js';
+import { EventFeed } from '../http/events/feed.js';
 import type { AnyRoute } from '../http/route.js';
-import { registerDemo } from '../http/routes/demo.js';
+import { registerDemo } from '../demo/seller-routes.js';
 import type { Adapters } from './adapters.js';
 import type { Domain } from './domain.js';
 

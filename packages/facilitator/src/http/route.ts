@@ -4,8 +4,8 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { z } from 'zod';
 import { SvcError, safeParse } from '@svc/core';
-import type { IpLimits } from './ip-limits.js';
-import type { RouteAuth } from './openapi.js';
+import type { IpLimits } from './limits/ip.js';
+import type { RouteAuth } from './openapi/document.js';
 
 type Schema = z.ZodType;
 type Infer<S> = S extends z.ZodType ? z.output<S> : undefined;
@@ -38,7 +38,7 @@ export interface RouteSpec<
   headers?: readonly { name: string; description: string; required?: boolean }[];
   /** The credential the route takes, for the OpenAPI document (the handler checks it). */
   auth?: RouteAuth | undefined;
-  /** Exempt from the general per-address limit, for the OpenAPI document (ip-limits.ts decides). */
+  /** Exempt from the general per-address limit, for the OpenAPI document (limits/ip.ts decides). */
   unlimited?: boolean;
   /**
    * The handler reads and checks the body itself (its failures are its own protocol's answers);
@@ -93,7 +93,7 @@ export function mount(app: FastifyInstance, routes: readonly AnyRoute[], limits?
   }
 }
 
-/** The route's inputs checked against its schemas, then its handler: over HTTP (mount) and in process (local-post.ts). */
+/** The route's inputs checked against its schemas, then its handler: over HTTP (mount) and in process (in-process/post.ts). */
 export async function runRoute(
   spec: AnyRoute,
   raw: { params: unknown; query: unknown; body: unknown },

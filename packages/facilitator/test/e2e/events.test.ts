@@ -4,7 +4,7 @@ import net from 'node:net';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MemoryBus } from '../../src/bus/memory-bus.js';
-import { EventFeed } from '../../src/http/event-feed.js';
+import { EventFeed } from '../../src/http/events/feed.js';
 import type { StoredEvent } from '../../src/store/port.js';
 import { SseParser } from '@svc/sdk';
 import { startHarness } from '../helpers/harness.js';

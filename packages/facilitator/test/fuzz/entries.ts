@@ -13,8 +13,8 @@ import {
   randomKeypair,
 } from '@svc/core';
 import { DEFAULT_OPS } from '@svc/ledger';
-import { MCP_TOOLS } from '../../src/http/mcp-tools.js';
-import { mcpRoutes } from '../../src/http/routes/mcp.js';
+import { MCP_TOOLS } from '../../src/http/mcp/tools.js';
+import { mcpRoutes } from '../../src/http/mcp/routes.js';
 import type { AnyRoute } from '../../src/http/route.js';
 import {
   DEEP,

@@ -13,7 +13,7 @@ import { loadConfig } from '../../src/config.js';
 import { createFacilitator } from '../../src/facilitator.js';
 import type { Facilitator } from '../../src/facilitator.js';
 import type { Clock } from '../../src/domain/clock.js';
-import { INTERNAL_HEADER } from '../../src/http/ip-limits.js';
+import { INTERNAL_HEADER } from '../../src/http/limits/ip.js';
 import { installResponseCheck } from './openapi-check.js';
 import type { ResponseCheck } from './openapi-check.js';
 

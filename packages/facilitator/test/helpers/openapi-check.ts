@@ -5,7 +5,7 @@ import type { FastifyInstance } from 'fastify';
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import type { ValidateFunction } from 'ajv/dist/2020.js';
 import addFormats from 'ajv-formats';
-import { openApiPath } from '../../src/http/openapi.js';
+import { openApiPath } from '../../src/http/openapi/document.js';
 
 const DOC_ID = 'https://svc.test/openapi.json';
 

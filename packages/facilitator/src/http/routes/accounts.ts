@@ -4,8 +4,8 @@ import { AccountLedgerPageSchema, AccountSchema, ErrorBodySchema, formatUnits, z
 import { z } from 'zod';
 import { zQueryInt } from '../query.js';
 import { ChannelListing } from '../channel-listing.js';
-import { decodeCursor, encodeCursor } from '../cursor.js';
-import { eventView } from '../event-view.js';
+import { decodeCursor, encodeCursor } from '../events/cursor.js';
+import { eventView } from '../events/view.js';
 import { defineRoute } from '../route.js';
 import type { AnyRoute } from '../route.js';
 import type { Store } from '../../store/port.js';

@@ -2,7 +2,7 @@
 // response it served (domain/attestations.ts says who may attest and how that is checked).
 import { ErrorBodySchema, ReceiptSchema, SvcError, verifyReceipt, zAddress, zChannelId, zHex32 } from '@svc/core';
 import { z } from 'zod';
-import { decodeCursor, encodeCursor } from '../cursor.js';
+import { decodeCursor, encodeCursor } from '../events/cursor.js';
 import { defineRoute } from '../route.js';
 import type { AnyRoute } from '../route.js';
 import { zPageLimit } from './accounts.js';

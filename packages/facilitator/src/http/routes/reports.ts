@@ -17,7 +17,7 @@ import type { EventView, LedgerCode } from '@svc/core';
 import type { LedgerAccount, TxResult } from '@svc/ledger';
 import { z } from 'zod';
 import type { NewEvent } from '../../store/port.js';
-import { eventView } from '../event-view.js';
+import { eventView } from '../events/view.js';
 import { defineRoute } from '../route.js';
 import type { AnyRoute } from '../route.js';
 import type { Clock } from '../../domain/clock.js';

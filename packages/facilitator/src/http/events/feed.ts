@@ -7,13 +7,13 @@
 // never reads fills megabytes of socket buffers before anything waits in the process (issue
 // 13.12) — and one that leaves more than MAX_BUFFERED_BYTES waiting in the process.
 import type { ServerResponse } from 'node:http';
-import type { Bus } from '../bus/port.js';
-import { NO_PRESENCE } from '../cluster/stream-presence.js';
-import type { StreamPresence } from '../cluster/stream-presence.js';
-import type { Store, StoredEvent } from '../store/port.js';
-import { eventView } from './event-view.js';
-import { ProcSendQueues } from './send-queue.js';
-import type { SendQueues } from './send-queue.js';
+import type { Bus } from '../../bus/port.js';
+import { NO_PRESENCE } from '../../cluster/stream-presence.js';
+import type { StreamPresence } from '../../cluster/stream-presence.js';
+import type { Store, StoredEvent } from '../../store/port.js';
+import { eventView } from './view.js';
+import { ProcSendQueues } from '../send-queue.js';
+import type { SendQueues } from '../send-queue.js';
 
 export const BACKLOG = 200;
 /** Events a resuming client is sent from the store, at most, and per page. */

@@ -1,7 +1,7 @@
 // A stored event as the wire shows it (docs/protocol.md#channels-and-records; the shape is @svc/core's EventView): GET /events,
 // the event feed, an account's ledger and reports answer with it.
 import type { EventView } from '@svc/core';
-import type { StoredEvent } from '../store/port.js';
+import type { StoredEvent } from '../../store/port.js';
 
 export function eventView(e: StoredEvent): EventView {
   return {

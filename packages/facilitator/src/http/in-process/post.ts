@@ -14,9 +14,9 @@ import type { FastifyBaseLogger, FastifyReply, FastifyRequest } from 'fastify';
 import sjson from 'secure-json-parse';
 import { MAX_JSON_DEPTH, SvcError, jsonDepth } from '@svc/core';
 import type { PostJson } from '@svc/meter';
-import { errorAnswer } from './errors.js';
-import { runRoute } from './route.js';
-import type { AnyRoute } from './route.js';
+import { errorAnswer } from '../errors.js';
+import { runRoute } from '../route.js';
+import type { AnyRoute } from '../route.js';
 
 const LOOPBACK = '127.0.0.1';
 
@@ -93,6 +93,6 @@ function parseBody(text: string): unknown {
 /** The routes the meter calls answer with their return value; a handler that reaches for a reply is a bug, answered 500. */
 const NO_REPLY = new Proxy({} as FastifyReply, {
   get() {
-    throw new Error('a route answered in process (local-post.ts) used the reply');
+    throw new Error('a route answered in process (in-process/post.ts) used the reply');
   },
 });

@@ -2,7 +2,7 @@
 // the same validation, handler and error body as over HTTP. The MCP tools answer through it, so a
 // tool's result is the endpoint's JSON by construction, errors included.
 import type { FastifyInstance } from 'fastify';
-import { INTERNAL_HEADER } from './ip-limits.js';
+import { INTERNAL_HEADER } from '../limits/ip.js';
 
 export interface LocalAnswer {
   status: number;

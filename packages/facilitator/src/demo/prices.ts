@@ -1,5 +1,5 @@
 // The demo seller's live prices: its meter options from configuration (PRICE_* and *_SLICE_*,
-// docs/operating.md#configuration, the settings routes/demo.ts reads), turned into terms by the meter's own
+// docs/operating.md#configuration, the settings seller-routes.ts reads), turned into terms by the meter's own
 // requirementsFor(). llms.txt, the OpenAPI document and the MCP price list all take them from
 // here, so none of them can disagree with what the demo's 402 asks.
 import type { DemoPrice, SupportedResponse } from '@svc/core';

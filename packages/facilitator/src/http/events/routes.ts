@@ -2,8 +2,8 @@
 // at most SSE_MAX_PER_IP per address and SSE_MAX_TOTAL in all, the next refused with 429).
 import { ErrorBodySchema, SvcError, zAddress, zChannelId } from '@svc/core';
 import { z } from 'zod';
-import { BACKLOG, REPLAY_MAX } from '../event-feed.js';
-import type { EventFeed } from '../event-feed.js';
+import { BACKLOG, REPLAY_MAX } from './feed.js';
+import type { EventFeed } from './feed.js';
 import { defineRoute } from '../route.js';
 import type { AnyRoute } from '../route.js';
 

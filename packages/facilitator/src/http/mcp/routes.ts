@@ -1,19 +1,19 @@
 // POST /mcp: the Model Context Protocol over streamable HTTP, stateless — a new server and
 // transport per request (the SDK's documented stateless pattern), JSON answers rather than an SSE
 // stream, no session. Every answer of POST /mcp is JSON-RPC, as the MCP specification (2025-11-25)
-// has it: its own parser keeps the body as text, and mcp-jsonrpc.ts answers what is not a message
+// has it: its own parser keeps the body as text, and jsonrpc.ts answers what is not a message
 // (-32700, -32600) or calls no known tool (-32602) before the SDK sees it. A browser page of another
 // origin is refused (403: the specification's defence against DNS rebinding). GET and DELETE /mcp
 // (the SSE stream and the session end of a stateful server) answer 405 with the error body. The
-// tools are in ../mcp-tools.ts.
+// tools are in tools.ts.
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { ErrorBodySchema, SvcError } from '@svc/core';
 import { z } from 'zod';
-import { localGet } from '../local-get.js';
-import { INVALID_REQUEST, JsonRpcErrorSchema, JsonRpcMessageSchema, checkMessages, rpcError } from '../mcp-jsonrpc.js';
-import { MCP_TOOLS, mcpServer } from '../mcp-tools.js';
-import type { McpToolDeps } from '../mcp-tools.js';
+import { localGet } from '../in-process/get.js';
+import { INVALID_REQUEST, JsonRpcErrorSchema, JsonRpcMessageSchema, checkMessages, rpcError } from './jsonrpc.js';
+import { MCP_TOOLS, mcpServer } from './tools.js';
+import type { McpToolDeps } from './tools.js';
 import { defineRoute, mount } from '../route.js';
 import type { AnyRoute } from '../route.js';
 import type { Config } from '../../config.js';

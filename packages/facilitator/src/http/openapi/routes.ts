@@ -6,16 +6,16 @@
 // so the documents describe exactly the server that answers.
 import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
-import { demoPrices } from '../demo-prices.js';
-import { llmsText } from '../llms.js';
-import { OPENAPI_VERSION, openApiDocument } from '../openapi.js';
-import type { RouteDoc } from '../openapi.js';
-import { demoRouteDocs } from '../openapi-demo.js';
-import { LEDGER_PREFIX, ledgerRouteDocs } from '../openapi-ledger.js';
+import { demoPrices } from '../../demo/prices.js';
+import { llmsText } from './llms.js';
+import { OPENAPI_VERSION, openApiDocument } from './document.js';
+import type { RouteDoc } from './document.js';
+import { demoRouteDocs } from '../../demo/openapi.js';
+import { LEDGER_PREFIX, ledgerRouteDocs } from './ledger.js';
 import { defineRoute } from '../route.js';
 import type { AnyRoute } from '../route.js';
-import { mcpRoutes } from './mcp.js';
-import type { McpDeps } from './mcp.js';
+import { mcpRoutes } from '../mcp/routes.js';
+import type { McpDeps } from '../mcp/routes.js';
 import type { Config } from '../../config.js';
 import type { Keypair, SupportedResponse } from '@svc/core';
 import type { LedgerInfo } from '@svc/ledger';

@@ -11,10 +11,10 @@ import {
 } from '@svc/core';
 import { termsFor } from '@svc/meter';
 import { z } from 'zod';
-import { demoPrices, demoResources } from './demo-prices.js';
-import type { LocalAnswer, LocalGet } from './local-get.js';
-import type { Config } from '../config.js';
-import type { Demo } from '../demo/demo.js';
+import { demoPrices, demoResources } from '../../demo/prices.js';
+import type { LocalAnswer, LocalGet } from '../in-process/get.js';
+import type { Config } from '../../config.js';
+import type { Demo } from '../../demo/demo.js';
 import type { SupportedResponse } from '@svc/core';
 import type { LedgerInfo } from '@svc/ledger';
 

@@ -4,9 +4,9 @@
 //   const doc = openApiDocument({ routes, serverUrl: 'http://127.0.0.1:4020', description });
 import { ErrorBodySchema } from '@svc/core';
 import type { z } from 'zod';
-import pkg from '../../package.json' with { type: 'json' };
-import { SchemaSet } from './openapi-schemas.js';
-import type { Io, JsonSchema } from './openapi-schemas.js';
+import pkg from '../../../package.json' with { type: 'json' };
+import { SchemaSet } from './schemas.js';
+import type { Io, JsonSchema } from './schemas.js';
 
 export const OPENAPI_VERSION = '3.1.1';
 

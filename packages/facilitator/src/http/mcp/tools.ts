@@ -1,6 +1,6 @@
 // The MCP tools (spec: svc_list_resources, svc_price_list, svc_get_channel, svc_get_account,
 // svc_stats, svc_supported). Each one that mirrors an endpoint answers through that endpoint, in
-// process (local-get.ts), and declares the endpoint's own response schema as its output schema:
+// process (in-process/get.ts), and declares the endpoint's own response schema as its output schema:
 // the structured result is the endpoint's JSON, and an endpoint's error body is a tool error
 // (isError: true, the body as JSON text) rather than a protocol failure.
 //
@@ -16,11 +16,11 @@ import {
   SupportedResponseSchema,
 } from '@svc/core';
 import { z } from 'zod';
-import type { LocalAnswer, LocalGet } from './local-get.js';
-import { segment } from './local-get.js';
-import { PriceListShape, priceList } from './mcp-prices.js';
-import type { PriceListDeps } from './mcp-prices.js';
-import { SERVICE_VERSION } from './openapi.js';
+import type { LocalAnswer, LocalGet } from '../in-process/get.js';
+import { segment } from '../in-process/get.js';
+import { PriceListShape, priceList } from './prices.js';
+import type { PriceListDeps } from './prices.js';
+import { SERVICE_VERSION } from '../openapi/document.js';
 
 /** What this module uses of the domain. */
 export type McpToolDeps = PriceListDeps;

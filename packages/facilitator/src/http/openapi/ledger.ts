@@ -18,7 +18,7 @@ import {
 } from '@svc/core';
 import { DEFAULT_FAUCET_AMOUNT } from '@svc/ledger';
 import { z } from 'zod';
-import type { RouteDoc } from './openapi.js';
+import type { RouteDoc } from './document.js';
 
 export const LEDGER_PREFIX = '/ledger';
 const TAGS = ['ledger'];

@@ -1,4 +1,4 @@
-// The demo seller's resources for the OpenAPI document. routes/demo.ts serves them with plain
+// The demo seller's resources for the OpenAPI document. seller-routes.ts serves them with plain
 // Fastify and the public @svc/meter API, as an external seller would, so they are not in the route
 // table; they are described here instead, with their prices from configuration and the 402 that
 // the meter answers (spec "Seller-side behaviour of a metered endpoint").
@@ -6,8 +6,8 @@ import { ErrorBodySchema, PaymentRequiredSchema } from '@svc/core';
 import { z } from 'zod';
 import type { DemoPrice, SupportedResponse } from '@svc/core';
 import type { Config } from '../config.js';
-import { SUMMARY_MAX_TOKENS, demoPrices } from './demo-prices.js';
-import type { RouteDoc } from './openapi.js';
+import { SUMMARY_MAX_TOKENS, demoPrices } from './prices.js';
+import type { RouteDoc } from '../http/openapi/document.js';
 
 const TAGS = ['demo'];
 const BookSchema = z.object({

@@ -16,12 +16,12 @@ import {
 } from '@svc/core';
 import type { DemoPrice } from '@svc/core';
 import type { LedgerInfo } from '@svc/ledger';
-import type { Config } from '../config.js';
-import { COSTLY, PAGE, REUSE_MS } from './channel-listing.js';
-import { BACKLOG, REPLAY_MAX } from './event-feed.js';
-import { MCP_TOOLS } from './mcp-tools.js';
-import { openApiPath } from './openapi.js';
-import type { RouteDoc } from './openapi.js';
+import type { Config } from '../../config.js';
+import { COSTLY, PAGE, REUSE_MS } from '../channel-listing.js';
+import { BACKLOG, REPLAY_MAX } from '../events/feed.js';
+import { MCP_TOOLS } from '../mcp/tools.js';
+import { openApiPath } from './document.js';
+import type { RouteDoc } from './document.js';
 
 /** docs/protocol.md#voucher's test vector inputs; the outputs are computed. */
 export const VECTOR_INPUT = {

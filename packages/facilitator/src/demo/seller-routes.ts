@@ -9,13 +9,13 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { svc, FacilitatorError } from '@svc/meter';
 import type { MeterOptions, PaidStream, StreamOptions, SvcClient } from '@svc/meter';
 import { fastifyMeter } from '@svc/meter/fastify';
-import { SUMMARY_MAX_TOKENS, demoResources } from '../demo-prices.js';
-import { localFetch } from '../local-get.js';
-import { localPost } from '../local-post.js';
-import type { AnyRoute } from '../route.js';
-import type { Config } from '../../config.js';
-import type { Clock } from '../../domain/clock.js';
-import type { SellerTokens } from '../../domain/seller-tokens.js';
+import { SUMMARY_MAX_TOKENS, demoResources } from './prices.js';
+import { localFetch } from '../http/in-process/get.js';
+import { localPost } from '../http/in-process/post.js';
+import type { AnyRoute } from '../http/route.js';
+import type { Config } from '../config.js';
+import type { Clock } from '../domain/clock.js';
+import type { SellerTokens } from '../domain/seller-tokens.js';
 
 /** What this module uses of the domain. */
 export interface DemoSellerDeps {
@@ -76,7 +76,7 @@ export function registerDemo(
       fetch: localFetch(app, deps.internalToken),
       post: localPost(routes, app.log),
     }));
-  // The same options the price list, llms.txt and the OpenAPI document read (demo-prices.ts).
+  // The same options the price list, llms.txt and the OpenAPI document read (prices.ts).
   const options = (path: string) => demoResources(deps.config).find((r) => r.path === path)!.options;
   const book = options('/demo/book');
   const summary = options('/demo/summary');

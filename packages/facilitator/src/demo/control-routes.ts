@@ -5,11 +5,11 @@ import { createHash, timingSafeEqual } from 'node:crypto';
 import type { FastifyRequest } from 'fastify';
 import { AgentRunSchema, DemoInfoSchema, ErrorBodySchema, SvcError, zAddress } from '@svc/core';
 import { z } from 'zod';
-import type { Demo } from '../../demo/demo.js';
-import { demoPrices } from '../demo-prices.js';
-import { defineRoute } from '../route.js';
-import type { AnyRoute } from '../route.js';
-import type { Config } from '../../config.js';
+import type { Demo } from './demo.js';
+import { demoPrices } from './prices.js';
+import { defineRoute } from '../http/route.js';
+import type { AnyRoute } from '../http/route.js';
+import type { Config } from '../config.js';
 import type { SupportedResponse } from '@svc/core';
 
 /** What this module uses of the domain. */

@@ -7,7 +7,7 @@
 import { timingSafeEqual } from 'node:crypto';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { SvcError } from '@svc/core';
-import type { Limiter, Limiters } from '../limits/limiter.js';
+import type { Limiter, Limiters } from '../../limits/limiter.js';
 
 export const INTERNAL_HEADER = 'x-svc-internal';
 const EXEMPT = new Set(['GET /events', 'GET /health', 'HEAD /health']);
