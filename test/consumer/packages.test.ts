@@ -726,23 +726,29 @@ window.pay = async (facilitator) => {
         accepts: { scheme: string; payTo: string; extra: { receiverAuthorizer: string } }[];
       };
       expect(terms.accepts).toMatchObject([{ scheme: 'batch-settlement', payTo }]);
+      // The README's other buyers (buy.mjs, stream-buy.mjs) pay this seller with batch-settlement
+      // too, from the same wallet: the channel bound to the facilitator may have been charged before.
+      const boundChannels = () => {
+        const wallet = JSON.parse(fs.readFileSync(path.join(project, 'wallet.json'), 'utf8')) as {
+          channels: { channelId: string; payee: string; receiverAuthorizer?: string }[];
+        };
+        return wallet.channels.filter(
+          (c) => c.receiverAuthorizer === terms.accepts[0]!.extra.receiverAuthorizer && c.payee === payTo,
+        );
+      };
+      const chargedOn = async (channelId: string) =>
+        BigInt(((await (await fetch(`${facilitator}/channels/${channelId}`)).json()) as { charged: string }).charged);
+      const before = boundChannels();
+      const chargedBefore = before.length === 1 ? await chargedOn(before[0]!.channelId) : 0n;
       for (const query of ['', '', '?brief']) {
         fs.writeFileSync(path.join(project, 'x402-batch-buy.mjs'), buyer(`http://127.0.0.1:${port}/weather${query}`));
         expect((await node(rt, project, ['x402-batch-buy.mjs'])).trim()).toBe('200');
       }
-      // The wallet file (shared with the README's other buyers) keeps the bound channel; the
-      // facilitator charged it the price twice and half the price once.
-      const wallet = JSON.parse(fs.readFileSync(path.join(project, 'wallet.json'), 'utf8')) as {
-        channels: { channelId: string; payee: string; receiverAuthorizer?: string }[];
-      };
-      const bound = wallet.channels.filter(
-        (c) => c.receiverAuthorizer === terms.accepts[0]!.extra.receiverAuthorizer && c.payee === payTo,
-      );
+      // The wallet file keeps one bound channel; the facilitator charged it the price twice and
+      // half the price once for these three requests.
+      const bound = boundChannels();
       expect(bound).toHaveLength(1);
-      const channel = (await (await fetch(`${facilitator}/channels/${bound[0]!.channelId}`)).json()) as {
-        charged: string;
-      };
-      expect(channel.charged).toBe('12500');
+      expect((await chargedOn(bound[0]!.channelId)) - chargedBefore).toBe(12500n);
     });
   },
 );
