@@ -4,8 +4,8 @@
 export * from './port.js';
 export { LocalLedger, DEFAULT_LEDGER_SECONDS } from './local-ledger.js';
 export type { LocalLedgerOptions } from './local-ledger.js';
-export { ledgerRoutes, sendLedgerError, LEDGER_BODY_LIMIT } from './http-routes.js';
-export type { LedgerRoutesOptions } from './http-routes.js';
+export { LEDGER_ROUTES, ledgerRoutes, sendLedgerError, LEDGER_BODY_LIMIT } from './http-routes.js';
+export type { LedgerRoute, LedgerRouteInput, LedgerRoutesOptions } from './http-routes.js';
 export { HttpLedger, DEFAULT_HTTP_LEDGER_TIMEOUT_MS } from './http-ledger.js';
 export type { HttpLedgerOptions } from './http-ledger.js';
 export { startLedgerServer, LEDGER_PREFIX } from './server.js';

@@ -1,7 +1,7 @@
 import Fastify from 'fastify';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { channelIdOf, randomKeypair, signLedgerTx } from '@svc/core';
-import { LEDGER_BODY_LIMIT, LocalLedger, ledgerRoutes, startLedgerServer } from '../src/index.js';
+import { LEDGER_BODY_LIMIT, LEDGER_ROUTES, LocalLedger, ledgerRoutes, startLedgerServer } from '../src/index.js';
 import type { FaucetOptions, LedgerServer } from '../src/index.js';
 import { PASS, tempDir, voucher } from './helpers/actors.js';
 import { FakeClock } from './helpers/fake-clock.js';
@@ -313,6 +313,38 @@ describe('ledger HTTP routes (docs/protocol.md#the-local-ledger)', () => {
       seq: 0,
       balances: [{ asset: server.ledger.contracts.asset, amount: '250' }],
     });
+  });
+
+  it('serves exactly its declarations (LEDGER_ROUTES), which hosts document: each answers as declared', async () => {
+    const dir = tempDir();
+    const ledger = await LocalLedger.open({ dataDir: dir.dir, clock });
+    const app = Fastify();
+    await app.register(ledgerRoutes, { prefix: '/ledger', ledger });
+    await app.ready();
+    const served = app
+      .printRoutes({ commonPrefix: false, method: 'GET' })
+      .concat(app.printRoutes({ commonPrefix: false, method: 'POST' }));
+    for (const route of LEDGER_ROUTES)
+      expect(app.hasRoute({ method: route.method, url: `/ledger${route.url}` })).toBe(true);
+    // Every served path is declared (printRoutes lists each once per method asked).
+    const declared = new Set(LEDGER_ROUTES.map((r) => `/ledger${r.url}`));
+    const paths = [...served.matchAll(/(\/ledger\S*) \(/g)].map((m) => m[1]!);
+    expect(paths.length).toBeGreaterThan(0);
+    for (const path of paths) expect(declared.has(path), path).toBe(true);
+    // A route declaring a 404 answers it for what does not exist; one that does not, never does.
+    const missing: Record<string, string> = {
+      '/tx/:hash': `/ledger/tx/${'0'.repeat(64)}`,
+      '/channels/:id': '/ledger/channels/424242',
+      '/accounts/:address': `/ledger/accounts/${randomKeypair().address}`,
+    };
+    for (const route of LEDGER_ROUTES.filter((r) => r.method === 'GET' && r.url !== '/pool')) {
+      const url = missing[route.url] ?? `/ledger${route.url}`;
+      const res = await app.inject({ method: 'GET', url });
+      expect(res.statusCode, url).toBe(route.notFound ? 404 : 200);
+    }
+    await app.close();
+    await ledger.close();
+    dir.remove();
   });
 
   it('mounts under whatever prefix the host app chooses, beside its own routes', async () => {

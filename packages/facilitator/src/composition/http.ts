@@ -1,5 +1,5 @@
-// The third step of the composition root: HTTP on the domain — the Fastify app with every route,
-// the event feed, the demo seller and, with the in-process ledger, the ledger's own routes.
+// The third step of the composition root: HTTP on the domain — the Fastify app with every route
+// (the demo seller's among them), the event feed and, with the in-process ledger, the ledger's own routes.
 import type { FastifyInstance } from 'fastify';
 import type { SignedLedgerTx } from '@svc/core';
 import { ledgerRoutes } from '@svc/ledger';
@@ -8,7 +8,6 @@ import { PostgresStreamPresence } from '../cluster/stream-presence.js';
 import { buildHttp } from '../http/app.js';
 import { EventFeed } from '../http/events/feed.js';
 import type { AnyRoute } from '../http/route.js';
-import { registerDemo } from '../demo/seller-routes.js';
 import type { Adapters } from './adapters.js';
 import type { Domain } from './domain.js';
 
@@ -35,11 +34,6 @@ export async function createHttp(a: Adapters, domain: Domain, options: { console
     limiters: a.limiters,
     ...(options.consoleDir ? { consoleDir: options.consoleDir } : {}),
   });
-  if (services.demo) {
-    const { clock, config: demoConfig, internalToken, publicUrl, selfUrl, sellerTokens } = services;
-    const deps = { clock, config: demoConfig, internalToken, publicUrl, selfUrl, sellerTokens };
-    registerDemo(app, deps, { payTo: services.demo.payTo }, routes);
-  }
   // The in-process ledger's transactions that touch a channel (a payee's close, a top-up) are
   // applied before their answer leaves: no voucher is accepted on a channel after its close was
   // answered. A standalone ledger's are seen by the watcher's next poll.

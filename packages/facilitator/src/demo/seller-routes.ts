@@ -1,7 +1,10 @@
-// The demo seller, written with the public @svc/meter API exactly as an external seller would:
+// The demo seller, metered with the public @svc/meter API exactly as an external seller's would be:
 // GET /demo/book (per request), GET /demo/summary (per request, charged per token produced),
 // GET /demo/ticker/stream (per second), POST /demo/chat (per token).
-// Its meter calls this facilitator's routes like any other seller's — in process: the same routes,
+// Each route is declared once, like the facilitator's own: the server, the OpenAPI document and
+// llms.txt come from the declaration, its price from the same options the meter charges (prices.ts).
+// Its inputs are checked before the meter asks for a payment: a malformed request is never paid for.
+// The meter calls this facilitator's routes like any other seller's — in process: the same routes,
 // validation and seller authentication as over HTTP, without the socket (localFetch for the rare
 // calls, localPost over the route table for the per-request /verify and attestation).
 import type { ServerResponse } from 'node:http';
@@ -9,9 +12,12 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { svc, FacilitatorError } from '@svc/meter';
 import type { MeterOptions, PaidStream, StreamOptions, SvcClient } from '@svc/meter';
 import { fastifyMeter } from '@svc/meter/fastify';
-import { SUMMARY_MAX_TOKENS, demoResources } from './prices.js';
+import type { DemoPrice, SupportedResponse } from '@svc/core';
+import { demoPrices, demoResources } from './prices.js';
+import { ChatBody, PAYMENT_HEADERS, SummaryQuery, TickerQuery, metered, priceSummary } from './wire.js';
 import { localFetch } from '../http/in-process/get.js';
 import { localPost } from '../http/in-process/post.js';
+import { defineRoute } from '../http/route.js';
 import type { AnyRoute } from '../http/route.js';
 import type { Config } from '../config.js';
 import type { Clock } from '../domain/clock.js';
@@ -29,6 +35,8 @@ export interface DemoSellerDeps {
   selfUrl: () => string;
   /** Seller tokens: the credential of a payee's side (http/seller-auth.ts). */
   sellerTokens: SellerTokens;
+  /** What GET /supported answers: the demo's terms are built from it, as any seller's. */
+  supported: () => SupportedResponse;
 }
 
 const BOOK = {
@@ -50,19 +58,22 @@ const CHAT_TEXT =
   'arithmetic.';
 const TOKEN_DELAY_MS = 25;
 const TICK_MS = 1000;
-const TICKER_MAX_SECONDS = 3600;
+const TAGS = ['demo'];
 const DEMO_TOKEN_DAYS = 366;
 
 export interface DemoSeller {
   payTo: string;
 }
 
-export function registerDemo(
-  app: FastifyInstance,
+/**
+ * The demo seller's routes. `host` is the facilitator's app and route table, which its meter calls
+ * in process (read on first use: the table is complete by then).
+ */
+export function demoSellerRoutes(
   deps: DemoSellerDeps,
   demo: DemoSeller,
-  routes: readonly AnyRoute[],
-): void {
+  host: { app: FastifyInstance; routes: () => readonly AnyRoute[] },
+): AnyRoute[] {
   // The meter needs the facilitator's URL, known once the server listens: build it on first use.
   let client: SvcClient | null = null;
   // Its seller token is minted here directly (the facilitator holds the key the token would prove).
@@ -73,71 +84,92 @@ export function registerDemo(
       payTo: demo.payTo,
       publicUrl: deps.publicUrl(),
       sellerToken: sellerToken(),
-      fetch: localFetch(app, deps.internalToken),
-      post: localPost(routes, app.log),
+      fetch: localFetch(host.app, deps.internalToken),
+      post: localPost(host.routes(), host.app.log),
     }));
-  // The same options the price list, llms.txt and the OpenAPI document read (prices.ts).
+  // The same options the price list, llms.txt and the MCP price list read (prices.ts).
   const options = (path: string) => demoResources(deps.config).find((r) => r.path === path)!.options;
+  const prices = demoPrices(deps.config, deps.supported());
+  const price = (path: string) => prices.find((p) => p.path === path)!;
+  /** What every demo route declares: its price in the summary, the payment headers, the meter's answers. */
+  const paid = (p: DemoPrice, meter: MeterOptions) => ({
+    method: p.method,
+    url: p.path,
+    summary: priceSummary(p),
+    tags: TAGS,
+    headers: PAYMENT_HEADERS,
+    responses: metered(p),
+    preHandler: lazyMeter(() => fastifyMeter(seller(), meter)),
+  });
   const book = options('/demo/book');
   const summary = options('/demo/summary');
   const ticker = streamed(options('/demo/ticker/stream'));
   const chat = streamed(options('/demo/chat'));
 
-  app.get('/demo/book', { preHandler: lazyMeter(() => fastifyMeter(seller(), book)) }, (request) => ({
-    ...BOOK,
-    paidWith: {
-      channelId: request.payment?.channelId,
-      // A batch-settlement payment is charged once this answer is complete: its ceiling is what it signed.
-      cumulative:
-        request.payment?.scheme === 'batch-settlement' && !request.payment.prepaid
-          ? request.payment.ceiling
-          : request.payment?.cumulative,
-    },
-  }));
-
-  // Priced at its most tokens, charged the tokens it produced: the seller's dynamic charge
-  // (payment.charge). A channel voucher is exact, so a channel payment is charged the price.
-  app.get('/demo/summary', { preHandler: lazyMeter(() => fastifyMeter(seller(), summary)) }, (request) => {
-    const asked = boundedInt(
-      (request.query as Record<string, unknown>)['tokens'],
-      SUMMARY_MAX_TOKENS,
-      1,
-      SUMMARY_MAX_TOKENS,
-    );
-    const tokens = CHAT_TEXT.split(/(?<= )/).slice(0, asked);
-    const perToken = deps.config.PRICE_CHAT_PER_TOKEN;
-    const used = perToken * BigInt(tokens.length);
-    request.payment?.charge(used);
-    return {
-      summary: tokens.join('').trim(),
-      tokens: tokens.length,
-      perToken: perToken.toString(),
-      charged: (request.payment?.scheme === 'batch-settlement' ? used : summary.price).toString(),
-    };
-  });
-
-  app.get('/demo/ticker/stream', { preHandler: lazyMeter(() => fastifyMeter(seller(), ticker)) }, (request, reply) =>
-    streamWith(seller(), request, reply, ticker, async (stream) => {
-      const seconds = boundedInt((request.query as Record<string, unknown>)['seconds'], 60, 1, TICKER_MAX_SECONDS);
-      let price = 10_000_000n; // 1.0000000 in base units, then a deterministic walk
-      for (let tick = 1; tick <= seconds && (await stream.next()); tick++) {
-        price += BigInt(((tick * 7919) % 21) - 10) * 1000n;
-        stream.send('tick', { tick, price: price.toString(), at: new Date().toISOString() });
-        if (tick < seconds) await sleep(TICK_MS);
-      }
+  return [
+    defineRoute({
+      ...paid(price('/demo/book'), book),
+      handler: ({ request }) => ({
+        ...BOOK,
+        paidWith: {
+          channelId: request.payment?.channelId,
+          // A batch-settlement payment is charged once this answer is complete: its ceiling is what it signed.
+          cumulative:
+            request.payment?.scheme === 'batch-settlement' && !request.payment.prepaid
+              ? request.payment.ceiling
+              : request.payment?.cumulative,
+        },
+      }),
     }),
-  );
 
-  app.post('/demo/chat', { preHandler: lazyMeter(() => fastifyMeter(seller(), chat)) }, (request, reply) =>
-    streamWith(seller(), request, reply, chat, async (stream) => {
-      const tokens = CHAT_TEXT.split(/(?<= )/);
-      for (const [index, text] of tokens.entries()) {
-        if (!(await stream.next())) return;
-        stream.send('token', { index, text });
-        await sleep(TOKEN_DELAY_MS);
-      }
+    // Priced at its most tokens, charged the tokens it produced: the seller's dynamic charge
+    // (payment.charge). A channel voucher is exact, so a channel payment is charged the price.
+    defineRoute({
+      ...paid(price('/demo/summary'), summary),
+      query: SummaryQuery,
+      handler: ({ request, query }) => {
+        const tokens = CHAT_TEXT.split(/(?<= )/).slice(0, query.tokens);
+        const perToken = deps.config.PRICE_CHAT_PER_TOKEN;
+        const used = perToken * BigInt(tokens.length);
+        request.payment?.charge(used);
+        return {
+          summary: tokens.join('').trim(),
+          tokens: tokens.length,
+          perToken: perToken.toString(),
+          charged: (request.payment?.scheme === 'batch-settlement' ? used : summary.price).toString(),
+        };
+      },
     }),
-  );
+
+    defineRoute({
+      ...paid(price('/demo/ticker/stream'), ticker),
+      query: TickerQuery,
+      handler: ({ request, reply, query }) =>
+        streamWith(seller(), request, reply, ticker, async (stream) => {
+          let value = 10_000_000n; // 1.0000000 in base units, then a deterministic walk
+          for (let tick = 1; tick <= query.seconds && (await stream.next()); tick++) {
+            value += BigInt(((tick * 7919) % 21) - 10) * 1000n;
+            stream.send('tick', { tick, price: value.toString(), at: new Date().toISOString() });
+            if (tick < query.seconds) await sleep(TICK_MS);
+          }
+        }),
+    }),
+
+    defineRoute({
+      ...paid(price('/demo/chat'), chat),
+      body: ChatBody,
+      bodyOptional: true,
+      handler: ({ request, reply }) =>
+        streamWith(seller(), request, reply, chat, async (stream) => {
+          const tokens = CHAT_TEXT.split(/(?<= )/);
+          for (const [index, text] of tokens.entries()) {
+            if (!(await stream.next())) return;
+            stream.send('token', { index, text });
+            await sleep(TOKEN_DELAY_MS);
+          }
+        }),
+    }),
+  ];
 }
 
 /** Hands the raw request and response to the stream, as any Node framework would. */
@@ -191,11 +223,6 @@ function streamed(options: MeterOptions): MeterOptions & StreamOptions {
 function lazyMeter<T extends (...args: never[]) => unknown>(make: () => T): T {
   let fn: T | null = null;
   return ((...args: Parameters<T>) => (fn ??= make())(...args)) as T;
-}
-
-function boundedInt(value: unknown, fallback: number, min: number, max: number): number {
-  const n = typeof value === 'string' && /^[0-9]{1,7}$/.test(value) ? Number(value) : fallback;
-  return Math.min(max, Math.max(min, n));
 }
 
 function sleep(ms: number): Promise<void> {

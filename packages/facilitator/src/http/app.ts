@@ -19,6 +19,7 @@ import type { EventFeed } from './events/feed.js';
 import { accountRoutes } from './routes/accounts.js';
 import { channelRoutes } from './routes/channels.js';
 import { demoControlRoutes } from '../demo/control-routes.js';
+import { demoSellerRoutes } from '../demo/seller-routes.js';
 import { discoveryRoutes } from './routes/discovery.js';
 import { eventRoutes } from './events/routes.js';
 import { floatRoutes } from './routes/float.js';
@@ -101,7 +102,7 @@ export async function buildHttp(
     internalToken: s.internalToken,
   });
   const listing = new ChannelListing(s.store, (record) => s.channelView(record));
-  const routes = [
+  const routes: AnyRoute[] = [
     ...x402Routes({
       payments: s.payments,
       refunds: s.refunds,
@@ -148,6 +149,21 @@ export async function buildHttp(
     }),
     ...metricsRoutes({ config: s.config, metrics: s.metrics }),
     ...(s.demo ? demoControlRoutes({ config: s.config, supported: s.supported }, s.demo) : []),
+    ...(s.demo
+      ? demoSellerRoutes(
+          {
+            clock: s.clock,
+            config: s.config,
+            internalToken: s.internalToken,
+            publicUrl: s.publicUrl,
+            selfUrl: s.selfUrl,
+            sellerTokens: s.sellerTokens,
+            supported: s.supported,
+          },
+          s.demo,
+          { app, routes: () => routes },
+        )
+      : []),
     ...(await consoleRoutes(app, options.consoleDir)),
   ];
   // The MCP endpoint's and the self-description's: what the agent-facing routes read.

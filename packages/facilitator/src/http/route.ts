@@ -1,7 +1,7 @@
 // One declaration per route: method, path, zod schemas for params/query/body and the documented
 // responses. mount() validates with the schemas; the OpenAPI document is generated from the same
 // table, so the two cannot drift apart (docs/architecture.md#one-source-for-wire-shapes).
-import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest, preHandlerAsyncHookHandler } from 'fastify';
 import type { z } from 'zod';
 import { SvcError, safeParse } from '@svc/core';
 import type { IpLimits } from './limits/ip.js';
@@ -32,8 +32,15 @@ export interface RouteSpec<
   description?: string;
   tags: string[];
   body?: B;
+  /** The body may be left out: no body reaches the handler as undefined, unchecked. */
+  bodyOptional?: boolean;
   query?: Q;
   params?: P;
+  /**
+   * Runs after the inputs are checked and before the handler (the demo seller's meter: a malformed
+   * request is refused before it is paid for). Over HTTP only: in-process calls have none.
+   */
+  preHandler?: preHandlerAsyncHookHandler;
   /** Request headers the route reads, for the OpenAPI document (credentials are `auth`). */
   headers?: readonly { name: string; description: string; required?: boolean }[];
   /** The credential the route takes, for the OpenAPI document (the handler checks it). */
@@ -73,9 +80,20 @@ export function parseInput<S extends Schema>(schema: S, value: unknown, where: s
 
 export function mount(app: FastifyInstance, routes: readonly AnyRoute[], limits?: IpLimits): void {
   for (const spec of routes) {
+    // A route with a preHandler has its inputs checked before it, and kept for the handler.
+    const checked = new WeakMap<FastifyRequest, Inputs>();
+    const preHandler = spec.preHandler;
     app.route({
       method: spec.method,
       url: spec.url,
+      ...(preHandler
+        ? {
+            preHandler: async (request: FastifyRequest, reply: FastifyReply) => {
+              checked.set(request, checkInputs(spec, request));
+              await preHandler.call(app, request, reply);
+            },
+          }
+        : {}),
       handler: async (request, reply) => {
         const costly = async (): Promise<void> => {
           const wait = limits ? await limits.costly(request) : null;
@@ -85,22 +103,35 @@ export function mount(app: FastifyInstance, routes: readonly AnyRoute[], limits?
             });
         };
         if (spec.costly) await costly();
-        const raw = { params: request.params, query: request.query, body: request.body };
-        const out = await runRoute(spec, raw, { request, reply, costly });
+        const inputs = checked.get(request) ?? checkInputs(spec, request);
+        const out = await spec.handler({ ...inputs, request, reply, costly });
         return reply.sent ? reply : out;
       },
     });
   }
 }
 
+interface Inputs {
+  params: unknown;
+  query: unknown;
+  body: unknown;
+}
+
+/** The route's inputs, each parsed with its schema (BAD_REQUEST naming what is wrong). */
+function checkInputs(spec: AnyRoute, raw: Inputs): Inputs {
+  const params: unknown = spec.params ? parseInput(spec.params, raw.params, 'path') : undefined;
+  const query: unknown = spec.query ? parseInput(spec.query, raw.query, 'query') : undefined;
+  const schema = spec.body as Schema | undefined;
+  const unchecked = !schema || spec.selfValidated || (spec.bodyOptional && raw.body == null);
+  const body: unknown = unchecked ? raw.body : parseInput(schema, raw.body, 'body');
+  return { params, query, body };
+}
+
 /** The route's inputs checked against its schemas, then its handler: over HTTP (mount) and in process (in-process/post.ts). */
 export async function runRoute(
   spec: AnyRoute,
-  raw: { params: unknown; query: unknown; body: unknown },
+  raw: Inputs,
   ctx: Pick<RouteContext<unknown, unknown, unknown>, 'request' | 'reply' | 'costly'>,
 ): Promise<unknown> {
-  const params: unknown = spec.params ? parseInput(spec.params, raw.params, 'path') : undefined;
-  const query: unknown = spec.query ? parseInput(spec.query, raw.query, 'query') : undefined;
-  const body: unknown = spec.body && !spec.selfValidated ? parseInput(spec.body, raw.body, 'body') : raw.body;
-  return await spec.handler({ body, query, params, ...ctx });
+  return await spec.handler({ ...checkInputs(spec, raw), ...ctx });
 }

@@ -43,7 +43,8 @@ describe('dynamic charge: a seller charges what the request used', () => {
     await h?.close();
   });
 
-  async function pay(b: Buyer, query: string, ceiling: bigint, base = `${url}/summarize`) {
+  /** Pays `ceiling` on the terms of `${base}${query}`; sends it with `sent` (default: the same query). */
+  async function pay(b: Buyer, query: string, ceiling: bigint, base = `${url}/summarize`, sent = query) {
     const unpaid = await fetch(`${base}${query}`);
     const decoded = decodeJsonHeader(unpaid.headers.get('payment-required')!);
     const terms = (decoded.ok ? decoded.value : null) as PaymentRequired;
@@ -57,7 +58,7 @@ describe('dynamic charge: a seller charges what the request used', () => {
         voucher: { channelId: v.channelId, maxClaimableAmount: v.cumulative, signature: v.signature },
       },
     });
-    const res = await fetch(`${base}${query}`, { headers: { 'payment-signature': header } });
+    const res = await fetch(`${base}${sent}`, { headers: { 'payment-signature': header } });
     const text = await res.text();
     // Express answers a handler's throw with its own HTML page.
     const body = (res.headers.get('content-type')?.startsWith('application/json') ? JSON.parse(text) : text) as unknown;
@@ -118,6 +119,14 @@ describe('dynamic charge: a seller charges what the request used', () => {
   it('the demo seller’s /demo/summary is priced at its most tokens and charges the tokens it produced', async () => {
     const b = await h.buyer({ batch: true });
     const demo = `${h.url}/demo/summary`;
+    // A malformed query is refused before the meter asks for a payment: the voucher sent with it is
+    // not taken, and the next request pays from nothing charged.
+    const bad = await fetch(`${demo}?tokens=0`);
+    expect(bad.status).toBe(400);
+    expect(bad.headers.get('payment-required')).toBeNull();
+    const refused = await pay(b, '?tokens=10', 20_000n, demo, '?tokens=0');
+    expect(refused).toMatchObject({ status: 400, charged: undefined });
+    expect(refused.body).toMatchObject({ error: 'BAD_REQUEST', message: expect.stringContaining('query.tokens') });
     // 100 tokens × 200 per token is the price; 10 asked, 10 produced: 2000 charged.
     const ten = await pay(b, '?tokens=10', 20_000n, demo);
     expect(ten).toMatchObject({ status: 200, price: '20000', charged: '2000', total: '2000' });

@@ -1,16 +1,16 @@
 // Self-description: GET /openapi.json (generated from the route table and the schemas the routes
 // validate with) and GET /llms.txt (generated from configuration and the same routes).
 //
-// Besides the table, the documents list the routes mounted outside it — /mcp, the demo seller,
-// the local ledger under /ledger — each only if this server registered it (Fastify's hasRoute),
-// so the documents describe exactly the server that answers.
+// Besides the table (the demo seller's routes among them), the documents list the routes mounted
+// outside it from their own declarations — /mcp (its own scope) and the local ledger under /ledger
+// (@svc/ledger's LEDGER_ROUTES) — each only if this server registered it (Fastify's hasRoute), so
+// the documents describe exactly the server that answers.
 import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
 import { demoPrices } from '../../demo/prices.js';
 import { llmsText } from './llms.js';
 import { OPENAPI_VERSION, openApiDocument } from './document.js';
 import type { RouteDoc } from './document.js';
-import { demoRouteDocs } from '../../demo/openapi.js';
 import { LEDGER_PREFIX, ledgerRouteDocs } from './ledger.js';
 import { defineRoute } from '../route.js';
 import type { AnyRoute } from '../route.js';
@@ -101,7 +101,7 @@ export function selfRoutes(deps: SelfDeps, allRoutes: () => readonly AnyRoute[])
 
 /** The route table, then the routes mounted outside it that this server has. */
 export function documentedRoutes(deps: SelfDeps, table: readonly AnyRoute[], app: FastifyInstance): RouteDoc[] {
-  const outside = [...mcpRoutes(deps), ...demoRouteDocs(deps.config, deps.supported()), ...ledgerRouteDocs()];
+  const outside = [...mcpRoutes(deps), ...ledgerRouteDocs()];
   return [...table, ...outside.filter((r) => app.hasRoute({ method: r.method, url: r.url }))];
 }
 
