@@ -8,7 +8,8 @@
 //   …
 //   await f.close();
 import type { FastifyInstance } from 'fastify';
-import type { Ledger, LocalLedger } from '@svc/ledger';
+import type { Ledger, LedgerInfo, LocalLedger } from '@svc/ledger';
+import type { Leadership } from './cluster/leadership.js';
 import { openAdapters } from './composition/adapters.js';
 import type { Adapters } from './composition/adapters.js';
 import { createDomain } from './composition/domain.js';
@@ -26,6 +27,7 @@ import type { LedgerWatcher } from './domain/ledger-watcher.js';
 import type { AnyRoute } from './http/route.js';
 import { createLogger } from './logger.js';
 import type { Services } from './services.js';
+import type { Store } from './store/port.js';
 
 export { channelView } from './composition/domain.js';
 
@@ -49,6 +51,15 @@ export interface FacilitatorOptions {
 
 export interface Facilitator {
   readonly app: FastifyInstance;
+  /** The facilitator's key: it signs receipts, and batch-settlement channels are bound to it (receiver authorizer). */
+  readonly address: string;
+  /** Its records: channels, vouchers, receipts, streams and the event log. */
+  readonly store: Store;
+  /** The ledger it settles on: network, passphrase, contracts, asset. */
+  readonly ledgerInfo: LedgerInfo;
+  /** Whether this instance does the cluster's background work now (claims, reconciliation). */
+  readonly leadership: Leadership;
+  /** The domain's parts, for tools and tests that drive them below HTTP. */
   readonly services: Services;
   readonly routes: AnyRoute[];
   readonly scheduler: ClaimScheduler;
@@ -84,6 +95,10 @@ export async function createFacilitator(options: FacilitatorOptions): Promise<Fa
   const steps = lifecycle(adapters, domain, http, clock);
   return {
     app: http.app,
+    address: domain.services.keys.address,
+    store: domain.services.store,
+    ledgerInfo: domain.services.ledgerInfo,
+    leadership: domain.services.leadership,
     services: domain.services,
     routes: http.routes,
     scheduler: domain.scheduler,

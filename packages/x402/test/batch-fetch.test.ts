@@ -105,7 +105,7 @@ describe('batch-settlement with @x402/fetch and @x402/express on an svc facilita
 
   it('(a) pays the svc demo seller (@svc/meter) several times, charged once per answer', async () => {
     const b = await buyer();
-    const signers = [h.f.services.keys.address];
+    const signers = [h.f.address];
     for (let i = 1n; i <= 4n; i++) {
       const res = await b.pay(`${h.url}/demo/book`);
       expect(res.status, `payment ${i}`).toBe(200);
@@ -119,7 +119,7 @@ describe('batch-settlement with @x402/fetch and @x402/express on an svc facilita
     }
     expect(b.wallet.channels).toHaveLength(1);
     const channel = b.wallet.channels[0]!;
-    expect(channel.receiverAuthorizer).toBe(h.f.services.keys.address);
+    expect(channel.receiverAuthorizer).toBe(h.f.address);
     expect(channel.cumulative).toBe(20_000n);
     // One voucher per answer, each the charged total so far plus the price; no refusal, no retry.
     expect(b.ceilings()).toEqual([5000n, 10_000n, 15_000n, 20_000n]);
@@ -166,7 +166,7 @@ describe('batch-settlement with @x402/fetch and @x402/express on an svc facilita
         amount: '5000',
         maxTimeoutSeconds: 300,
         extra: {
-          receiverAuthorizer: h.f.services.keys.address,
+          receiverAuthorizer: h.f.address,
           channelContract: info.contracts.channel,
           facilitator: h.url,
           minDeposit: '5000000',
@@ -194,7 +194,7 @@ describe('batch-settlement with @x402/fetch and @x402/express on an svc facilita
       });
       // The stock facilitator client keeps `extra`: the svc receipt reaches the buyer.
       expect(answer.extra.receipt.receipt).toMatchObject({ amount: charge, cumulative: total.toString() });
-      expect(verifyReceipt(answer.extra.receipt.receipt, [h.f.services.keys.address])).toEqual({ ok: true });
+      expect(verifyReceipt(answer.extra.receipt.receipt, [h.f.address])).toEqual({ ok: true });
       expect(b.wallet.channels[0]!.cumulative).toBe(total);
     }
     // Each ceiling is what was charged before plus the price, not what was signed before.
@@ -430,7 +430,7 @@ describe('batch-settlement with @x402/fetch and @x402/express on an svc facilita
       expect(await h.ledger.channel(channel.channelId)).toMatchObject({
         payer: wallet.buyer.address,
         deposit: (PRICE * 4n).toString(),
-        receiverAuthorizer: h.f.services.keys.address,
+        receiverAuthorizer: h.f.address,
       });
       expect(channel.pendingDeposit).toBeNull();
       expect(small.served('weather')).toBe(3);

@@ -38,7 +38,7 @@ describe('svc facilitator ↔ @x402/core HTTPFacilitatorClient', () => {
       decimals: 7,
       channelContract: info.contracts.channel,
     });
-    expect(supported.signers['stellar:*']).toEqual([h.f.services.keys.address]);
+    expect(supported.signers['stellar:*']).toEqual([h.f.address]);
     expect(Array.isArray(supported.extensions)).toBe(true);
   });
 
@@ -66,7 +66,7 @@ describe('svc facilitator ↔ @x402/core HTTPFacilitatorClient', () => {
     const reqs = h.requirements();
     const result = await client.verify(payloadFor(reqs, b.signer.next(5000n)), asX402(reqs));
     const receipt = PaymentResponseSchema.parse(result.extra?.['receipt']);
-    expect(verifyReceipt(receipt.receipt, [h.f.services.keys.address])).toEqual({ ok: true });
+    expect(verifyReceipt(receipt.receipt, [h.f.address])).toEqual({ ok: true });
     expect(result.extra).not.toHaveProperty('attestToken');
     // A seller on the official middleware sends its seller token through createAuthHeaders.
     const token = h.sellerToken(reqs.payTo);
@@ -158,7 +158,7 @@ describe('svc facilitator ↔ @x402/core HTTPFacilitatorClient', () => {
     const payload = payloadFor(reqs, b.signer.next(5000n));
     expect((await svc.verify(payload, asX402(reqs))).isValid).toBe(true);
     const settled = PaymentResponseSchema.parse(await svc.settle(payload, asX402(reqs)));
-    expect(verifyReceipt(settled.receipt, [h.f.services.keys.address])).toEqual({ ok: true });
+    expect(verifyReceipt(settled.receipt, [h.f.address])).toEqual({ ok: true });
     expect(settled.receipt).toMatchObject({
       resource: `${h.url}/paid/thing`,
       cumulative: '5000',

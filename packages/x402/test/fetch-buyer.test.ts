@@ -21,7 +21,7 @@ describe('@x402/fetch buyer → svc /demo/book', () => {
     const pay = wrapFetchWithPayment(fetch, client);
     const supported = SupportedResponseSchema.parse(await (await fetch(`${h.url}/supported`)).json());
     const signers = Object.values(supported.signers).flat();
-    expect(signers).toContain(h.f.services.keys.address);
+    expect(signers).toContain(h.f.address);
 
     const seen: bigint[] = [];
     let channelId: string | undefined;
@@ -80,9 +80,7 @@ describe('@x402/fetch buyer → svc /demo/book', () => {
     ]);
     expect(b.signer.cumulative).toBe(30_000n);
     // No voucher collided: the facilitator rejected none on this channel.
-    expect(await h.f.services.store.events({ types: ['voucher.rejected'], channelId: b.channelId, limit: 50 })).toEqual(
-      [],
-    );
+    expect(await h.f.store.events({ types: ['voucher.rejected'], channelId: b.channelId, limit: 50 })).toEqual([]);
   });
 
   it('catches up when its books are behind the facilitator (VOUCHER_NOT_INCREASING → resync → retry)', async () => {
@@ -100,7 +98,7 @@ describe('@x402/fetch buyer → svc /demo/book', () => {
     const decoded = decodeJsonHeader(res.headers.get('payment-response') ?? '', 64 * 1024);
     expect(PaymentResponseSchema.parse(decoded.ok ? decoded.value : null).cumulative).toBe('15000');
     expect(b.signer.cumulative).toBe(15_000n);
-    const rejected = await h.f.services.store.events({
+    const rejected = await h.f.store.events({
       types: ['voucher.rejected'],
       channelId: b.channelId,
       limit: 50,

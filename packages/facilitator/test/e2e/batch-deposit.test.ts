@@ -152,7 +152,7 @@ describe('batch-settlement deposit payloads', () => {
       payer: b.payer.address,
       payee: terms.payTo,
       deposit: deposit.toString(),
-      receiverAuthorizer: h.f.services.keys.address,
+      receiverAuthorizer: h.f.address,
     });
     expect(await h.ledger.balance(b.payer.address)).toBe(before - deposit);
     // The next request is a plain voucher on the channel the deposit opened.

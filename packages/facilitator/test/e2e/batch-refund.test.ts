@@ -103,7 +103,7 @@ describe.each(['sqlite', 'postgres'] as const)('batch-settlement refund (%s)', (
 
     // The channel keeps paying after a partial refund, within what is left.
     await pay(b, 1);
-    const store = h.f.services.store;
+    const store = h.f.store;
     await until(
       async () =>
         (await store.events({ limit: 10, channelId: b.channelId, types: ['channel.refunded'] })).some(

@@ -93,7 +93,7 @@ describe('batch-settlement on the svc facilitator', () => {
     ]);
     const batch = supported.kinds[2]!;
     expect(batch.network).toBe('stellar:local');
-    expect(batch.extra['receiverAuthorizer']).toBe(h.f.services.keys.address);
+    expect(batch.extra['receiverAuthorizer']).toBe(h.f.address);
   });
 
   it('every 402 offers batch-settlement second, the channel option first and as the specification has it', () => {
@@ -113,7 +113,7 @@ describe('batch-settlement on the svc facilitator', () => {
       amount: channelTerms.amount,
       maxTimeoutSeconds: channelTerms.maxTimeoutSeconds,
       extra: {
-        receiverAuthorizer: h.f.services.keys.address,
+        receiverAuthorizer: h.f.address,
         channelContract: channelTerms.extra.channelContract,
         facilitator: channelTerms.extra.facilitator,
         minDeposit: channelTerms.extra.minDeposit,
@@ -126,7 +126,7 @@ describe('batch-settlement on the svc facilitator', () => {
 
   it('pays the demo seller voucher by voucher, the ceiling what was charged plus the price', async () => {
     const b = await h.buyer({ batch: true });
-    const signers = [h.f.services.keys.address];
+    const signers = [h.f.address];
     for (let i = 1n; i <= 3n; i++) {
       const res = await fetch(`${h.url}/demo/book`, { headers: { 'payment-signature': voucherHeader(b, PRICE * i) } });
       expect(res.status, `payment ${i}`).toBe(200);
@@ -175,7 +175,7 @@ describe('batch-settlement on the svc facilitator', () => {
     const state = corrective.extra.voucherState!;
     expect(state.signedMaxClaimable).toBe('10000');
     // The buyer checks the signature against its own voucher key before adopting the state.
-    const info = h.f.services.ledgerInfo;
+    const info = h.f.ledgerInfo;
     const ctx = voucherContext(info.passphrase, info.contracts.channel);
     expect(ctx.verify(fromHex(b.voucherKey.publicKeyHex, 32), b.channelId, 10000n, fromHex(state.signature, 64))).toBe(
       true,

@@ -123,13 +123,13 @@ describe('GET /channels with thousands of channels', () => {
   beforeAll(async () => {
     h = await startHarness({ TRUST_PROXY: '127.0.0.1', CHANNEL_VOUCHER_LIMIT_PER_MINUTE: '1000000' });
     spammer = randomKeypair().address;
-    const { asset, channel: channelContract } = h.f.services.ledgerInfo.contracts;
+    const { asset, channel: channelContract } = h.f.ledgerInfo.contracts;
     const t0 = Date.now() - SPAM * 4;
     const records: ChannelRecord[] = Array.from({ length: SPAM }, (_v, i) => {
       const at = new Date(t0 + i * 4).toISOString(); // 4,000 channels in 16 s, like the faucet grant
       return {
         id: 1_000_000n + BigInt(i),
-        network: h.f.services.ledgerInfo.network,
+        network: h.f.ledgerInfo.network,
         channelContract,
         payer: spammer,
         payee: randomKeypair().address,
@@ -155,9 +155,7 @@ describe('GET /channels with thousands of channels', () => {
       };
     });
     for (let i = 0; i < SPAM; i += 500)
-      await h.f.services.store.write(
-        records.slice(i, i + 500).map((channel) => ({ op: 'channel.insert' as const, channel })),
-      );
+      await h.f.store.write(records.slice(i, i + 500).map((channel) => ({ op: 'channel.insert' as const, channel })));
     b = await h.buyer({ deposit: 100_000_000_000n });
     await verifyFor(500); // warm
   });
@@ -171,7 +169,7 @@ describe('GET /channels with thousands of channels', () => {
     expect(res.status).toBe(200);
     expect(res.headers.get('content-type')).toMatch(/^application\/json/);
     const body = (await res.json()) as { channels: { id: string; expiresInLedgers?: number }[] };
-    const expected = (await h.f.services.store.listChannels()).map((r) => h.f.services.channelView(r));
+    const expected = (await h.f.store.listChannels()).map((r) => h.f.services.channelView(r));
     expect(body.channels).toHaveLength(SPAM + 1);
     // A ledger closes every second here: expiresInLedgers may have moved on by one or two since.
     for (const [i, c] of body.channels.entries())

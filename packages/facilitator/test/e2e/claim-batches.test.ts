@@ -182,7 +182,7 @@ describe.each(stores)('claims across channels in one transaction ($name)', ({ na
       // In the books: one settlement per channel, with its own amount and vouchers, also after the
       // ledger watcher went over the same transactions.
       await h.f.watcher.tick();
-      const store = h.f.services.store;
+      const store = h.f.store;
       for (const [id, o] of owed) {
         const recorded = await store.events({ channelId: id, types: ['channel.claimed'], limit: 10 });
         expect(recorded.map((e) => e.data)).toEqual([
@@ -317,7 +317,7 @@ describe.each(refusals)('a row the contract refuses ($name, $how)', ({ name, ena
         const onLedger = await h.ledger.channel(b.channelId);
         expect(onLedger?.claimed).toBe(b === closed ? '0' : (PRICE * BigInt(i + 1)).toString());
       }
-      const store = h.f.services.store;
+      const store = h.f.store;
       const rejected = await store.events({ types: ['chain.rejected'], limit: 10 });
       expect(rejected.map((e) => e.data)).toEqual([
         expect.objectContaining({ channelId: closed.channelId.toString(), code: 21, codeName: 'CHANNEL_CLOSED' }),

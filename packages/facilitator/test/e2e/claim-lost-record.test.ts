@@ -41,7 +41,7 @@ describe('a claim whose record the store lost', () => {
     // The watcher is caught up and then held, so it meets the claim only after the store lost it.
     await h.f.watcher.tick();
     await h.f.watcher.stop();
-    const store = h.f.services.store;
+    const store = h.f.store;
     const cursor = await store.getMeta(CURSOR_KEY);
     expect(cursor).not.toBeNull();
     const outcome = await h.f.services.claimer.claim(buyer.channelId);
@@ -105,7 +105,7 @@ describe('a claim_many whose records the store lost', () => {
     }
     await h.f.watcher.tick();
     await h.f.watcher.stop();
-    const store = h.f.services.store;
+    const store = h.f.store;
     const cursor = await store.getMeta(CURSOR_KEY);
     const results = await h.f.services.claimer.claimBatch(buyers.map((b) => b.channelId));
     const txs = new Set<string>();

@@ -53,8 +53,8 @@ describe.runIf(enabled)('a claim paid on the ledger while the store cannot recor
 
   it('answers that the ledger paid it (no resend), and records it once when the store answers again', async () => {
     const deadline = Date.now() + 10_000;
-    while (!h.f.services.leadership.isLeader && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
-    expect(h.f.services.leadership.isLeader).toBe(true);
+    while (!h.f.leadership.isLeader && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+    expect(h.f.leadership.isLeader).toBe(true);
     const buyer = await h.buyer({ payee: payTo });
     const terms = h.requirements({ payTo, amount: '1000' });
     for (let i = 1; i <= 5; i++)
@@ -119,7 +119,7 @@ describe.runIf(enabled)('a claim paid on the ledger while the store cannot recor
       await new Promise((r) => setTimeout(r, 100));
     }
     expect(totals).toMatchObject({ earned: '5000', settled: '5000', receivable: '0', settlements: 1 });
-    const claimed = await h.f.services.store.events({
+    const claimed = await h.f.store.events({
       channelId: buyer.channelId,
       types: ['channel.claimed'],
       limit: 10,
@@ -147,8 +147,8 @@ describe.runIf(enabled)('a claim paid on the ledger while the store cannot recor
       body: '{}',
     });
     expect([409, 429]).toContain(again.status);
-    expect(
-      await h.f.services.store.events({ channelId: buyer.channelId, types: ['channel.claimed'], limit: 10 }),
-    ).toHaveLength(1);
+    expect(await h.f.store.events({ channelId: buyer.channelId, types: ['channel.claimed'], limit: 10 })).toHaveLength(
+      1,
+    );
   }, 60_000);
 });

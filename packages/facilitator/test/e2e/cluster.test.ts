@@ -107,7 +107,7 @@ describe.runIf(enabled)('two instances on one PostgreSQL and one ledger', () => 
       await new Promise((r) => setTimeout(r, 50));
     controller.abort();
     await reading;
-    const stored = await b.f.services.store.events({ channelId: buyer.channelId, order: 'asc', limit: 100 });
+    const stored = await b.f.store.events({ channelId: buyer.channelId, order: 'asc', limit: 100 });
     expect(seen.map((e) => e.id)).toEqual(stored.map((e) => e.id));
     expect(seen.filter((e) => e.type === 'voucher.accepted')).toHaveLength(5);
   });
@@ -135,8 +135,8 @@ describe.runIf(enabled)('two instances on one PostgreSQL and one ledger', () => 
   });
 
   it('a claim made through the instance that is not the leader is counted once, though the leader’s watcher sees it too', async () => {
-    const [leader, other] = a.f.services.leadership.isLeader ? [a, b] : [b, a];
-    expect(other.f.services.leadership.isLeader).toBe(false);
+    const [leader, other] = a.f.leadership.isLeader ? [a, b] : [b, a];
+    expect(other.f.leadership.isLeader).toBe(false);
     const buyer = await a.buyer({ payee: payTo });
     for (let i = 1; i <= 4; i++)
       expect((await other.verify(buyer.signer.sign(5000n * BigInt(i)), terms())).body['isValid']).toBe(true);
@@ -144,10 +144,10 @@ describe.runIf(enabled)('two instances on one PostgreSQL and one ledger', () => 
     expect(claim.status).toBe(200);
     // The leader's watcher reads the ledger's channel.claimed event for the same transaction.
     const deadline = Date.now() + 5000;
-    while ((await leader.f.services.store.getChannel(buyer.channelId))?.claimed !== 20_000n && Date.now() < deadline)
+    while ((await leader.f.store.getChannel(buyer.channelId))?.claimed !== 20_000n && Date.now() < deadline)
       await new Promise((r) => setTimeout(r, 50));
     await leader.f.watcher.tick();
-    const claimed = await leader.f.services.store.events({
+    const claimed = await leader.f.store.events({
       channelId: buyer.channelId,
       types: ['channel.claimed'],
       limit: 10,

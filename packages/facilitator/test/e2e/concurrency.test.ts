@@ -22,7 +22,7 @@ describe('50 concurrent copies of one voucher against one process', () => {
     );
     const view = await (await fetch(`${h.url}/channels/${b.channelId}`)).json();
     expect(view).toMatchObject({ lastAccepted: '5000', vouchers: 1 });
-    const receipts = await h.f.services.store.listReceipts({ channelId: b.channelId, limit: 100 });
+    const receipts = await h.f.store.listReceipts({ channelId: b.channelId, limit: 100 });
     expect(receipts).toHaveLength(1);
   });
 

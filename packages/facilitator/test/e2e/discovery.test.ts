@@ -147,7 +147,7 @@ describe('GET /discovery/resources', () => {
       scheme: 'batch-settlement',
       payTo: seller,
       amount: '5000',
-      extra: { receiverAuthorizer: h.f.services.keys.address, unit: 'request', unitPrice: '5000' },
+      extra: { receiverAuthorizer: h.f.address, unit: 'request', unitPrice: '5000' },
     });
     expect(Date.parse(item!.lastUpdated)).toBeGreaterThan(Date.now() - 60_000);
 
@@ -336,7 +336,7 @@ describe('GET /discovery/resources', () => {
   });
 
   it('reads every whole-number query parameter as plain decimal digits: no hex, exponent, spaces or repeats', async () => {
-    const address = h.f.services.keys.address;
+    const address = h.f.address;
     const bad: [string, string][] = [
       ['/discovery/resources?limit=0x10', 'limit must be a whole number from 1 to 200'],
       ['/discovery/resources?limit=%201', 'limit must be a whole number from 1 to 200'],

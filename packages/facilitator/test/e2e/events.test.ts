@@ -92,7 +92,7 @@ describe('GET /events', () => {
 
   it('resumes from the store when the Last-Event-ID is older than the backlog: nothing skipped', async () => {
     await filler(1);
-    const start = (await h.f.services.store.events({ order: 'desc', limit: 1 }))[0]!.id;
+    const start = (await h.f.store.events({ order: 'desc', limit: 1 }))[0]!.id;
     await filler(650);
     const resumed = await read(
       await fetch(`${h.url}/events`, { headers: { 'last-event-id': String(start) } }),
@@ -105,7 +105,7 @@ describe('GET /events', () => {
   });
 
   it('says so when the Last-Event-ID is beyond the newest event, then sends the last events and live ones', async () => {
-    const newest = (await h.f.services.store.events({ order: 'desc', limit: 1 }))[0]!.id;
+    const newest = (await h.f.store.events({ order: 'desc', limit: 1 }))[0]!.id;
     const res = await fetch(`${h.url}/events`, { headers: { 'last-event-id': String(newest + 1000) } });
     const liveSoon = setTimeout(() => void filler(1), 300);
     const frames = await read(res, (f) => f.some((x) => x.id > newest));
@@ -160,9 +160,9 @@ describe('EventFeed resuming further back than it replays (a real SQLite store)'
         })),
       );
     await commit(1);
-    const start = (await h.f.services.store.events({ order: 'desc', limit: 1 }))[0]!.id;
+    const start = (await h.f.store.events({ order: 'desc', limit: 1 }))[0]!.id;
     await commit(1800);
-    const feed = new EventFeed(h.f.services.store, new MemoryBus(), { perIp: 8, total: 8, replayMax: 1000 });
+    const feed = new EventFeed(h.f.store, new MemoryBus(), { perIp: 8, total: 8, replayMax: 1000 });
     const server = http.createServer((req, res) => {
       res.writeHead(200, { 'content-type': 'text/event-stream' });
       void feed.attach(res, req.socket.remoteAddress ?? '', {}, start);

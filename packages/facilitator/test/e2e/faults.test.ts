@@ -168,7 +168,7 @@ describe('the standalone ledger goes down and comes back (LEDGER_URL)', () => {
     expectUnavailable(await call(`${h.url}/accounts/${a.keys.address}`), 'LEDGER_UNAVAILABLE', 'ledger');
     expectUnavailable(await call(`${h.url}/float`), 'LEDGER_UNAVAILABLE', 'ledger');
     expectUnavailable(await post(`${h.url}/channels/${c.channelId}/claim`), 'LEDGER_UNAVAILABLE', 'ledger');
-    const report = signReport(a.keys, h.f.services.ledgerInfo.passphrase, {
+    const report = signReport(a.keys, h.f.ledgerInfo.passphrase, {
       account: a.keys.address,
       tx: 'ab'.repeat(32),
     });

@@ -140,11 +140,7 @@ describe('payFetch against a seller that names itself as the facilitator', () =>
     received.length = 0;
     const buyer = await h.buyer({ deposit: 5_000_000n });
     // The seller's terms name the real facilitator here: its receipts verify.
-    const res = await payFetch(
-      `${sellerUrl}/paid`,
-      {},
-      { signer: buyer.signer, trustedSigners: [h.f.services.keys.address] },
-    );
+    const res = await payFetch(`${sellerUrl}/paid`, {}, { signer: buyer.signer, trustedSigners: [h.f.address] });
     expect(res.status).toBe(500);
     expect(res.payment?.receipt.cumulative).toBe('5000');
     expect(buyer.signer.cumulative).toBe(5000n);

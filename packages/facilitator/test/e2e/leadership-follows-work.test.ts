@@ -55,12 +55,12 @@ describe.runIf(enabled)('a leader cut off from its database', () => {
     const cutOff = await startHarness({ ...env, DATABASE_URL: relay.url });
     harnesses.push(cutOff);
     const until = Date.now() + 10_000;
-    while (!cutOff.f.services.leadership.isLeader && Date.now() < until) await sleep(50);
-    expect(cutOff.f.services.leadership.isLeader).toBe(true);
+    while (!cutOff.f.leadership.isLeader && Date.now() < until) await sleep(50);
+    expect(cutOff.f.leadership.isLeader).toBe(true);
     const healthy = await startHarness({ ...env, DATABASE_URL: db.url });
     harnesses.push(healthy);
     await sleep(1500);
-    expect(healthy.f.services.leadership.isLeader).toBe(false);
+    expect(healthy.f.leadership.isLeader).toBe(false);
 
     const payTo = randomKeypair().address;
     relay.silence();
@@ -81,11 +81,11 @@ describe.runIf(enabled)('a leader cut off from its database', () => {
           'claimed'
         ],
       );
-      if (healthy.f.services.leadership.isLeader && claimed === '5000') break;
+      if (healthy.f.leadership.isLeader && claimed === '5000') break;
       await sleep(200);
     }
     const tookMs = Date.now() - cutAt;
-    expect(healthy.f.services.leadership.isLeader).toBe(true);
+    expect(healthy.f.leadership.isLeader).toBe(true);
     expect(claimed).toBe('5000');
     const health = await fetch(`${cutOff.url}/health`);
     expect(health.status).toBe(503);

@@ -149,13 +149,13 @@ describe('a facilitator restarted while its ledger is down (LEDGER_URL)', () => 
       const reqs = {
         scheme: 'channel',
         network: 'stellar:local',
-        asset: f!.services.ledgerInfo.contracts.asset,
+        asset: f!.ledgerInfo.contracts.asset,
         payTo: seller.address,
         amount: '5000',
         unit: 'request',
         maxTimeoutSeconds: 60,
         extra: {
-          channelContract: f!.services.ledgerInfo.contracts.channel,
+          channelContract: f!.ledgerInfo.contracts.channel,
           minDeposit: '0',
           facilitator: url,
           areFeesSponsored: true,

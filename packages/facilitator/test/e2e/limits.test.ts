@@ -177,7 +177,7 @@ describe('headers and parser-level refusals', () => {
       ['DELETE', '/settle', 'POST'],
       ['POST', '/channels/1', 'GET, HEAD'],
       ['PATCH', '/streams/ab/wait', 'POST'],
-      ['POST', `/accounts/${h.f.services.keys.address}/ledger`, 'GET, HEAD'],
+      ['POST', `/accounts/${h.f.address}/ledger`, 'GET, HEAD'],
       ['PUT', '/streams/ab', 'DELETE'],
     ];
     for (const [method, path, allow] of cases) {

@@ -130,7 +130,7 @@ describe('@svc/meter on Express 5 and node:http', () => {
           amount: '5000',
           maxTimeoutSeconds: 60,
           extra: {
-            receiverAuthorizer: h.f.services.keys.address,
+            receiverAuthorizer: h.f.address,
             channelContract: info.contracts.channel,
             facilitator: h.url,
             minDeposit: '5000000',

@@ -96,7 +96,7 @@ describe('GET /metrics with METRICS_TOKEN', () => {
       maxTimeoutSeconds: terms.maxTimeoutSeconds,
       extra: {
         ...terms.extra,
-        receiverAuthorizer: h.f.services.keys.address,
+        receiverAuthorizer: h.f.address,
         unit: 'request',
         unitPrice: terms.amount,
       },

@@ -33,7 +33,7 @@ describe('a channel paid on before the watcher sees it open (LEDGER_URL, watcher
   });
 
   const typesOf = async (channelId: bigint) =>
-    (await h.f.services.store.events({ channelId, order: 'asc', limit: 100 })).map((e) => e.type);
+    (await h.f.store.events({ channelId, order: 'asc', limit: 100 })).map((e) => e.type);
 
   it('records the opening before the first payment, and once when the watcher gets there', async () => {
     const seller = randomKeypair();
@@ -63,7 +63,7 @@ describe('a channel paid on before the watcher sees it open (LEDGER_URL, watcher
     const seller = randomKeypair();
     const b = await h.buyer({ payee: seller.address });
     await h.f.watcher.tick();
-    expect(await h.f.services.store.getIdempotent(`opened:${b.channelId}`)).not.toBeNull();
+    expect(await h.f.store.getIdempotent(`opened:${b.channelId}`)).not.toBeNull();
     expect(
       (await h.verify(b.signer.sign(1000n), h.requirements({ payTo: seller.address, amount: '1000' }))).body['isValid'],
     ).toBe(true);
@@ -88,11 +88,11 @@ describe('a channel paid on before the watcher sees it open (LEDGER_URL, watcher
     });
     expect(claim.status).toBe('SUCCESS');
     await h.f.watcher.tick();
-    const claimed = await h.f.services.store.events({ channelId: b.channelId, types: ['channel.claimed'], limit: 10 });
+    const claimed = await h.f.store.events({ channelId: b.channelId, types: ['channel.claimed'], limit: 10 });
     expect(claimed.map((e) => e.data)).toEqual([
       expect.objectContaining({ amount: '5000', cumulative: '5000', vouchersCovered: 5, tx: claim.hash }),
     ]);
-    const record = await h.f.services.store.getChannel(b.channelId);
+    const record = await h.f.store.getChannel(b.channelId);
     expect(record).toMatchObject({ claimed: 5000n, vouchers: 5, vouchersClaimed: 5 });
   });
 });

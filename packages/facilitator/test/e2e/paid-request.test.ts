@@ -27,7 +27,7 @@ describe.each([
   it(`pays ${PAYMENTS} times; every answer is 200 with a receipt that verifies offline`, async () => {
     const signers = (await (await fetch(`${h.url}/supported`)).json()) as { signers: Record<string, string[]> };
     const trusted = Object.values(signers.signers).flat();
-    expect(trusted).toEqual([h.f.services.keys.address]);
+    expect(trusted).toEqual([h.f.address]);
     let previous = 0n;
     for (let i = 1; i <= PAYMENTS; i++) {
       const res = await payFetch(`${h.url}/demo/book`, {}, { signer: buyer.signer });
@@ -64,7 +64,7 @@ describe.each([
     await h.f.watcher.tick();
     const view = (await (await fetch(`${h.url}/channels/${buyer.channelId}`)).json()) as Record<string, unknown>;
     expect(view).toMatchObject({ claimed: earned.toString(), unclaimed: '0', vouchersSinceClaim: 0 });
-    const claims = await h.f.services.store.events({ limit: 10, types: ['channel.claimed'] });
+    const claims = await h.f.store.events({ limit: 10, types: ['channel.claimed'] });
     expect(claims).toHaveLength(1);
     expect(claims[0]!.data).toMatchObject({ amount: earned.toString(), vouchersCovered: PAYMENTS });
   });

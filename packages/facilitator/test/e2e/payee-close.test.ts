@@ -63,7 +63,7 @@ describe('a payee closes on the facilitator’s own ledger', () => {
     ]);
     expect(r.receivables).toMatchObject({ total: '0', channels: [] });
     // The close says what it cost the seller.
-    const events = await h.f.services.store.events({ channelId: b.channelId, types: ['channel.closed'], limit: 10 });
+    const events = await h.f.store.events({ channelId: b.channelId, types: ['channel.closed'], limit: 10 });
     expect(events.map((e) => e.data['lost'])).toEqual(['10000']);
   });
 });

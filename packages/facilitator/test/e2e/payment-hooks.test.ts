@@ -50,8 +50,7 @@ describe('the payment hooks', () => {
     const forged = { ...b.signer.next(5000n), signature: 'ab'.repeat(64) };
     expect((await h.verify(forged)).body['invalidReason']).toBe('VOUCHER_BAD_SIGNATURE');
     // Recorded off the answer's path: it may land just after the answer.
-    const rejected = () =>
-      h.f.services.store.events({ limit: 10, channelId: b.channelId, types: ['voucher.rejected'] });
+    const rejected = () => h.f.store.events({ limit: 10, channelId: b.channelId, types: ['voucher.rejected'] });
     await until(async () => (await rejected()).length > 0, 5000, 25);
     const events = await rejected();
     expect(events).toHaveLength(1);

@@ -63,7 +63,7 @@ describe('reason codes at /verify', () => {
     expect((err as LedgerError).code).toBe(27);
     // Defence in depth: a record holding the identity key (as a compromised store might) accepts nothing.
     const reqs = h.requirements();
-    await h.f.services.store.write([
+    await h.f.store.write([
       {
         op: 'channel.insert',
         channel: {
@@ -225,7 +225,7 @@ describe('reason codes at /verify', () => {
     const otherKey = await h.verify(v, undefined, { 'idempotency-key': 'req-2' });
     expect(otherKey.body['invalidReason']).toBe('VOUCHER_NOT_INCREASING');
     // The record keeps what rebuilds the answer (its receipt is stored beside it), not the ~1.5 KB answer.
-    const record = await h.f.services.store.getIdempotent('verify:req-1');
+    const record = await h.f.store.getIdempotent('verify:req-1');
     const receipt = (first.body['extra'] as { receipt: { receipt: { id: string } } }).receipt.receipt;
     expect(JSON.parse(record!.response)).toMatchObject({ receiptId: receipt.id });
     expect(record!.response.length).toBeLessThan(200);
@@ -237,7 +237,7 @@ describe('reason codes at /verify', () => {
     const first = await h.verify(v);
     expect(first.body['isValid']).toBe(true);
     const answer = (first.body['extra'] as { receipt: Record<string, unknown> }).receipt;
-    const write = await h.f.services.store.write([
+    const write = await h.f.store.write([
       {
         op: 'idempotency',
         key: 'verify:kept-whole',

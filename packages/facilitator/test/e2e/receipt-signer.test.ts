@@ -101,7 +101,7 @@ describe('svc start refuses a key that is not its store’s signer', () => {
   it('a store written before signers were recorded: its newest receipt names the signer', async () => {
     const dataDir = tmp();
     const h = await startHarness({ DATA_DIR: dataDir, DEMO: 'off' });
-    const signer = h.f.services.keys.address;
+    const signer = h.f.address;
     const b = await h.buyer();
     expect((await h.verify(b.signer.sign(5000n))).body).toMatchObject({ isValid: true });
     await h.close();
@@ -115,8 +115,8 @@ describe('svc start refuses a key that is not its store’s signer', () => {
     );
     fs.writeFileSync(path.join(dataDir, 'facilitator.secret'), secret, { mode: 0o600 });
     const again = await createFacilitator({ config: config(dataDir) });
-    expect(again.services.keys.address).toBe(signer);
-    expect(await again.services.store.getMeta(SIGNER_META)).toBe(signer);
+    expect(again.address).toBe(signer);
+    expect(await again.store.getMeta(SIGNER_META)).toBe(signer);
     await again.close();
   }, 60_000);
 
@@ -140,11 +140,11 @@ describe('svc start refuses a key that is not its store’s signer', () => {
       const winner = up[0]!.value;
       expect(String(refused[0]!.reason)).toMatch(
         new RegExp(
-          `FACILITATOR_SECRET is the key of G[A-Z2-7]{55}, but this store's receipts are signed by ${winner.services.keys.address}`,
+          `FACILITATOR_SECRET is the key of G[A-Z2-7]{55}, but this store's receipts are signed by ${winner.address}`,
         ),
       );
       // Another instance with the signer's key joins.
-      const same = await on(winner.services.keys.address === addressOf(a) ? a : b);
+      const same = await on(winner.address === addressOf(a) ? a : b);
       await same.close();
       await winner.close();
     } finally {
@@ -158,7 +158,7 @@ describe('svc rotate-key: a new signer on purpose', () => {
   it('the new key signs, /supported lists the old signer after it so its receipts still verify (the sdk’s check included), and old seller tokens stop working', async () => {
     const dataDir = tmp();
     const h1 = await startHarness({ DATA_DIR: dataDir, DEMO: 'off' });
-    const old = h1.f.services.keys.address;
+    const old = h1.f.address;
     const b = await h1.buyer();
     const paid = await h1.verify(b.signer.sign(5000n));
     const before = paid.body['receipt'] as Receipt;
@@ -177,7 +177,7 @@ describe('svc rotate-key: a new signer on purpose', () => {
 
     const h2 = await startHarness({ DATA_DIR: dataDir, DEMO: 'off' });
     try {
-      expect(h2.f.services.keys.address).toBe(fresh);
+      expect(h2.f.address).toBe(fresh);
       const s = await supported(h2.url);
       expect(s.signers).toEqual({ 'stellar:*': [fresh, old] });
       expect(s.kinds.map((k) => k.extra.receiptSigner)).toEqual([fresh, fresh, fresh]);

@@ -39,12 +39,12 @@ describe('receipts', () => {
       receipt: unknown;
       attestation: unknown;
     };
-    expect(verifyReceipt(fetched.receipt, [h.f.services.keys.address])).toEqual({ ok: true });
+    expect(verifyReceipt(fetched.receipt, [h.f.address])).toEqual({ ok: true });
     expect(fetched.attestation).toBeNull();
     expect(await (await fetch(`${h.url}/receipts/${page1.receipts[0]!.id}/verify`)).json()).toEqual({
       valid: true,
       reason: null,
-      signer: h.f.services.keys.address,
+      signer: h.f.address,
       signedByThisFacilitator: true,
     });
     const byPayee = (await (await fetch(`${h.url}/receipts?payee=${b.payee}&limit=200`)).json()) as {
@@ -226,9 +226,7 @@ describe('accounts, stats and reports', () => {
     ).json()) as typeof body;
     expect(again).toEqual({ ...body, repeated: true });
     expect(
-      (await h.f.services.store.events({ types: ['payment.exact'], limit: 10 })).filter(
-        (e) => e.data['tx'] === paid.hash,
-      ),
+      (await h.f.store.events({ types: ['payment.exact'], limit: 10 })).filter((e) => e.data['tx'] === paid.hash),
     ).toHaveLength(1);
     expect((await report({ account: payee.address, tx: paid.hash, kind: 'payment' }, payee)).status).toBe(403);
     expect((await report({ account: payer.address, tx: 'ab'.repeat(32), kind: 'payment' })).status).toBe(422);
@@ -270,9 +268,7 @@ describe('accounts, stats and reports', () => {
     expect(forged.status).toBe(403);
     expect(await forged.json()).toMatchObject({ error: 'FORBIDDEN', message: expect.stringMatching(/not signed by/) });
     expect(
-      (await h.f.services.store.events({ types: ['chain.rejected'], limit: 200 })).filter(
-        (e) => e.data['tx'] === failed.tx,
-      ),
+      (await h.f.store.events({ types: ['chain.rejected'], limit: 200 })).filter((e) => e.data['tx'] === failed.tx),
     ).toEqual([]);
     // The victim's own report is the first, with its own words.
     const own = (await (

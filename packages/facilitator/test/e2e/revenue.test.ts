@@ -266,7 +266,7 @@ describe('seller revenue after a scripted day', () => {
       expect(r.receivables.total).toBe(r.totals.receivable);
       expect(sum(r.receivables.channels.map((c) => c.amount))).toBe(BigInt(r.totals.receivable));
       for (const c of r.receivables.channels) {
-        const record = await h.f.services.store.getChannel(BigInt(c.channelId));
+        const record = await h.f.store.getChannel(BigInt(c.channelId));
         expect(BigInt(c.amount)).toBe(record!.lastAccepted - record!.claimed);
       }
     }

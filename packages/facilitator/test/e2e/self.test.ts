@@ -261,7 +261,7 @@ describe('GET /llms.txt', () => {
       info.passphrase,
       info.contracts.asset,
       info.contracts.channel,
-      h.f.services.keys.address,
+      h.f.address,
       `${h.url}/openapi.json`,
     ])
       expect(text).toContain(value);

@@ -38,7 +38,7 @@ describe('POST /sellers/:payTo/token', () => {
     const now = Date.now();
     const req = {
       network: 'stellar:local',
-      facilitator: o.facilitator ?? h.f.services.keys.address,
+      facilitator: o.facilitator ?? h.f.address,
       payTo: keys.address,
       ts: new Date(o.ts ?? now).toISOString(),
       expiresAt: new Date(o.expires ?? now + 30 * DAY).toISOString(),
@@ -89,7 +89,7 @@ describe('POST /sellers/:payTo/token', () => {
     });
     const past = signed(keys, { expires: Date.now() - 1000 });
     expect((await request(keys.address, past.body)).status).toBe(400);
-    const contract = h.f.services.ledgerInfo.contracts.channel;
+    const contract = h.f.ledgerInfo.contracts.channel;
     expect((await request(contract, body)).status).toBe(400);
     expect((await request(keys.address, { ...body, signature: 'zz' })).status).toBe(400);
   });

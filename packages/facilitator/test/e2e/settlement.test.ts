@@ -85,7 +85,7 @@ describe('the claim scheduler and the ledger watcher', () => {
     await h.f.watcher.tick();
     view = (await (await fetch(`${h.url}/channels/${b.channelId}`)).json()) as Record<string, unknown>;
     expect(view).toMatchObject({ status: 'closed', refunded: '100000' });
-    const events = await h.f.services.store.events({ channelId: b.channelId, limit: 10 });
+    const events = await h.f.store.events({ channelId: b.channelId, limit: 10 });
     expect(events.map((e) => e.type)).toEqual(['channel.opened', 'channel.topped_up', 'channel.closed']);
     expect(events.every((e) => e.accounts.includes(b.keys.address))).toBe(true);
   });
@@ -103,7 +103,7 @@ describe('the claim scheduler and the ledger watcher', () => {
     await h.f.watcher.tick();
     const view = (await (await fetch(`${h.url}/channels/${b.channelId}`)).json()) as Record<string, unknown>;
     expect(view).toMatchObject({ claimed: '7000', unclaimed: '0' });
-    const claims = await h.f.services.store.events({ channelId: b.channelId, types: ['channel.claimed'], limit: 5 });
+    const claims = await h.f.store.events({ channelId: b.channelId, types: ['channel.claimed'], limit: 5 });
     expect(claims).toHaveLength(1);
     expect(claims[0]!.source).toBe('ledger');
   });
@@ -139,7 +139,7 @@ describe('catching up after downtime', () => {
 
     const first = await createFacilitator({ config, ledger: { ...wrap(ledger), close: () => Promise.resolve() } });
     await first.listen();
-    expect((await first.services.store.getChannel(channelId))?.deposit).toBe(1_000_000n);
+    expect((await first.store.getChannel(channelId))?.deposit).toBe(1_000_000n);
     await first.close();
 
     // While it is down: a top-up, and a claim by the payee with a voucher.
@@ -149,9 +149,9 @@ describe('catching up after downtime', () => {
 
     const second = await createFacilitator({ config, ledger });
     await second.listen();
-    const record = await second.services.store.getChannel(channelId);
+    const record = await second.store.getChannel(channelId);
     expect(record).toMatchObject({ deposit: 1_500_000n, claimed: 40_000n });
-    const types = (await second.services.store.events({ channelId, limit: 10 })).map((e) => e.type);
+    const types = (await second.store.events({ channelId, limit: 10 })).map((e) => e.type);
     expect(types).toEqual(['channel.opened', 'channel.topped_up', 'channel.claimed']);
     await second.close();
   });

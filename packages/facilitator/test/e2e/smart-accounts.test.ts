@@ -96,7 +96,7 @@ describe('smart accounts', () => {
     expect((await reportOf(frozen)).data).toMatchObject({ code: 3, codeName: 'ACCOUNT_FROZEN' });
     await h.ledger.freeze({ owner, account, frozen: false });
     await h.f.watcher.tick();
-    const events = (await h.f.services.store.events({ account, types: ['account.frozen'], limit: 10 })).map(
+    const events = (await h.f.store.events({ account, types: ['account.frozen'], limit: 10 })).map(
       (e) => e.data['frozen'],
     );
     expect(events).toEqual([true, false]);

@@ -47,7 +47,7 @@ async function start(dataDir: string, env: Record<string, string> = {}): Promise
 }
 
 async function verify(r: Running, payTo: string, payload: ChannelPayload) {
-  const info = r.f.services.ledgerInfo;
+  const info = r.f.ledgerInfo;
   const reqs = {
     scheme: 'channel',
     network: info.network,

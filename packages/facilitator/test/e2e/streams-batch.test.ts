@@ -109,10 +109,10 @@ describe('streams paid with batch-settlement through an external seller', () => 
     const receipts = await receiptsOf(b);
     expect(receipts).toHaveLength(6);
     expect(receipts.reduce((sum, r) => sum + BigInt(r.amount), 0n)).toBe(9000n);
-    const signers = [h.f.services.keys.address];
+    const signers = [h.f.address];
     for (const r of receipts) expect(verifyReceipt(r as never, signers).ok).toBe(true);
     // Each slice's acceptance, and each session's start and end, say the scheme.
-    const events = await h.f.services.store.events({
+    const events = await h.f.store.events({
       channelId: b.channelId,
       types: ['voucher.accepted', 'stream.started', 'stream.ended'],
       limit: 50,
@@ -150,7 +150,7 @@ describe('streams paid with batch-settlement through an external seller', () => 
     });
     expect(run.scheme).toBe('batch-settlement');
     expect(run.ended).toMatchObject({ reason: 'done', units: 2, charged: '2000' });
-    expect(wallet.channels.map((c) => c.receiverAuthorizer)).toEqual([h.f.services.keys.address]);
+    expect(wallet.channels.map((c) => c.receiverAuthorizer)).toEqual([h.f.address]);
   });
 });
 
@@ -274,7 +274,7 @@ describe('the session API of a batch-settlement stream', () => {
       maxTimeoutSeconds: terms.maxTimeoutSeconds,
       extra: {
         ...terms.extra,
-        receiverAuthorizer: h.f.services.keys.address,
+        receiverAuthorizer: h.f.address,
         unit: 'second',
         unitPrice: '1000',
       },

@@ -113,7 +113,7 @@ describe('streams through an external seller', () => {
     // Never more than one slice paid beyond what was received.
     for (const p of paidWhen)
       expect(p.paid - BigInt(p.received) * PER_SECOND).toBeLessThanOrEqual(PER_SECOND * BigInt(SLICE_SECONDS));
-    const events = await h.f.services.store.events({
+    const events = await h.f.store.events({
       channelId: b.channelId,
       types: ['stream.started', 'stream.ended'],
       limit: 10,
@@ -186,7 +186,7 @@ describe('streams through an external seller', () => {
     expect(fifth.status).toBe(429);
     expect(Number(fifth.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
     expect(await fifth.json()).toMatchObject({ error: 'RATE_LIMITED' });
-    expect((await h.f.services.store.getChannel(b.channelId))?.lastAccepted).toBe(8000n);
+    expect((await h.f.store.getChannel(b.channelId))?.lastAccepted).toBe(8000n);
     for (const r of open) await r.body?.cancel();
   });
 });
@@ -302,7 +302,7 @@ describe('the session API', () => {
     expect(refused.status).toBe(409);
     const ended = await post(`/streams/${opened.streamId}`, { reason: 'done', units: 3 }, 'DELETE');
     expect(await ended.json()).toMatchObject({ charged: '4000', vouchers: 2, reason: 'TIMEOUT', units: 3 });
-    const once = await h.f.services.store.events({ types: ['stream.ended'], limit: 100 });
+    const once = await h.f.store.events({ types: ['stream.ended'], limit: 100 });
     expect(once.filter((e) => e.data['streamId'] === opened.streamId)).toHaveLength(1);
   });
 
@@ -331,8 +331,8 @@ describe('the session API', () => {
       source: 'facilitator',
       message: expect.stringMatching(/already paid and waiting.*next payment-required/),
     });
-    expect((await h.f.services.store.getChannel(b.channelId))?.lastAccepted).toBe(4000n);
-    expect(await h.f.services.store.getStream(s.streamId)).toMatchObject({ charged: 4000n, vouchers: 2 });
+    expect((await h.f.store.getChannel(b.channelId))?.lastAccepted).toBe(4000n);
+    expect(await h.f.store.getStream(s.streamId)).toMatchObject({ charged: 4000n, vouchers: 2 });
     expect(await s.wait()).toMatchObject({ kind: 'paid', requiredCumulative: '6000' });
     // Once the wait took it, the same voucher pays the next slice, and the next wait hears it.
     expect((await s.slice(6000n)).status).toBe(200);
@@ -346,8 +346,8 @@ describe('the session API', () => {
     const s = await session(b);
     const answers = await Promise.all([s.slice(4000n), s.slice(6000n)]);
     expect(answers.map((r) => r.status).sort()).toEqual([200, 409]);
-    expect((await h.f.services.store.getChannel(b.channelId))?.lastAccepted).toBe(4000n);
-    expect(await h.f.services.store.getStream(s.streamId)).toMatchObject({ charged: 4000n, vouchers: 2 });
+    expect((await h.f.store.getChannel(b.channelId))?.lastAccepted).toBe(4000n);
+    expect(await h.f.store.getStream(s.streamId)).toMatchObject({ charged: 4000n, vouchers: 2 });
     expect(await s.wait()).toMatchObject({ kind: 'paid', requiredCumulative: '6000' });
   });
 
@@ -360,8 +360,8 @@ describe('the session API', () => {
       error: 'CONFLICT',
       message: expect.stringMatching(/adds 6000, more than one slice \(2000\).*requiredCumulative/),
     });
-    expect((await h.f.services.store.getChannel(b.channelId))?.lastAccepted).toBe(2000n);
-    expect(await h.f.services.store.getStream(s.streamId)).toMatchObject({
+    expect((await h.f.store.getChannel(b.channelId))?.lastAccepted).toBe(2000n);
+    expect(await h.f.store.getStream(s.streamId)).toMatchObject({
       charged: 2000n,
       vouchers: 1,
       pendingReceiptId: null,
@@ -399,7 +399,7 @@ describe('the session API', () => {
     const b = await h.buyer({ payee: payee.address });
     const opened = (await (await open(b, await firstSlice(b))).json()) as { streamId: string };
     await sleep(1800);
-    const s = await h.f.services.store.getStream(opened.streamId);
+    const s = await h.f.store.getStream(opened.streamId);
     expect(s).toMatchObject({ status: 'ended', reason: 'ABORTED', charged: 2000n });
     expect(await (await post(`/streams/${opened.streamId}/wait`, {})).json()).toEqual({ kind: 'aborted' });
   });
@@ -408,7 +408,7 @@ describe('the session API', () => {
     const b = await h.buyer({ payee: payee.address });
     const receiptId = await firstSlice(b);
     // Receipt ids are public: the stranger read this one from the event feed.
-    const seen = await h.f.services.store.events({ types: ['voucher.accepted'], channelId: b.channelId, limit: 10 });
+    const seen = await h.f.store.events({ types: ['voucher.accepted'], channelId: b.channelId, limit: 10 });
     expect(seen.map((e) => e.data['receiptId'])).toContain(receiptId);
     const body = {
       channelId: b.channelId.toString(),
@@ -434,7 +434,7 @@ describe('the session API', () => {
     expect(opened.status).toBe(200);
     const { streamId } = (await opened.json()) as { streamId: string };
     // The stream id is public too (stream.started): still nobody else's to wait on or end.
-    const started = await h.f.services.store.events({ types: ['stream.started'], channelId: b.channelId, limit: 10 });
+    const started = await h.f.store.events({ types: ['stream.started'], channelId: b.channelId, limit: 10 });
     expect(started.map((e) => e.data['streamId'])).toContain(streamId);
     expect(
       (
@@ -449,7 +449,7 @@ describe('the session API', () => {
     expect((await post(`/streams/${streamId}`, { reason: 'done', units: 0 }, 'DELETE', strangerToken)).status).toBe(
       403,
     );
-    expect(await h.f.services.store.getStream(streamId)).toMatchObject({ status: 'open' });
+    expect(await h.f.store.getStream(streamId)).toMatchObject({ status: 'open' });
     expect(await (await post(`/streams/${streamId}`, { reason: 'done', units: 0 }, 'DELETE')).json()).toMatchObject({
       reason: 'done',
     });

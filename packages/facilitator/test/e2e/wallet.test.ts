@@ -71,7 +71,7 @@ describe('a Wallet asked for channels bound to a receiver authorizer (batch-sett
     const wallet = Wallet.open({ file, ledgerUrl: `${h.url}/ledger` });
     const terms = decodeJsonHeader((await fetch(`${h.url}/demo/book`)).headers.get('payment-required')!);
     const accept = (terms.ok ? (terms.value as PaymentRequired) : null)!.accepts.filter(isChannelTerms)[0]!;
-    const authorizer = h.f.services.keys.address;
+    const authorizer = h.f.address;
 
     const bound = await wallet.signerFor(accept, 1n, { receiverAuthorizer: authorizer });
     expect(bound.receiverAuthorizer).toBe(authorizer);

@@ -69,7 +69,7 @@ describe('GET /supported, POST /settle', () => {
       [1, 'channel', 'stellar:local'],
       [2, 'batch-settlement', 'stellar:local'],
     ]);
-    expect(body.kinds[2]!.extra).toEqual({ ...body.kinds[0]!.extra, receiverAuthorizer: h.f.services.keys.address });
+    expect(body.kinds[2]!.extra).toEqual({ ...body.kinds[0]!.extra, receiverAuthorizer: h.f.address });
     expect(body.kinds[0]!.extra).toEqual({
       asset: info.contracts.asset,
       assetCode: 'USDC',
@@ -77,9 +77,9 @@ describe('GET /supported, POST /settle', () => {
       channelContract: info.contracts.channel,
       areFeesSponsored: true,
       facilitator: h.url,
-      receiptSigner: h.f.services.keys.address,
+      receiptSigner: h.f.address,
     });
-    expect(body.signers).toEqual({ 'stellar:*': [h.f.services.keys.address] });
+    expect(body.signers).toEqual({ 'stellar:*': [h.f.address] });
     expect(body.extensions).toEqual(['bazaar']);
   });
 
@@ -90,7 +90,7 @@ describe('GET /supported, POST /settle', () => {
     // The spec's answer, { isValid, receipt }: the signed receipt at the top, as under extra.
     const extra = verified.body['extra'] as { receipt: { receipt: Record<string, unknown> } };
     expect(verified.body['receipt']).toEqual(extra.receipt.receipt);
-    expect(verifyReceipt(verified.body['receipt'], [h.f.services.keys.address])).toEqual({ ok: true });
+    expect(verifyReceipt(verified.body['receipt'], [h.f.address])).toEqual({ ok: true });
     const settled = await settle(v);
     expect(settled).toMatchObject({
       success: true,
@@ -315,7 +315,7 @@ describe('a claim the ledger cannot take is retried with backoff and reported', 
       await f.scheduler.tick();
       expect(submits).toBe(3);
       expect((await ledger.getChannel(channelId))?.claimed).toBe(5000n);
-      const reports = await f.services.store.events({ types: ['chain.rejected'], limit: 10 });
+      const reports = await f.store.events({ types: ['chain.rejected'], limit: 10 });
       // Two failed attempts in one outage: reported once.
       expect(reports.map((e) => e.data['codeName'])).toEqual(['LEDGER_UNAVAILABLE']);
       await f.scheduler.tick();

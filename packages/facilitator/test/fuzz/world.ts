@@ -77,7 +77,7 @@ export async function startWorld(): Promise<World> {
     payee: buyers.verify.payee,
     asset: info.contracts.asset,
     channelContract: info.contracts.channel,
-    signer: h.f.services.keys.address,
+    signer: h.f.address,
     stranger: stranger.address,
     faucetTx: grant.hash,
     ...Object.fromEntries(

@@ -142,7 +142,7 @@ export async function startHarness(
         payee,
         deposit: o.deposit ?? 5_000_000n,
         ...(o.expiryLedger === undefined ? {} : { expiryLedger: o.expiryLedger }),
-        ...(o.batch ? { receiverAuthorizer: f.services.keys.address } : {}),
+        ...(o.batch ? { receiverAuthorizer: f.address } : {}),
       });
       return {
         keys: opened.payer,
