@@ -25,6 +25,7 @@ import type {
 } from '@svc/core';
 import { BATCH_SCHEME, batchCode, batchCodeOf } from '@svc/core';
 import type { ChannelRecord, Store, WriteOp } from '../store/port.js';
+import { acceptedEvent } from './accepted-event.js';
 import type { CachedChannel, ChannelBook } from './channel-book.js';
 import type { Clock } from './clock.js';
 import type { EventLog } from './event-log.js';
@@ -393,7 +394,7 @@ export class BatchPayments {
         at,
       },
       { op: 'receipt', receipt },
-      acceptedEvent(receipt, latencyMs),
+      acceptedEvent(receipt, latencyMs, BATCH_SCHEME),
     ];
     const extra = input.extraOps?.({ receipt }) ?? [];
     ops.push(...extra);
@@ -705,31 +706,6 @@ function envelope(receipt: Receipt, remaining: bigint, latencyMs: number): Payme
     remaining: formatUnits(remaining),
     latencyMs,
     receipt,
-  };
-}
-
-function acceptedEvent(receipt: Receipt, latencyMs: number): WriteOp {
-  return {
-    op: 'event',
-    event: {
-      type: 'voucher.accepted',
-      source: 'facilitator',
-      ts: receipt.ts,
-      channelId: BigInt(receipt.channelId),
-      accounts: [receipt.payer, receipt.payee],
-      data: {
-        channelId: receipt.channelId,
-        payer: receipt.payer,
-        payee: receipt.payee,
-        cumulative: receipt.cumulative,
-        delta: receipt.amount,
-        unit: receipt.unit,
-        resource: receipt.resource,
-        latencyMs,
-        receiptId: receipt.id,
-        scheme: BATCH_SCHEME,
-      },
-    },
   };
 }
 

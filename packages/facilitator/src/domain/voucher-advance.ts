@@ -6,6 +6,7 @@
 import { formatUnits, signReceipt, signReceiptAsync } from '@svc/core';
 import type { Keypair, PaymentResponse, Receipt, ReceiptBody } from '@svc/core';
 import type { ChannelRecord, WriteOp } from '../store/port.js';
+import { acceptedEvent } from './accepted-event.js';
 import { refusalOf, withoutForeignKey } from './advance-refusals.js';
 import type { AdvanceRefusal } from './advance-refusals.js';
 import type { CachedChannel, ChannelBook } from './channel-book.js';
@@ -107,27 +108,7 @@ export class VoucherAdvance {
         at: receipt.ts,
       },
       { op: 'receipt', receipt },
-      {
-        op: 'event',
-        event: {
-          type: 'voucher.accepted',
-          source: 'facilitator',
-          ts: receipt.ts,
-          channelId: payment.channelId,
-          accounts: [receipt.payer, receipt.payee],
-          data: {
-            channelId: receipt.channelId,
-            payer: receipt.payer,
-            payee: receipt.payee,
-            cumulative: receipt.cumulative,
-            delta: receipt.amount,
-            unit: receipt.unit,
-            resource: receipt.resource,
-            latencyMs,
-            receiptId: receipt.id,
-          },
-        },
-      },
+      acceptedEvent(receipt, latencyMs),
     ];
     if (input.paymentId) {
       const first: FirstAnswer = {
