@@ -423,7 +423,13 @@ export class BatchPayments {
         latencyMs,
       };
       ops.push(
-        this.ids.record(input.requirements.payTo, input.paymentId, idFingerprint(input), JSON.stringify(kept), at),
+        this.ids.record(
+          input.requirements.payTo,
+          input.paymentId,
+          paymentIdFingerprint(input.requirements.scheme, input),
+          JSON.stringify(kept),
+          at,
+        ),
       );
     }
     let written = await this.deps.events.commit(ops);
@@ -517,7 +523,11 @@ export class BatchPayments {
    */
   private async named(input: BatchInput): Promise<BatchSettled | null> {
     if (!input.paymentId) return null;
-    const found = await this.ids.lookup(input.requirements.payTo, input.paymentId, idFingerprint(input));
+    const found = await this.ids.lookup(
+      input.requirements.payTo,
+      input.paymentId,
+      paymentIdFingerprint(input.requirements.scheme, input),
+    );
     if (found.kind === 'new') return null;
     if (found.kind === 'conflict') return { ok: false, code: found.code, message: found.message };
     return this.firstAnswer(found.response);
@@ -638,23 +648,6 @@ export function fingerprintOf(input: BatchInput): string {
     input.requestHash ?? '',
   ];
   return toHex(sha256(utf8(JSON.stringify(parts.map(String)))));
-}
-
-/** What a payment id is bound to: this payment, for this request, on these terms. */
-function idFingerprint(input: BatchInput): string {
-  const { payment, requirements } = input;
-  return paymentIdFingerprint({
-    scheme: requirements.scheme,
-    network: requirements.network,
-    asset: requirements.asset,
-    payTo: requirements.payTo,
-    channelId: payment.channelId.toString(),
-    cumulative: payment.cumulative.toString(),
-    signature: payment.signature,
-    resource: input.resource,
-    method: input.method,
-    requestHash: input.requestHash,
-  });
 }
 
 function reservedByOther(record: ChannelRecord, fingerprint: string, now: string): boolean {

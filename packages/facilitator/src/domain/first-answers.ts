@@ -6,8 +6,9 @@ import type { PaymentResponse } from '@svc/core';
 import type { Store } from '../store/port.js';
 import type { Clock } from './clock.js';
 import { answerOf } from './payment-response.js';
+import { paymentIdFingerprint } from './payment-ids.js';
 import type { PaymentIds } from './payment-ids.js';
-import { UNSERVED_BARRIER_KEY, fingerprint, idFingerprint, recoverKey, verifyKey } from './verify-keys.js';
+import { UNSERVED_BARRIER_KEY, fingerprint, recoverKey, verifyKey } from './verify-keys.js';
 import type { FirstAnswer } from './verify-keys.js';
 import type { VerifyInput, VerifyOutcome } from './verify-types.js';
 
@@ -30,7 +31,11 @@ export class FirstAnswers {
    */
   async named(input: VerifyInput): Promise<VerifyOutcome | null> {
     if (!input.paymentId) return null;
-    const found = await this.deps.ids.lookup(input.requirements.payTo, input.paymentId, idFingerprint(input));
+    const found = await this.deps.ids.lookup(
+      input.requirements.payTo,
+      input.paymentId,
+      paymentIdFingerprint('channel', input),
+    );
     if (found.kind === 'new') return null;
     if (found.kind === 'conflict') return { ok: false, code: found.code, message: found.message };
     const response = await this.firstAnswer(JSON.parse(found.response) as FirstAnswer);

@@ -13,8 +13,9 @@ import type { CachedChannel, ChannelBook } from './channel-book.js';
 import type { Clock } from './clock.js';
 import type { EventLog } from './event-log.js';
 import type { LatencyWindow } from './latency.js';
+import { paymentIdFingerprint } from './payment-ids.js';
 import type { PaymentIds } from './payment-ids.js';
-import { fingerprint, idFingerprint, verifyKey } from './verify-keys.js';
+import { fingerprint, verifyKey } from './verify-keys.js';
 import type { FirstAnswer } from './verify-keys.js';
 import type { VerifyInput } from './verify-types.js';
 
@@ -120,7 +121,7 @@ export class VoucherAdvance {
         this.deps.ids.record(
           input.requirements.payTo,
           input.paymentId,
-          idFingerprint(input),
+          paymentIdFingerprint('channel', input),
           JSON.stringify(first),
           receipt.ts,
         ),
