@@ -8,7 +8,7 @@
 //
 // The checks before the amounts are those of every payment (payment-checks.ts); the writes are the
 // store's compare-and-set ops `channel.reserve` and `channel.charge` (store/port.ts).
-import { formatUnits, sha256, signReceipt, signReceiptAsync, toHex, utf8 } from '@svc/core';
+import { formatUnits, sha256, toHex, utf8 } from '@svc/core';
 import type {
   BatchCode,
   BatchCodeName,
@@ -20,12 +20,11 @@ import type {
   PaymentRequirements,
   PaymentResponse,
   Receipt,
-  ReceiptBody,
   VoucherState,
 } from '@svc/core';
 import { BATCH_SCHEME, batchCode, batchCodeOf } from '@svc/core';
 import type { ChannelRecord, Store, WriteOp } from '../store/port.js';
-import { acceptedEvent } from './accepted-event.js';
+import { acceptedEvent, signedReceipt } from './accepted-receipt.js';
 import type { CachedChannel, ChannelBook } from './channel-book.js';
 import type { Clock } from './clock.js';
 import type { EventLog } from './event-log.js';
@@ -377,7 +376,12 @@ export class BatchPayments {
     const { payment } = input;
     const at = this.now();
     const charged = record.charged + input.amount;
-    const receipt = await this.receipt(record, input, charged, at);
+    const receipt = await signedReceipt(this.deps, record, input, {
+      unit: input.terms.unit,
+      amount: input.amount,
+      cumulative: charged,
+      ts: at,
+    });
     const after: ChannelRecord = { ...record, charged };
     const channelState = channelStateOf(after);
     const latencyMs = round2(performance.now() - started);
@@ -453,27 +457,6 @@ export class BatchPayments {
     await this.deps.store.write([{ op: 'channel.release', channelId: record.id, fingerprint }]);
     this.deps.book.invalidate(record.id);
     return { ok: true, payer, chargedAmount: 0n, channelState: channelStateOf(record), response: null };
-  }
-
-  private async receipt(record: ChannelRecord, input: BatchInput, charged: bigint, ts: string): Promise<Receipt> {
-    const body: ReceiptBody = {
-      v: 1,
-      network: this.deps.network,
-      signer: this.deps.signer.address,
-      channelId: record.id.toString(),
-      payer: record.payer,
-      payee: record.payee,
-      resource: input.resource,
-      method: input.method,
-      unit: input.terms.unit,
-      amount: formatUnits(input.amount),
-      cumulative: formatUnits(charged),
-      requestHash: input.requestHash,
-      ts,
-    };
-    return this.deps.signReceiptsInline
-      ? signReceipt(this.deps.signer, body)
-      : signReceiptAsync(this.deps.signer, body);
   }
 
   /**
