@@ -4,9 +4,9 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { afterAll, beforeAll } from 'vitest';
+import { afterAll, beforeAll, expect } from 'vitest';
 import { BATCH_SCHEME, channelTermsOf, randomKeypair, signLedgerTx } from '@svc/core';
-import type { BatchRequirements, Keypair, PaymentRequirements } from '@svc/core';
+import type { BatchRequirements, Keypair, PaymentRequirements, Receipt } from '@svc/core';
 import type { LocalLedger } from '@svc/ledger';
 import type { ChannelSigner } from '@svc/sdk';
 import { openAdapters } from '../../src/composition/adapters.js';
@@ -187,5 +187,38 @@ function requestOf(o: PaidRequest) {
     requestHash: o.requestHash ?? null,
     idempotencyKey: o.idempotencyKey ?? null,
     ...(o.paymentId === undefined ? {} : { paymentId: o.paymentId }),
+  };
+}
+
+/**
+ * The same payment for two requests at once (each its own resource), where one channel can take
+ * only one of them: checks that exactly one won, and returns the other's answer.
+ */
+export async function loserOfTwo<T extends { ok: boolean }>(pay: (request: PaidRequest) => Promise<T>): Promise<T> {
+  const both = await Promise.all(['http://seller.test/a', 'http://seller.test/b'].map((resource) => pay({ resource })));
+  expect(both.filter((answer) => answer.ok)).toHaveLength(1);
+  return both.find((answer) => !answer.ok)!;
+}
+
+/** The data of a channel's `voucher.accepted` events, oldest first. */
+export async function acceptedEventsOf(d: DomainFixture, channelId: bigint): Promise<Record<string, unknown>[]> {
+  const events = await d.services.store.events({ channelId, types: ['voucher.accepted'], limit: 10 });
+  return events.map((event) => event.data);
+}
+
+/** The data of a receipt's `voucher.accepted` event (accepted-receipt.ts): the receipt's figures, and what a scheme adds. */
+export function acceptedEventOf(receipt: Receipt, more: Record<string, unknown> = {}): Record<string, unknown> {
+  const { channelId, payer, payee, cumulative, unit, resource, amount: delta, id: receiptId } = receipt;
+  return {
+    channelId,
+    payer,
+    payee,
+    cumulative,
+    delta,
+    unit,
+    resource,
+    latencyMs: expect.any(Number),
+    receiptId,
+    ...more,
   };
 }
