@@ -8,7 +8,7 @@
 //
 // The checks before the amounts are those of every payment (payment-checks.ts); the writes are the
 // store's compare-and-set ops `channel.reserve` and `channel.charge` (store/port.ts).
-import { formatUnits, sha256, signReceipt, signReceiptAsync, toHex, utf8 } from '@svc/core';
+import { formatUnits, sha256, toHex, utf8 } from '@svc/core';
 import type {
   BatchCode,
   BatchCodeName,
@@ -20,11 +20,11 @@ import type {
   PaymentRequirements,
   PaymentResponse,
   Receipt,
-  ReceiptBody,
   VoucherState,
 } from '@svc/core';
 import { BATCH_SCHEME, batchCode, batchCodeOf } from '@svc/core';
 import type { ChannelRecord, Store, WriteOp } from '../store/port.js';
+import { acceptedEvent, signedReceipt } from './accepted-receipt.js';
 import type { CachedChannel, ChannelBook } from './channel-book.js';
 import type { Clock } from './clock.js';
 import type { EventLog } from './event-log.js';
@@ -376,7 +376,12 @@ export class BatchPayments {
     const { payment } = input;
     const at = this.now();
     const charged = record.charged + input.amount;
-    const receipt = await this.receipt(record, input, charged, at);
+    const receipt = await signedReceipt(this.deps, record, input, {
+      unit: input.terms.unit,
+      amount: input.amount,
+      cumulative: charged,
+      ts: at,
+    });
     const after: ChannelRecord = { ...record, charged };
     const channelState = channelStateOf(after);
     const latencyMs = round2(performance.now() - started);
@@ -393,7 +398,7 @@ export class BatchPayments {
         at,
       },
       { op: 'receipt', receipt },
-      acceptedEvent(receipt, latencyMs),
+      acceptedEvent(receipt, latencyMs, BATCH_SCHEME),
     ];
     const extra = input.extraOps?.({ receipt }) ?? [];
     ops.push(...extra);
@@ -422,7 +427,13 @@ export class BatchPayments {
         latencyMs,
       };
       ops.push(
-        this.ids.record(input.requirements.payTo, input.paymentId, idFingerprint(input), JSON.stringify(kept), at),
+        this.ids.record(
+          input.requirements.payTo,
+          input.paymentId,
+          paymentIdFingerprint(input.requirements.scheme, input),
+          JSON.stringify(kept),
+          at,
+        ),
       );
     }
     let written = await this.deps.events.commit(ops);
@@ -446,27 +457,6 @@ export class BatchPayments {
     await this.deps.store.write([{ op: 'channel.release', channelId: record.id, fingerprint }]);
     this.deps.book.invalidate(record.id);
     return { ok: true, payer, chargedAmount: 0n, channelState: channelStateOf(record), response: null };
-  }
-
-  private async receipt(record: ChannelRecord, input: BatchInput, charged: bigint, ts: string): Promise<Receipt> {
-    const body: ReceiptBody = {
-      v: 1,
-      network: this.deps.network,
-      signer: this.deps.signer.address,
-      channelId: record.id.toString(),
-      payer: record.payer,
-      payee: record.payee,
-      resource: input.resource,
-      method: input.method,
-      unit: input.terms.unit,
-      amount: formatUnits(input.amount),
-      cumulative: formatUnits(charged),
-      requestHash: input.requestHash,
-      ts,
-    };
-    return this.deps.signReceiptsInline
-      ? signReceipt(this.deps.signer, body)
-      : signReceiptAsync(this.deps.signer, body);
   }
 
   /**
@@ -516,7 +506,11 @@ export class BatchPayments {
    */
   private async named(input: BatchInput): Promise<BatchSettled | null> {
     if (!input.paymentId) return null;
-    const found = await this.ids.lookup(input.requirements.payTo, input.paymentId, idFingerprint(input));
+    const found = await this.ids.lookup(
+      input.requirements.payTo,
+      input.paymentId,
+      paymentIdFingerprint(input.requirements.scheme, input),
+    );
     if (found.kind === 'new') return null;
     if (found.kind === 'conflict') return { ok: false, code: found.code, message: found.message };
     return this.firstAnswer(found.response);
@@ -639,23 +633,6 @@ export function fingerprintOf(input: BatchInput): string {
   return toHex(sha256(utf8(JSON.stringify(parts.map(String)))));
 }
 
-/** What a payment id is bound to: this payment, for this request, on these terms. */
-function idFingerprint(input: BatchInput): string {
-  const { payment, requirements } = input;
-  return paymentIdFingerprint({
-    scheme: requirements.scheme,
-    network: requirements.network,
-    asset: requirements.asset,
-    payTo: requirements.payTo,
-    channelId: payment.channelId.toString(),
-    cumulative: payment.cumulative.toString(),
-    signature: payment.signature,
-    resource: input.resource,
-    method: input.method,
-    requestHash: input.requestHash,
-  });
-}
-
 function reservedByOther(record: ChannelRecord, fingerprint: string, now: string): boolean {
   const r = record.reservation;
   return r !== null && r.until > now && r.fingerprint !== fingerprint;
@@ -705,31 +682,6 @@ function envelope(receipt: Receipt, remaining: bigint, latencyMs: number): Payme
     remaining: formatUnits(remaining),
     latencyMs,
     receipt,
-  };
-}
-
-function acceptedEvent(receipt: Receipt, latencyMs: number): WriteOp {
-  return {
-    op: 'event',
-    event: {
-      type: 'voucher.accepted',
-      source: 'facilitator',
-      ts: receipt.ts,
-      channelId: BigInt(receipt.channelId),
-      accounts: [receipt.payer, receipt.payee],
-      data: {
-        channelId: receipt.channelId,
-        payer: receipt.payer,
-        payee: receipt.payee,
-        cumulative: receipt.cumulative,
-        delta: receipt.amount,
-        unit: receipt.unit,
-        resource: receipt.resource,
-        latencyMs,
-        receiptId: receipt.id,
-        scheme: BATCH_SCHEME,
-      },
-    },
   };
 }
 

@@ -2,12 +2,13 @@
 // payment id, and — once — to the same payment for the same request after its meter gave up on
 // the answer (unserved()). The answers are rebuilt from what the advance kept (voucher-advance.ts).
 import { owedPerPayment } from '@svc/core';
-import type { PaymentResponse } from '@svc/core';
+import type { PaymentResponse, Receipt } from '@svc/core';
 import type { Store } from '../store/port.js';
 import type { Clock } from './clock.js';
 import { answerOf } from './payment-response.js';
+import { paymentIdFingerprint } from './payment-ids.js';
 import type { PaymentIds } from './payment-ids.js';
-import { UNSERVED_BARRIER_KEY, fingerprint, idFingerprint, recoverKey, verifyKey } from './verify-keys.js';
+import { UNSERVED_BARRIER_KEY, fingerprint, recoverKey, verifyKey } from './verify-keys.js';
 import type { FirstAnswer } from './verify-keys.js';
 import type { VerifyInput, VerifyOutcome } from './verify-types.js';
 
@@ -30,7 +31,11 @@ export class FirstAnswers {
    */
   async named(input: VerifyInput): Promise<VerifyOutcome | null> {
     if (!input.paymentId) return null;
-    const found = await this.deps.ids.lookup(input.requirements.payTo, input.paymentId, idFingerprint(input));
+    const found = await this.deps.ids.lookup(
+      input.requirements.payTo,
+      input.paymentId,
+      paymentIdFingerprint('channel', input),
+    );
     if (found.kind === 'new') return null;
     if (found.kind === 'conflict') return { ok: false, code: found.code, message: found.message };
     const response = await this.firstAnswer(JSON.parse(found.response) as FirstAnswer);
@@ -90,7 +95,7 @@ export class FirstAnswers {
    * the request it paid for.
    */
   async recover(input: VerifyInput, payer: string): Promise<VerifyOutcome | null> {
-    const { payment, requirements } = input;
+    const { payment } = input;
     const key = recoverKey(payment.channelId.toString(), payment.cumulative.toString());
     // A meter's notice may still be waiting behind a stalled store here: the buyer's retry, sent
     // once the meter gave up, must not overtake the mark it is about to write.
@@ -100,17 +105,7 @@ export class FirstAnswers {
     const kept = JSON.parse(mark.response) as PaymentResponse | FirstAnswer;
     const response = await this.firstAnswer(kept);
     const receipt = response?.receipt;
-    if (
-      !response ||
-      !receipt ||
-      receipt.payee !== requirements.payTo ||
-      receipt.resource !== input.resource ||
-      receipt.method !== input.method ||
-      receipt.requestHash !== input.requestHash ||
-      receipt.unit !== requirements.unit ||
-      BigInt(receipt.amount) < owedPerPayment(requirements)
-    )
-      return null;
+    if (!response || !receipt || !paysFor(receipt, input)) return null;
     const at = new Date(this.deps.clock.now()).toISOString();
     const taken = await this.deps.store.write([
       { op: 'idempotency.take', key, fingerprint: mark.fingerprint },
@@ -136,4 +131,21 @@ export class FirstAnswers {
     const receipt = await this.deps.store.getReceipt(kept.receiptId);
     return receipt ? answerOf(receipt, kept.remaining, kept.latencyMs) : null;
   }
+}
+
+/**
+ * Whether a receipt is the payment of this very request: to this payee, for this resource, method
+ * and body, in this unit, at a price its amount covers. An accepted voucher answers only the request
+ * it paid for, whether it is recovered here or confirmed by /settle (payments.ts).
+ */
+export function paysFor(receipt: Receipt, input: VerifyInput): boolean {
+  const { requirements } = input;
+  return (
+    receipt.payee === requirements.payTo &&
+    receipt.resource === input.resource &&
+    receipt.method === input.method &&
+    receipt.requestHash === input.requestHash &&
+    receipt.unit === requirements.unit &&
+    BigInt(receipt.amount) >= owedPerPayment(requirements)
+  );
 }

@@ -17,16 +17,12 @@ import type { Clock } from './clock.js';
  */
 export const PAYMENT_ID_TTL_MS = 24 * 60 * 60 * 1000;
 
-/** What names one payment for one request (the parts are joined as a JSON array, then hashed). */
-export interface PaymentIdParts {
-  scheme: string;
-  network: string;
-  asset: string;
-  payTo: string;
+/** A payment and the request it pays for, as either scheme's input holds them (VerifyInput, BatchInput). */
+export interface PaidRequest {
   /** The payment itself: its voucher's channel, amount and signature. */
-  channelId: string;
-  cumulative: string;
-  signature: string;
+  payment: { channelId: bigint; cumulative: bigint; signature: string };
+  /** The terms it pays on. */
+  requirements: { network: string; asset: string; payTo: string };
   /** The request it pays for. */
   resource: string;
   method: string;
@@ -59,18 +55,24 @@ export class PaymentIds {
   }
 }
 
-export function paymentIdFingerprint(p: PaymentIdParts): string {
+/**
+ * What a payment id is bound to: this payment, for this request, on these terms of `scheme`. The
+ * parts are joined as a JSON array, then hashed: records already stored are matched by this very
+ * hash, so neither the parts nor their order may change.
+ */
+export function paymentIdFingerprint(scheme: string, input: PaidRequest): string {
+  const { payment, requirements } = input;
   const parts = [
-    p.scheme,
-    p.network,
-    p.asset,
-    p.payTo,
-    p.channelId,
-    p.cumulative,
-    p.signature.toLowerCase(),
-    p.resource,
-    p.method,
-    p.requestHash ?? '',
+    scheme,
+    requirements.network,
+    requirements.asset,
+    requirements.payTo,
+    payment.channelId.toString(),
+    payment.cumulative.toString(),
+    payment.signature.toLowerCase(),
+    input.resource,
+    input.method,
+    input.requestHash ?? '',
   ];
   return toHex(sha256(utf8(JSON.stringify(parts))));
 }

@@ -11,7 +11,7 @@
 //
 // The verifier itself records `voucher.accepted` (in the advance's own write) and
 // `voucher.rejected` (every refusal, stream slices included).
-import { fromHex, owedPerPayment } from '@svc/core';
+import { fromHex } from '@svc/core';
 import type {
   Payment,
   PaymentRejection,
@@ -25,6 +25,7 @@ import type { Attestations } from './attestations.js';
 import type { Listing } from './catalog.js';
 import type { ChannelBook } from './channel-book.js';
 import type { Clock } from './clock.js';
+import { paysFor } from './first-answers.js';
 import { paymentResponseOf } from './payment-response.js';
 import type { VerifyInput, VerifyOutcome } from './verifier.js';
 import type { BatchInput, BatchSettled, BatchVerified } from './batch-payments.js';
@@ -218,18 +219,9 @@ export class Payments {
    * the verifier, which refuses a voucher it has seen (VOUCHER_NOT_INCREASING).
    */
   private async acceptedBefore(input: VerifyInput): Promise<PaymentResponse | null> {
-    const { payment, requirements } = input;
+    const { payment } = input;
     const receipt = await this.deps.store.findReceipt(payment.channelId, payment.cumulative);
-    if (
-      !receipt ||
-      receipt.payee !== requirements.payTo ||
-      receipt.resource !== input.resource ||
-      receipt.method !== input.method ||
-      receipt.requestHash !== input.requestHash ||
-      receipt.unit !== requirements.unit ||
-      BigInt(receipt.amount) < owedPerPayment(requirements)
-    )
-      return null;
+    if (!receipt || !paysFor(receipt, input)) return null;
     const channel = await this.deps.book.get(payment.channelId);
     // Knowing a channel id and an amount is not enough: the payload must carry the buyer's signature.
     const signature = fromHex(payment.signature, 64);

@@ -1,8 +1,6 @@
 // The names an accepted `channel` voucher is kept under, and what is kept: the advance writes them
 // (voucher-advance.ts), the replays read them (first-answers.ts).
 import type { Payment } from '@svc/core';
-import { paymentIdFingerprint } from './payment-ids.js';
-import type { VerifyInput } from './verify-types.js';
 
 /**
  * What an idempotency record keeps of an accepted voucher's answer: the rest is its receipt, stored
@@ -36,21 +34,4 @@ export const UNSERVED_BARRIER_KEY = 'verify.unserved.last';
 
 export function fingerprint(payment: Payment): string {
   return `${payment.channelId}:${payment.cumulative}:${payment.signature}`;
-}
-
-/** What a payment id is bound to: this voucher, for this request, on these terms. */
-export function idFingerprint(input: VerifyInput): string {
-  const { payment, requirements } = input;
-  return paymentIdFingerprint({
-    scheme: 'channel',
-    network: requirements.network,
-    asset: requirements.asset,
-    payTo: requirements.payTo,
-    channelId: payment.channelId.toString(),
-    cumulative: payment.cumulative.toString(),
-    signature: payment.signature,
-    resource: input.resource,
-    method: input.method,
-    requestHash: input.requestHash,
-  });
 }

@@ -3,27 +3,26 @@
 // and the client's Idempotency-Key with the first answer, and any extra ops of the caller. The
 // write is durable before the receipt leaves: two copies of one voucher give exactly one
 // acceptance, in one process or many. What a refused write means is advance-refusals.ts.
-import { formatUnits, signReceipt, signReceiptAsync } from '@svc/core';
-import type { Keypair, PaymentResponse, Receipt, ReceiptBody } from '@svc/core';
+import { formatUnits } from '@svc/core';
+import type { PaymentResponse, Receipt } from '@svc/core';
 import type { ChannelRecord, WriteOp } from '../store/port.js';
+import { acceptedEvent, signedReceipt } from './accepted-receipt.js';
+import type { ReceiptSigning } from './accepted-receipt.js';
 import { refusalOf, withoutForeignKey } from './advance-refusals.js';
 import type { AdvanceRefusal } from './advance-refusals.js';
 import type { CachedChannel, ChannelBook } from './channel-book.js';
 import type { Clock } from './clock.js';
 import type { EventLog } from './event-log.js';
 import type { LatencyWindow } from './latency.js';
+import { paymentIdFingerprint } from './payment-ids.js';
 import type { PaymentIds } from './payment-ids.js';
-import { fingerprint, idFingerprint, verifyKey } from './verify-keys.js';
+import { fingerprint, verifyKey } from './verify-keys.js';
 import type { FirstAnswer } from './verify-keys.js';
 import type { VerifyInput } from './verify-types.js';
 
 export type Advanced = { kind: 'accepted'; response: PaymentResponse } | AdvanceRefusal;
 
-export interface VoucherAdvanceDeps {
-  network: string;
-  signer: Keypair;
-  /** Sign on the calling thread rather than the threadpool (VerifierDeps.signReceiptsInline). */
-  signReceiptsInline?: boolean;
+export interface VoucherAdvanceDeps extends ReceiptSigning {
   book: ChannelBook;
   events: EventLog;
   clock: Clock;
@@ -40,24 +39,12 @@ export class VoucherAdvance {
     const { payment } = input;
     const ts = new Date(this.deps.clock.now()).toISOString();
     const delta = payment.cumulative - record.charged;
-    const body: ReceiptBody = {
-      v: 1,
-      network: this.deps.network,
-      signer: this.deps.signer.address,
-      channelId: record.id.toString(),
-      payer: record.payer,
-      payee: record.payee,
-      resource: input.resource,
-      method: input.method,
+    const receipt = await signedReceipt(this.deps, record, input, {
       unit: input.requirements.unit,
-      amount: formatUnits(delta),
-      cumulative: formatUnits(payment.cumulative),
-      requestHash: input.requestHash,
+      amount: delta,
+      cumulative: payment.cumulative,
       ts,
-    };
-    const receipt = this.deps.signReceiptsInline
-      ? signReceipt(this.deps.signer, body)
-      : await signReceiptAsync(this.deps.signer, body);
+    });
     const latencyMs = round2(performance.now() - started);
     const response: PaymentResponse = {
       success: true,
@@ -107,27 +94,7 @@ export class VoucherAdvance {
         at: receipt.ts,
       },
       { op: 'receipt', receipt },
-      {
-        op: 'event',
-        event: {
-          type: 'voucher.accepted',
-          source: 'facilitator',
-          ts: receipt.ts,
-          channelId: payment.channelId,
-          accounts: [receipt.payer, receipt.payee],
-          data: {
-            channelId: receipt.channelId,
-            payer: receipt.payer,
-            payee: receipt.payee,
-            cumulative: receipt.cumulative,
-            delta: receipt.amount,
-            unit: receipt.unit,
-            resource: receipt.resource,
-            latencyMs,
-            receiptId: receipt.id,
-          },
-        },
-      },
+      acceptedEvent(receipt, latencyMs),
     ];
     if (input.paymentId) {
       const first: FirstAnswer = {
@@ -139,7 +106,7 @@ export class VoucherAdvance {
         this.deps.ids.record(
           input.requirements.payTo,
           input.paymentId,
-          idFingerprint(input),
+          paymentIdFingerprint('channel', input),
           JSON.stringify(first),
           receipt.ts,
         ),

@@ -1,47 +1,22 @@
 // The payments domain without HTTP: Payments over the verifier and batch-settlement, on the real
 // adapters (SQLite, the in-process local ledger) in a temporary directory. What the HTTP tests show
 // through /verify and /settle, shown here at the domain's own seam, in milliseconds a case.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { batchTermsOf, randomKeypair, toHex, verifyReceipt } from '@svc/core';
 import type { ChannelSigner } from '@svc/sdk';
 import type { PaymentAttempt } from '../../src/domain/payments.js';
-import { openDomain } from '../helpers/domain.js';
-import type { DomainFixture } from '../helpers/domain.js';
+import { batchInput, domainPerSuite, voucherInput } from '../helpers/domain.js';
 
 const PRICE = 5000n;
 const DEPOSIT = 1_000_000n;
 
 describe('Payments (channel)', () => {
-  let d: DomainFixture;
+  const d = domainPerSuite();
   const payee = randomKeypair().address;
 
-  beforeAll(async () => {
-    d = await openDomain();
-  });
-  afterAll(async () => {
-    await d?.close();
-  });
-
   function attempt(signer: ChannelSigner, cumulative: bigint, key: string | null = null): PaymentAttempt {
-    const v = signer.sign(cumulative);
-    return {
-      input: {
-        payment: {
-          x402Version: 2,
-          network: signer.network,
-          channelId: signer.channelId,
-          cumulative,
-          signature: v.signature,
-        },
-        requirements: d.terms(payee, PRICE),
-        resource: 'http://seller.test/book',
-        method: 'GET',
-        requestHash: null,
-        idempotencyKey: key,
-      },
-      payeeSide: false,
-      listing: null,
-    };
+    const input = voucherInput(signer, d.terms(payee, PRICE), cumulative, { idempotencyKey: key });
+    return { input, payeeSide: false, listing: null };
   }
 
   it('accepts the voucher for the price, with a receipt the facilitator signed, and keeps the channel’s total', async () => {
@@ -97,49 +72,23 @@ describe('Payments (channel)', () => {
 });
 
 describe('Payments (batch-settlement)', () => {
-  let d: DomainFixture;
+  const d = domainPerSuite();
   const payee = randomKeypair().address;
-
-  beforeAll(async () => {
-    d = await openDomain();
-  });
-  afterAll(async () => {
-    await d?.close();
-  });
 
   it('charges what the seller charged below the ceiling; the next ceiling is the charged total plus the price', async () => {
     const { signer } = await d.channel({ payee, deposit: DEPOSIT, bound: true });
     const terms = d.terms(payee, PRICE);
     const requirements = batchTermsOf(terms, d.services.keys.address);
-    const input = (ceiling: bigint, amount: bigint) => {
-      const v = signer.sign(ceiling);
-      return {
-        input: {
-          payment: {
-            x402Version: 2 as const,
-            network: signer.network,
-            channelId: signer.channelId,
-            cumulative: ceiling,
-            signature: v.signature,
-            type: 'voucher' as const,
-          },
-          requirements,
-          terms,
-          amount,
-          resource: 'http://seller.test/summary',
-          method: 'GET',
-          requestHash: null,
-          idempotencyKey: null,
-        },
-        payeeSide: true,
-        listing: null,
-      };
-    };
+    const input = (ceiling: bigint, amount: bigint) => ({
+      input: batchInput(signer, requirements, ceiling, amount, { resource: 'http://seller.test/summary' }),
+      payeeSide: true,
+      listing: null,
+    });
     // /verify reserves the price under the ceiling; /settle then charges what the handler used.
     const pay = async (ceiling: bigint, charge: bigint) => {
-      const verified = await d.services.payments.verifyBatch(input(ceiling, PRICE) as never);
+      const verified = await d.services.payments.verifyBatch(input(ceiling, PRICE));
       if (!verified.ok) return verified;
-      return d.services.payments.settleBatch(input(ceiling, charge) as never);
+      return d.services.payments.settleBatch(input(ceiling, charge));
     };
     const first = await pay(PRICE, 1200n);
     expect(first).toMatchObject({ ok: true, chargedAmount: 1200n });

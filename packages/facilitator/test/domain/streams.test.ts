@@ -1,44 +1,22 @@
 // Stream sessions without HTTP: a session opened on a first slice paid through Payments, its next
 // slice's voucher credited and handed to the seller's wait, an early voucher refused, and the
 // session's end charging what was delivered — on the real adapters in a temporary directory.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { randomKeypair } from '@svc/core';
-import { openDomain } from '../helpers/domain.js';
-import type { DomainFixture } from '../helpers/domain.js';
+import { domainPerSuite, voucherInput } from '../helpers/domain.js';
 
 const SLICE = 2000n;
 
 describe('StreamSessions (channel)', () => {
-  let d: DomainFixture;
+  const d = domainPerSuite();
   const payee = randomKeypair().address;
-
-  beforeAll(async () => {
-    d = await openDomain();
-  });
-  afterAll(async () => {
-    await d?.close();
-  });
 
   it('opens on the first slice’s receipt, credits the next slice’s voucher to the waiting seller, and ends charging the slices', async () => {
     const { signer } = await d.channel({ payee, deposit: 1_000_000n });
     const terms = { ...d.terms(payee, 100n), unit: 'token' as const };
     terms.extra = { ...terms.extra, sliceTokens: 20, sliceAmount: SLICE.toString() };
-    const first = signer.sign(SLICE);
     const paid = await d.services.payments.settle({
-      input: {
-        payment: {
-          x402Version: 2,
-          network: signer.network,
-          channelId: signer.channelId,
-          cumulative: SLICE,
-          signature: first.signature,
-        },
-        requirements: terms,
-        resource: 'http://seller.test/chat',
-        method: 'POST',
-        requestHash: null,
-        idempotencyKey: null,
-      },
+      input: voucherInput(signer, terms, SLICE, { resource: 'http://seller.test/chat', method: 'POST' }),
       payeeSide: true,
       listing: null,
     });

@@ -8,10 +8,11 @@ import { encodeJsonHeader, randomKeypair, requestHash } from '@svc/core';
 import type { Keypair } from '@svc/core';
 import type { PaymentRequirements } from '@svc/core';
 import { svc } from '@svc/meter';
-import { ChannelSigner, streamPaid, SseParser } from '@svc/sdk';
+import { streamPaid, SseParser } from '@svc/sdk';
 import type { StreamEvent } from '@svc/sdk';
 import { startHarness } from '../helpers/harness.js';
 import type { Buyer, Harness } from '../helpers/harness.js';
+import { channelSigner } from '../helpers/open-channel.js';
 
 const PER_SECOND = 1000n;
 const SLICE_SECONDS = 2;
@@ -565,15 +566,6 @@ async function channelOf(h: Harness, payer: Keypair, payee: string): Promise<Buy
   const voucherKey = randomKeypair();
   await h.ledger.faucet(payer.address).catch(() => undefined); // once per address and hour is enough
   const { channelId } = await h.ledger.openChannel({ payer, payee, deposit: 1000n, voucherKey });
-  const signer = new ChannelSigner({
-    channelId,
-    deposit: 1000n,
-    voucherKey,
-    networkPassphrase: info.passphrase,
-    channelContract: info.contracts.channel,
-    network: info.network,
-    payee,
-    asset: info.contracts.asset,
-  });
+  const signer = channelSigner(info, { channelId, deposit: 1000n, voucherKey, payee });
   return { keys: payer, voucherKey, signer, channelId, payee };
 }
