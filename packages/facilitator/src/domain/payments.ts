@@ -28,7 +28,7 @@ import type { Clock } from './clock.js';
 import { paysFor } from './first-answers.js';
 import { paymentResponseOf } from './payment-response.js';
 import type { VerifyInput, VerifyOutcome } from './verifier.js';
-import type { BatchInput, BatchSettled, BatchVerified } from './batch-payments.js';
+import type { BatchInput, BatchSettled, BatchVerified } from './batch-types.js';
 
 /** One request to pay, as the route read it. */
 export interface PaymentAttempt {

@@ -14,8 +14,8 @@ import type { BatchCodeName, BatchRefund, BatchRequirements, ChannelState, Keypa
 import { batchCode } from '@svc/core';
 import type { Ledger, LedgerChannel } from '@svc/ledger';
 import type { ChannelRecord, Store, WriteOp } from '../store/port.js';
-import { channelStateOf } from './batch-payments.js';
-import type { BatchRefused } from './batch-payments.js';
+import { channelStateOf } from './batch-amount-checks.js';
+import type { BatchRefused } from './batch-types.js';
 import type { CachedChannel, ChannelBook } from './channel-book.js';
 import type { Claimer } from './claimer.js';
 import type { Clock } from './clock.js';

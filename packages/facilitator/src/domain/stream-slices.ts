@@ -8,7 +8,7 @@ import { BATCH_SCHEME, SvcError, batchTermsOf, formatUnits, svcCodeOfBatch } fro
 import type { BatchPayment, PaymentResponse, PaymentRequirements } from '@svc/core';
 import type { Bus } from '../bus/port.js';
 import type { StreamRecord, Store, WriteOp } from '../store/port.js';
-import type { BatchInput, BatchSettled } from './batch-payments.js';
+import type { BatchInput, BatchSettled } from './batch-types.js';
 import type { ChannelBook } from './channel-book.js';
 import { endedConflict, pendingConflict, topicOf } from './stream-records.js';
 import type { Verifier } from './verifier.js';

@@ -12,7 +12,7 @@ import { SvcError } from '@svc/core';
 import type { PaymentResponse, StreamEndReason } from '@svc/core';
 import type { Bus } from '../bus/port.js';
 import type { StreamLimits, StreamRecord, Store } from '../store/port.js';
-import type { BatchInput, BatchSettled } from './batch-payments.js';
+import type { BatchInput, BatchSettled } from './batch-types.js';
 import type { ChannelBook } from './channel-book.js';
 import type { Clock } from './clock.js';
 import type { EventLog } from './event-log.js';

@@ -6,7 +6,7 @@
 import { describe, expect, it } from 'vitest';
 import { batchCode, batchTermsOf, generatePaymentId, randomKeypair, toHex } from '@svc/core';
 import type { BatchCodeName } from '@svc/core';
-import type { BatchSettled } from '../../src/domain/batch-payments.js';
+import type { BatchSettled } from '../../src/domain/batch-types.js';
 import { acceptedEventOf, acceptedEventsOf, batchInput, domainPerSuite, loserOfTwo } from '../helpers/domain.js';
 
 const PRICE = 5000n;

@@ -14,7 +14,7 @@ import type { Adapters } from '../../src/composition/adapters.js';
 import { createDomain } from '../../src/composition/domain.js';
 import type { Domain } from '../../src/composition/domain.js';
 import { loadConfig } from '../../src/config.js';
-import type { BatchInput } from '../../src/domain/batch-payments.js';
+import type { BatchInput } from '../../src/domain/batch-types.js';
 import { SYSTEM_CLOCK } from '../../src/domain/clock.js';
 import { startLatestLedger } from '../../src/domain/ledger-connection.js';
 import { createLogger } from '../../src/logger.js';

@@ -36,7 +36,7 @@ import type { FastifyRequest } from 'fastify';
 import { z } from 'zod';
 import { listingOf } from '../../domain/catalog.js';
 import type { BatchAttempt, PaymentAttempt, Payments, Refused } from '../../domain/payments.js';
-import type { BatchInput, BatchRefused } from '../../domain/batch-payments.js';
+import type { BatchInput, BatchRefused } from '../../domain/batch-types.js';
 import type { BatchRefunds } from '../../domain/refunds.js';
 import type { SellerTokens } from '../../domain/seller-tokens.js';
 import type { VerifyInput } from '../../domain/verifier.js';
