@@ -12,14 +12,11 @@ import { RATE_LIMIT_RETRY_SECONDS, schemeOf, streamEvent } from './stream-record
 /** The first slice's receipt must be this fresh to open a session with it. */
 export const RECEIPT_FRESH_MS = 60_000;
 
-export interface OpenInput {
-  channelId: bigint;
-  payTo: string;
-  resource: string;
-  unit: 'token' | 'second';
-  sliceCost: bigint;
-  initialCharge: bigint;
-  receiptId: string;
+/** What opens a session: the record's terms and its first slice's receipt. */
+export interface OpenInput extends Pick<
+  StreamRecord,
+  'channelId' | 'payTo' | 'resource' | 'unit' | 'sliceCost' | 'initialCharge' | 'receiptId'
+> {
   /** The scheme the first slice was paid with (default `channel`). */
   scheme?: StreamScheme;
 }
