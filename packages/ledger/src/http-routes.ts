@@ -68,22 +68,29 @@ export function sendLedgerError(reply: FastifyReply, err: unknown): FastifyReply
   return reply.code(answer.status).send(answer.body);
 }
 
+type Schema = z.ZodType;
+type Parsed<S> = S extends z.ZodType ? z.output<S> : unknown;
+
 /** What a ledger route is given: its inputs, each parsed with the route's schema when it has one. */
-export interface LedgerRouteInput {
-  params: unknown;
-  query: unknown;
-  body: unknown;
+export interface LedgerRouteInput<P = unknown, Q = unknown, B = unknown> {
+  params: P;
+  query: Q;
+  body: B;
 }
 
 /** One route of the local ledger: what serves it and what describes it. */
-export interface LedgerRoute {
+export interface LedgerRoute<
+  P extends Schema | undefined = Schema | undefined,
+  Q extends Schema | undefined = Schema | undefined,
+  B extends Schema | undefined = Schema | undefined,
+> {
   method: 'GET' | 'POST';
   /** The path under the prefix the host mounts the routes at (`:name` for a path parameter). */
   url: string;
   summary: string;
-  params?: z.ZodType;
-  query?: z.ZodType;
-  body?: z.ZodType;
+  params?: P;
+  query?: Q;
+  body?: B;
   /** What the inputs are, for the message of a malformed request ("Invalid transaction hash: …"). */
   what?: string;
   /**
@@ -95,21 +102,28 @@ export interface LedgerRoute {
   reply: z.ZodType;
   /** When the route answers 404: what it names may not exist. */
   notFound?: string;
-  handler(ledger: Ledger & LedgerFaucet, input: LedgerRouteInput): unknown;
+  handler(ledger: Ledger & LedgerFaucet, input: LedgerRouteInput<Parsed<P>, Parsed<Q>, unknown>): unknown;
+}
+
+/** A route whose handler sees its parsed params and query typed (the body stays the handler's to read). */
+function route<P extends Schema | undefined = undefined, Q extends Schema | undefined = undefined>(
+  r: LedgerRoute<P, Q>,
+): LedgerRoute {
+  return r;
 }
 
 const TxResult = LedgerTxResultSchema.meta({ id: 'LedgerTxResult' });
 
 /** Every route of the local ledger. */
 export const LEDGER_ROUTES: readonly LedgerRoute[] = [
-  {
+  route({
     method: 'GET',
     url: '/info',
     summary: 'The local ledger: network, passphrase, latest ledger, contracts, asset.',
     reply: LedgerInfoSchema.meta({ id: 'LedgerInfo' }),
     handler: (ledger) => ledger.info(),
-  },
-  {
+  }),
+  route({
     method: 'POST',
     url: '/faucet',
     summary: `Funds a test account (${displayAmount(DEFAULT_FAUCET_AMOUNT)} asset units by default; limited per address and per hour).`,
@@ -120,8 +134,8 @@ export const LEDGER_ROUTES: readonly LedgerRoute[] = [
       const request = body as z.output<typeof LedgerFaucetRequestSchema>;
       return ledger.faucet(request.address, request.amount === undefined ? undefined : BigInt(request.amount));
     },
-  },
-  {
+  }),
+  route({
     method: 'POST',
     url: '/tx',
     summary:
@@ -137,8 +151,8 @@ export const LEDGER_ROUTES: readonly LedgerRoute[] = [
       if (!tx.success) throw new LedgerTxRefused(`malformed transaction: ${describeIssues(tx.error)}`);
       return ledger.submit(tx.data);
     },
-  },
-  {
+  }),
+  route({
     method: 'GET',
     url: '/tx/:hash',
     summary: 'A transaction record by hash.',
@@ -147,11 +161,11 @@ export const LEDGER_ROUTES: readonly LedgerRoute[] = [
     reply: TxResult,
     notFound: 'No transaction with that hash',
     handler: async (ledger, { params }) => {
-      const { hash } = params as { hash: string };
+      const { hash } = params;
       return (await ledger.getTx(hash)) ?? notFound(`No transaction with hash ${hash}.`);
     },
-  },
-  {
+  }),
+  route({
     method: 'GET',
     url: '/events',
     summary: 'Ledger events in order, paged by cursor.',
@@ -159,21 +173,20 @@ export const LEDGER_ROUTES: readonly LedgerRoute[] = [
     what: 'events query',
     reply: LedgerEventsPageSchema.meta({ id: 'LedgerEventsPage' }),
     handler: (ledger, { query }) => {
-      const { cursor, limit } = query as z.output<typeof LedgerEventsQuerySchema>;
+      const { cursor, limit } = query;
       return ledger.events(cursor ?? null, limit ?? DEFAULT_LEDGER_EVENTS_PAGE);
     },
-  },
-  {
+  }),
+  route({
     method: 'GET',
     url: '/accounts/:address',
     summary: 'An account on the ledger: sequence number, balances, smart-account state.',
     params: z.object({ address: zAddress }),
     what: 'address',
     reply: LedgerAccountSchema.meta({ id: 'LedgerAccount' }),
-    handler: async (ledger, { params }) =>
-      accountToWire(await ledger.getAccount((params as { address: string }).address)),
-  },
-  {
+    handler: async (ledger, { params }) => accountToWire(await ledger.getAccount(params.address)),
+  }),
+  route({
     method: 'GET',
     url: '/channels/:id',
     summary: "The channel contract's own record.",
@@ -182,12 +195,12 @@ export const LEDGER_ROUTES: readonly LedgerRoute[] = [
     reply: LedgerChannelSchema.meta({ id: 'LedgerChannel' }),
     notFound: 'No such channel',
     handler: async (ledger, { params }) => {
-      const { id } = params as { id: bigint };
+      const { id } = params;
       const channel = await ledger.getChannel(id);
       return channel ? channelToWire(channel) : notFound(`No channel ${id}.`);
     },
-  },
-  {
+  }),
+  route({
     method: 'GET',
     url: '/pool',
     summary:
@@ -198,7 +211,7 @@ export const LEDGER_ROUTES: readonly LedgerRoute[] = [
       const pool = ledger.getPool ? await ledger.getPool() : null;
       return pool ? poolToWire(pool) : notFound('This ledger has no credit pool.');
     },
-  },
+  }),
 ];
 
 export const ledgerRoutes: FastifyPluginCallback<LedgerRoutesOptions> = (app, { ledger }, done) => {
