@@ -88,16 +88,39 @@ export function mimeTypeOf(unit: Unit): string {
   return unit === 'request' ? 'application/json' : 'text/event-stream';
 }
 
+/** The most of a request's query a 402 shows as its example input: parameters, and their characters in all. */
+const EXAMPLE_QUERY_MAX_PARAMS = 16;
+const EXAMPLE_QUERY_MAX_CHARS = 1024;
+
 /** Discovery metadata; derived from the HTTP method and unit where the seller gave none. */
 export function bazaarFor(options: MeterOptions, method: string, query: URLSearchParams): Bazaar {
   const given = options.bazaar?.info;
   return {
     info: {
-      input: given?.input ?? { type: 'http', method, queryParams: Object.fromEntries(query) },
+      input: given?.input ?? { type: 'http', method, queryParams: exampleQuery(query) },
       output: given?.output ?? { type: 'json', mimeType: mimeTypeOf(options.unit) },
     },
     schema: options.bazaar?.schema ?? {},
   };
+}
+
+/**
+ * The request's query as the 402's example input, bounded: whatever a caller sends is echoed in the
+ * body and again, base64, in PAYMENT-REQUIRED, and a long query would push that header past what
+ * clients parse (Node's 16 KiB of headers) and past the bounds BazaarSchema sets on each name and
+ * value. Parameters that do not fit are left out; the first ones that fit are kept, the last value
+ * of a repeated name winning as in Object.fromEntries.
+ */
+function exampleQuery(query: URLSearchParams): Record<string, string> {
+  const kept: [string, string][] = [];
+  let chars = 0;
+  for (const [name, value] of query) {
+    if (kept.length >= EXAMPLE_QUERY_MAX_PARAMS) break;
+    if (name.length > 256 || chars + name.length + value.length > EXAMPLE_QUERY_MAX_CHARS) continue;
+    kept.push([name, value]);
+    chars += name.length + value.length;
+  }
+  return Object.fromEntries(kept);
 }
 
 export interface TermsContext {

@@ -103,6 +103,36 @@ describe('payment terms', () => {
     expect(body.resource).toEqual({ url: 'https://seller.example/x', description: 'd', mimeType: 'application/json' });
   });
 
+  it('echoes a bounded part of the query: a long or crowded one keeps the 402 within its schema and PAYMENT-REQUIRED small', () => {
+    const query = new URLSearchParams();
+    query.append('n'.repeat(300), '1'); // a name past the schema's 256
+    query.append('big', 'y'.repeat(5000)); // a value past the budget
+    query.append('q', 'a');
+    for (let i = 0; i < 40; i++) query.append(`p${i}`, String(i));
+    query.append('q', 'b'); // a repeated name past the cut: not kept, so the first value stands
+    const options = { price: 5000n, unit: 'request' as const, description: 'd' };
+    const bazaar = bazaarFor(options, 'GET', query);
+    const echoed = bazaar.info.input.queryParams!;
+    expect(Object.keys(echoed)).toEqual(['q', ...Array.from({ length: 15 }, (_, i) => `p${i}`)]);
+    expect(echoed['q']).toBe('a');
+    const body = paymentRequired({
+      error: 'PAYMENT_REQUIRED',
+      source: 'gateway',
+      message: 'm',
+      resourceUrl: 'https://seller.example/x',
+      terms: { channel: requirementsFor(options, payTo, supported), batch: null },
+      bazaar,
+      options,
+    });
+    expect(PaymentRequiredSchema.parse(body)).toEqual(body);
+    // The whole query was over 5 KB; its echo in the header stays a small part of 16 KiB.
+    expect(Buffer.from(JSON.stringify(body)).toString('base64').length).toBeLessThan(4096);
+    // A name that would set a prototype is kept as data, not as the object's prototype.
+    const proto = bazaarFor(options, 'GET', new URLSearchParams('__proto__=1')).info.input.queryParams!;
+    expect(Object.getPrototypeOf(proto)).toBe(Object.prototype);
+    expect(Object.keys(proto)).toEqual(['__proto__']);
+  });
+
   it('declares payment-identifier (not required) with the batch-settlement option only: a channel-only 402 is unchanged', () => {
     const options = { price: 5000n, unit: 'request' as const };
     const channel = requirementsFor(options, payTo, supported);

@@ -18,8 +18,11 @@ const BATCH = 500;
 const TIMEOUT_MS = 20_000;
 /** Fixtures kept per failing entry point and run: enough to reproduce, not a flood. */
 const MAX_RECORDED = 10;
-/** Statuses Fastify keeps for transport-level refusals (errors.ts), always with code BAD_REQUEST. */
-const TRANSPORT_STATUSES = new Set([405, 413, 414, 415]);
+/**
+ * Statuses kept for transport-level refusals, always with code BAD_REQUEST: Fastify's (errors.ts),
+ * and 431 from Node's parser for a request line and headers past 16 KiB (app.ts clientError).
+ */
+const TRANSPORT_STATUSES = new Set([405, 413, 414, 415, 431]);
 const SOURCES = new Set(['gateway', 'facilitator', 'ledger']);
 /** What a stack trace or an internal error leaves in a body. */
 const LEAKS: readonly RegExp[] = [
@@ -142,7 +145,10 @@ export function send(target: Target, req: FuzzRequest): Promise<FuzzAnswer> {
   });
 }
 
-/** The property: never 5xx; a non-2xx is JSON with the §6 error body and its table status; no leak. */
+/**
+ * The property: never 5xx; a non-2xx is JSON with the §6 error body and its table status (a metered
+ * resource's rejected payment: 402); no leak.
+ */
 export function problemsOf(req: FuzzRequest, ans: FuzzAnswer, entry: Pick<Entry, 'jsonRpc'> = {}): string[] {
   const problems: string[] = [];
   if (ans.status >= 500) problems.push(`server error ${ans.status}`);
@@ -176,7 +182,10 @@ function errorBodyProblems(body: unknown, ans: FuzzAnswer): string[] {
   if (isReasonCode(b['error'])) {
     const expected = REASON_STATUS[b['error']];
     const transport = TRANSPORT_STATUSES.has(ans.status) && b['error'] === 'BAD_REQUEST';
-    if (ans.status !== expected && !transport)
+    // A metered resource answers a payment it rejects with 402, the reason code and its terms again
+    // (the spec's seller-side behaviour), whatever status that code has at the facilitator.
+    const rejectedPayment = ans.status === 402 && b['source'] === 'gateway' && Array.isArray(b['accepts']);
+    if (ans.status !== expected && !transport && !rejectedPayment)
       problems.push(`status ${ans.status} for ${b['error']} (the table says ${expected})`);
     if (b['error'] === 'RATE_LIMITED' && !/^[1-9][0-9]*$/.test(String(ans.headers['retry-after'] ?? '')))
       problems.push('RATE_LIMITED without Retry-After in whole seconds');

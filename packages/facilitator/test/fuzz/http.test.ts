@@ -1,7 +1,8 @@
 // Fuzzing every JSON body and query of the facilitator over real HTTP: for each entry
 // point, FUZZ_RUNS (default 10,000) generated requests from a fixed seed (FUZZ_SEED replays another
 // run). Property: never 5xx; a non-2xx is JSON with the docs/protocol.md#errors error body, a known reason
-// code and the table's status; no stack trace or file path in any body; /health still answers.
+// code and the table's status (a metered demo resource answers a rejected payment 402, as the spec
+// has it); no stack trace or file path in any body; /health still answers.
 // A failing request is appended to fixtures/<entry>.json, which replay.test.ts runs every time.
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
