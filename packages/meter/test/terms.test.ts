@@ -32,6 +32,21 @@ const supported: SupportedResponse = {
   signers: { 'stellar:*': [signer] },
 };
 
+const perRequest = { price: 5000n, unit: 'request' as const, description: 'd' };
+
+/** The 402 of a resource at https://seller.example/x priced per request, with the `channel` option only. */
+function perRequest402(bazaar: ReturnType<typeof bazaarFor>) {
+  return paymentRequired({
+    error: 'PAYMENT_REQUIRED',
+    source: 'gateway',
+    message: 'm',
+    resourceUrl: 'https://seller.example/x',
+    terms: { channel: requirementsFor(perRequest, payTo, supported), batch: null },
+    bazaar,
+    options: perRequest,
+  });
+}
+
 describe('payment terms', () => {
   it('per request: the price, a minimum deposit of 1000 units, no slice fields', () => {
     const r = requirementsFor({ price: 5000n, unit: 'request' }, payTo, supported);
@@ -89,16 +104,7 @@ describe('payment terms', () => {
   });
 
   it('builds a 402 body that its own schema accepts', () => {
-    const options = { price: 5000n, unit: 'request' as const, description: 'd' };
-    const body = paymentRequired({
-      error: 'PAYMENT_REQUIRED',
-      source: 'gateway',
-      message: 'm',
-      resourceUrl: 'https://seller.example/x',
-      terms: { channel: requirementsFor(options, payTo, supported), batch: null },
-      bazaar: bazaarFor(options, 'GET', new URLSearchParams()),
-      options,
-    });
+    const body = perRequest402(bazaarFor(perRequest, 'GET', new URLSearchParams()));
     expect(PaymentRequiredSchema.parse(body)).toEqual(body);
     expect(body.resource).toEqual({ url: 'https://seller.example/x', description: 'd', mimeType: 'application/json' });
   });
@@ -110,25 +116,16 @@ describe('payment terms', () => {
     query.append('q', 'a');
     for (let i = 0; i < 40; i++) query.append(`p${i}`, String(i));
     query.append('q', 'b'); // a repeated name past the cut: not kept, so the first value stands
-    const options = { price: 5000n, unit: 'request' as const, description: 'd' };
-    const bazaar = bazaarFor(options, 'GET', query);
+    const bazaar = bazaarFor(perRequest, 'GET', query);
     const echoed = bazaar.info.input.queryParams!;
     expect(Object.keys(echoed)).toEqual(['q', ...Array.from({ length: 15 }, (_, i) => `p${i}`)]);
     expect(echoed['q']).toBe('a');
-    const body = paymentRequired({
-      error: 'PAYMENT_REQUIRED',
-      source: 'gateway',
-      message: 'm',
-      resourceUrl: 'https://seller.example/x',
-      terms: { channel: requirementsFor(options, payTo, supported), batch: null },
-      bazaar,
-      options,
-    });
+    const body = perRequest402(bazaar);
     expect(PaymentRequiredSchema.parse(body)).toEqual(body);
     // The whole query was over 5 KB; its echo in the header stays a small part of 16 KiB.
     expect(Buffer.from(JSON.stringify(body)).toString('base64').length).toBeLessThan(4096);
     // A name that would set a prototype is kept as data, not as the object's prototype.
-    const proto = bazaarFor(options, 'GET', new URLSearchParams('__proto__=1')).info.input.queryParams!;
+    const proto = bazaarFor(perRequest, 'GET', new URLSearchParams('__proto__=1')).info.input.queryParams!;
     expect(Object.getPrototypeOf(proto)).toBe(Object.prototype);
     expect(Object.keys(proto)).toEqual(['__proto__']);
   });
