@@ -80,16 +80,17 @@ export function parseInput<S extends Schema>(schema: S, value: unknown, where: s
 
 export function mount(app: FastifyInstance, routes: readonly AnyRoute[], limits?: IpLimits): void {
   for (const spec of routes) {
-    // A route with a preHandler has its inputs checked before it, and kept for the handler.
-    const checked = new WeakMap<FastifyRequest, Inputs>();
+    // A route with a preHandler has its inputs checked before it, and kept for the handler; any
+    // other route (POST /verify among them) checks them in the handler, with no lookup.
     const preHandler = spec.preHandler;
+    const checked = preHandler ? new WeakMap<FastifyRequest, Inputs>() : null;
     app.route({
       method: spec.method,
       url: spec.url,
       ...(preHandler
         ? {
             preHandler: async (request: FastifyRequest, reply: FastifyReply) => {
-              checked.set(request, checkInputs(spec, request));
+              checked?.set(request, checkInputs(spec, request));
               await preHandler.call(app, request, reply);
             },
           }
@@ -103,7 +104,7 @@ export function mount(app: FastifyInstance, routes: readonly AnyRoute[], limits?
             });
         };
         if (spec.costly) await costly();
-        const inputs = checked.get(request) ?? checkInputs(spec, request);
+        const inputs = checked?.get(request) ?? checkInputs(spec, request);
         const out = await spec.handler({ ...inputs, request, reply, costly });
         return reply.sent ? reply : out;
       },
